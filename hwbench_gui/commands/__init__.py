@@ -1,0 +1,1 @@
+"""Subcommands of the ``hwbench`` CLI, one module each (no Qt here)."""

@@ -1,0 +1,1 @@
+"""Benchmarks: declarations (``api``), the registry, the child-process runner and result documents."""

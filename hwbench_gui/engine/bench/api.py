@@ -1,0 +1,177 @@
+"""What a benchmark module declares, and what its code receives and returns.
+
+A benchmark is one module under ``engine/bench/`` that defines a module-level ``BENCHMARK``
+(a :class:`Benchmark`). Its ``run`` is executed in a child process by the runner; it reports
+through a :class:`Reporter` and returns a :class:`Outcome`. Nothing here imports torch: a module
+imports heavy frameworks inside ``run`` and ``availability`` only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Protocol, Sequence
+
+ParamKind = Literal["int", "float", "str", "bool", "choice", "path", "int_list"]
+
+#: Names a benchmark may list in ``needs``; the availability check explains a missing one.
+NEEDS = ("cuda", "multi_gpu", "torch", "tf")
+
+#: Precision labels used in results, named exactly (TF32 is never called FP32).
+PRECISIONS = ("FP64", "FP32", "TF32", "FP16", "BF16", "FP8", "FP16-AMP", "BF16-AMP", "INT8", "n/a")
+
+
+class ParamError(ValueError):
+    """A parameter value is missing, of the wrong type or out of range; the message says which."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter, declared once: the GUI form, the CLI and the result document read this."""
+
+    name: str
+    kind: ParamKind
+    default: Any
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[Any, ...] = ()
+    unit: str = ""
+
+    def parse(self, raw: Any) -> Any:
+        """Convert ``raw`` (a CLI string or a GUI value) to this parameter's type and check its range."""
+        try:
+            if self.kind == "int":
+                value: Any = int(raw)
+            elif self.kind == "float":
+                value = float(raw)
+            elif self.kind == "bool":
+                value = _parse_bool(raw)
+            elif self.kind == "int_list":
+                value = _parse_int_list(raw)
+            else:
+                value = str(raw)
+        except (TypeError, ValueError) as exc:
+            raise ParamError(f"{self.name}: {raw!r} is not a valid {self.kind} ({exc})") from None
+        if self.kind == "choice" and value not in self.choices:
+            raise ParamError(f"{self.name}: {value!r} is not one of {', '.join(map(str, self.choices))}")
+        numbers = value if isinstance(value, list) else [value]
+        if self.kind in ("int", "float", "int_list"):
+            for number in numbers:
+                if self.minimum is not None and number < self.minimum:
+                    raise ParamError(f"{self.name}: {number} is below the minimum {self.minimum:g}")
+                if self.maximum is not None and number > self.maximum:
+                    raise ParamError(f"{self.name}: {number} is above the maximum {self.maximum:g}")
+        return value
+
+
+def _parse_bool(raw: Any) -> bool:
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("expected true/false")
+
+
+def _parse_int_list(raw: Any) -> list[int]:
+    if isinstance(raw, (list, tuple)):
+        return [int(v) for v in raw]
+    return [int(part) for part in str(raw).replace(" ", "").split(",") if part]
+
+
+class Reporter(Protocol):
+    """How ``run`` talks to whoever started it (JSON lines on stdout in the child)."""
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        """Fraction done in [0, 1] and what is happening now."""
+
+    def log(self, message: str) -> None:
+        """A line for the run's log."""
+
+    def metric(self, name: str, value: float, unit: str, **extra: Any) -> None:
+        """An intermediate figure (one point of a sweep, one repeat) shown while the run goes on."""
+
+
+@dataclass
+class Series:
+    """One curve of a sweep: ``y`` against ``x`` (e.g. GB/s against transfer bytes)."""
+
+    label: str
+    x: list[float]
+    y: list[float]
+    x_label: str
+    y_label: str
+    x_log: bool = False
+    y_spread: list[tuple[float, float]] | None = None  # (p5, p95) per point where measured
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "x": list(self.x),
+            "y": list(self.y),
+            "x_label": self.x_label,
+            "y_label": self.y_label,
+            "x_log": self.x_log,
+            "y_spread": [list(p) for p in self.y_spread] if self.y_spread else None,
+        }
+
+
+@dataclass
+class Outcome:
+    """What ``run`` returns: the headline figure with its raw samples, and everything behind it.
+
+    ``samples`` are the per-repeat values of ``figure``'s quantity (the result document computes
+    median and spread from them). ``figures`` holds further named figures of the same run
+    (e.g. D2H beside H2D), each ``{"value", "unit", "higher_is_better", "samples"}``.
+    """
+
+    figure_name: str
+    unit: str
+    samples: list[float]
+    higher_is_better: bool = True
+    precision: str = "n/a"
+    method: str = ""
+    figures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    series: list[Series] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    device: str = ""  # what ran it: "cuda:0 (NVIDIA H200)", "cpu (8 threads)"
+
+
+class BenchmarkUnavailable(RuntimeError):
+    """Raised by ``run`` when it finds at run time that it cannot run here; the message says why."""
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """The declaration a benchmark module exports as ``BENCHMARK``."""
+
+    id: str
+    title: str
+    category: str
+    description: str
+    params: Sequence[Param]
+    run: Callable[[dict[str, Any], Reporter], Outcome]
+    version: str = "1"
+    needs: frozenset[str] = frozenset()
+    availability: Callable[[], str | None] | None = None
+    default_timeout_s: float = 600.0
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise ParamError(f"{self.id} has no parameter {name!r}; it has {', '.join(p.name for p in self.params)}")
+
+    def resolve_params(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Every parameter with its value: defaults filled in, ``given`` parsed and range-checked."""
+        given = dict(given or {})
+        values = {}
+        for p in self.params:
+            values[p.name] = p.parse(given.pop(p.name)) if p.name in given else p.default
+        if given:
+            raise ParamError(f"{self.id} has no parameter {', '.join(sorted(given))}; it has "
+                             f"{', '.join(p.name for p in self.params)}")
+        return values

@@ -1,0 +1,44 @@
+"""Where hwbench reads its resources and writes its results."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+RESULTS_ENV = "HWBENCH_RESULTS_DIR"
+DATA_ENV = "HWBENCH_DATA_DIR"
+
+
+def user_data_dir() -> Path:
+    """Per-user data folder (``~/.local/share/hwbench`` on Linux); ``$HWBENCH_DATA_DIR`` overrides."""
+    override = os.environ.get(DATA_ENV)
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("hwbench", appauthor=False))
+
+
+def results_dir(override: str | os.PathLike | None = None) -> Path:
+    """Folder that holds result documents: ``override``, else ``$HWBENCH_RESULTS_DIR``, else the data dir."""
+    if override:
+        return Path(override)
+    env = os.environ.get(RESULTS_ENV)
+    if env:
+        return Path(env)
+    return user_data_dir() / "results"
+
+
+def resources_dir() -> Path:
+    """The shipped ``resources/`` folder, in a source tree, an installed wheel or a frozen build."""
+    frozen_root = getattr(sys, "_MEIPASS", None)
+    candidates = []
+    if frozen_root:
+        candidates.append(Path(frozen_root) / "resources")
+    package_dir = Path(__file__).resolve().parent.parent
+    candidates += [package_dir / "resources", package_dir.parent / "resources"]
+    for candidate in candidates:
+        if candidate.is_dir():
+            return candidate
+    return candidates[-1]

@@ -1,0 +1,66 @@
+"""``hwbench-gui``: start the Qt application and show the main window."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+_T0 = time.perf_counter()
+
+#: When set, print "shown <seconds>" on stdout once the window is on screen, then quit
+#: (the start-up benchmark script reads this).
+EXIT_AFTER_SHOW_ENV = "HWBENCH_EXIT_AFTER_SHOW"
+
+
+def create_app(argv: list[str] | None = None):
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv))
+    app.setOrganizationName("hwbench")
+    app.setApplicationName("hwbench")
+    app.setApplicationDisplayName("hwbench")
+    return app
+
+
+def build_window(settings=None, start_sampler: bool = True):
+    """Create the main window with its context; ``settings`` defaults to the user's QSettings."""
+    from PySide6.QtCore import QSettings
+
+    from hwbench_gui.engine.paths import results_dir
+    from hwbench_gui.ui.context import AppContext
+    from hwbench_gui.ui.main_window import MainWindow
+    from hwbench_gui.ui.theme import apply_theme
+
+    settings = settings if settings is not None else QSettings()
+    from PySide6.QtWidgets import QApplication
+
+    apply_theme(QApplication.instance(), str(settings.value("theme", "system")))
+    context = AppContext(settings=settings, results_dir=results_dir())
+    return MainWindow(context, start_sampler=start_sampler)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv if argv is None else argv)
+    from hwbench_gui.cli import WORKER_FLAG
+
+    if WORKER_FLAG in argv[1:2]:  # frozen build: the GUI executable doubles as the benchmark worker
+        from hwbench_gui.engine.bench import worker
+
+        return worker.main(argv[2:])
+    app = create_app(argv)
+    window = build_window()
+    if os.environ.get(EXIT_AFTER_SHOW_ENV):
+        from PySide6.QtCore import QTimer
+
+        def report() -> None:
+            print(f"shown {time.perf_counter() - _T0:.3f}", flush=True)
+            QTimer.singleShot(0, window.close)
+
+        window.ready.connect(report)
+    window.show()
+    return app.exec()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

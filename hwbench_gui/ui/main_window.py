@@ -1,0 +1,241 @@
+"""The main window: a tab per area, menus, status bar, remembered geometry, theme.
+
+Tabs are built the first time they are shown: each tab module is imported then, so the window
+appears before pyqtgraph or a tab's heavier dependencies load. The window owns every tab and
+the shared telemetry sampler, and stops them all in ``closeEvent``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.theme import THEMES, apply_theme
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TabSpec:
+    title: str
+    module: str
+    class_name: str
+
+
+#: The window's tabs in order; each class takes ``(context, parent)`` and may define ``shutdown()``.
+TABS = (
+    TabSpec("Inventory", "hwbench_gui.ui.inventory_tab", "InventoryTab"),
+    TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks_tab", "BenchmarksTab"),
+    TabSpec("Monitor", "hwbench_gui.ui.monitor_tab", "MonitorTab"),
+)
+
+
+def available_tabs() -> list[TabSpec]:
+    """Tabs whose module exists in this build (later areas plug in by adding to :data:`TABS`)."""
+    return [spec for spec in TABS if importlib.util.find_spec(spec.module) is not None]
+
+
+class _LazyTab(QWidget):
+    """Holds a tab's place until it is first shown, then builds the real widget inside itself."""
+
+    def __init__(self, spec: TabSpec, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self.context = context
+        self.widget: QWidget | None = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+
+    def build(self) -> QWidget:
+        if self.widget is not None:
+            return self.widget
+        try:
+            module = importlib.import_module(self.spec.module)
+            self.widget = getattr(module, self.spec.class_name)(self.context, self)
+        except Exception as exc:  # a broken tab must not take the window down
+            log.exception("tab %s failed to build", self.spec.title)
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            self.widget = QLabel(f"The {self.spec.title} tab could not start:\n{detail}")
+            self.widget.setAlignment(Qt.AlignCenter)
+            self.widget.setWordWrap(True)
+        self._layout.addWidget(self.widget)
+        return self.widget
+
+    def shutdown(self) -> None:
+        if self.widget is not None and hasattr(self.widget, "shutdown"):
+            self.widget.shutdown()
+
+
+class MainWindow(QMainWindow):
+    #: Emitted once the window has been shown and its first tab built.
+    ready = Signal()
+
+    def __init__(self, context: AppContext, start_sampler: bool = True) -> None:
+        super().__init__()
+        self.context = context
+        self.context.show_status = self._show_status
+        self._start_sampler = start_sampler
+        self.setWindowTitle("hwbench")
+        self.resize(1280, 820)
+
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.setCentralWidget(self.tabs)
+        self._lazy: list[_LazyTab] = []
+        for spec in available_tabs():
+            holder = _LazyTab(spec, context, self.tabs)
+            self._lazy.append(holder)
+            self.tabs.addTab(holder, spec.title)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+
+        self._gpu_label = QLabel("")
+        self.statusBar().addPermanentWidget(self._gpu_label)
+        self._build_menus()
+        self._restore_settings()
+        QTimer.singleShot(0, self._after_show)
+
+    # --- menus -----------------------------------------------------------------------------
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        open_results = QAction("Open &results folder", self)
+        open_results.triggered.connect(self._open_results_folder)
+        file_menu.addAction(open_results)
+        file_menu.addSeparator()
+        quit_action = QAction("&Quit", self)
+        quit_action.setShortcut(QKeySequence.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+
+        view_menu = self.menuBar().addMenu("&View")
+        for index, holder in enumerate(self._lazy):
+            action = QAction(holder.spec.title, self)
+            action.setShortcut(QKeySequence(f"Ctrl+{index + 1}"))
+            action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+            view_menu.addAction(action)
+        view_menu.addSeparator()
+        theme_menu = view_menu.addMenu("&Theme")
+        self._theme_group = QActionGroup(self)
+        current = self.context.settings.value("theme", "system")
+        for name in THEMES:
+            action = QAction(name.capitalize(), self, checkable=True)
+            action.setData(name)
+            action.setChecked(name == current)
+            action.triggered.connect(lambda _=False, n=name: self.set_theme(n))
+            self._theme_group.addAction(action)
+            theme_menu.addAction(action)
+
+        help_menu = self.menuBar().addMenu("&Help")
+        about = QAction("&About hwbench", self)
+        about.triggered.connect(self._show_about)
+        help_menu.addAction(about)
+
+    def set_theme(self, name: str) -> None:
+        app = QApplication.instance()
+        apply_theme(app, name)
+        self.context.settings.setValue("theme", name)
+        for action in self._theme_group.actions():
+            action.setChecked(action.data() == name)
+
+    def _show_about(self) -> None:
+        from hwbench_gui.ui.about import AboutDialog
+
+        AboutDialog(self).exec()
+
+    def _open_results_folder(self) -> None:
+        folder = Path(self.context.results_dir)
+        folder.mkdir(parents=True, exist_ok=True)
+        if not QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder))):
+            QMessageBox.information(self, "Results folder", f"Results are stored in\n{folder}")
+
+    # --- state -------------------------------------------------------------------------------
+    def _restore_settings(self) -> None:
+        settings = self.context.settings
+        geometry = settings.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        state = settings.value("window/state")
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+        last = settings.value("window/tab", "")
+        titles = [holder.spec.title for holder in self._lazy]
+        if last in titles:
+            self.tabs.setCurrentIndex(titles.index(last))
+
+    def _save_settings(self) -> None:
+        settings = self.context.settings
+        settings.setValue("window/geometry", self.saveGeometry())
+        settings.setValue("window/state", self.saveState())
+        holder = self.tabs.currentWidget()
+        if isinstance(holder, _LazyTab):
+            settings.setValue("window/tab", holder.spec.title)
+        settings.sync()
+
+    def _on_tab_changed(self, index: int) -> None:
+        holder = self.tabs.widget(index)
+        if isinstance(holder, _LazyTab):
+            holder.build()
+
+    def tab_widget(self, title: str) -> QWidget | None:
+        """The built widget of the tab called ``title`` (building it if needed); for tests and scripts."""
+        for holder in self._lazy:
+            if holder.spec.title == title:
+                return holder.build()
+        return None
+
+    def _after_show(self) -> None:
+        self._on_tab_changed(self.tabs.currentIndex())
+        self._update_gpu_label()
+        if self._start_sampler:
+            self._start_telemetry()
+        self.ready.emit()
+
+    def _update_gpu_label(self) -> None:
+        from hwbench_gui.engine import nvml
+
+        reason = nvml.unavailable_reason()
+        if reason:
+            self._gpu_label.setText("No NVIDIA GPU")
+            self._gpu_label.setToolTip(reason)
+        else:
+            count = nvml.device_count()
+            self._gpu_label.setText(f"{count} NVIDIA GPU{'s' if count != 1 else ''}")
+
+    def _start_telemetry(self) -> None:
+        try:
+            from hwbench_gui.engine.telemetry import Sampler
+        except ImportError as exc:
+            self._show_status(f"Telemetry unavailable: {exc}", 0)
+            return
+        interval = float(self.context.settings.value("monitor/interval_s", 0.5))
+        self.context.sampler = Sampler(interval_s=interval)
+        self.context.sampler.start()
+
+    def _show_status(self, message: str, timeout_ms: int = 0) -> None:
+        self.statusBar().showMessage(message, timeout_ms)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        self._save_settings()
+        for holder in self._lazy:
+            try:
+                holder.shutdown()
+            except Exception:
+                log.exception("tab %s did not shut down cleanly", holder.spec.title)
+        if self.context.sampler is not None:
+            self.context.sampler.stop()
+        super().closeEvent(event)

@@ -1,0 +1,47 @@
+"""Test-wide setup: no display, no writes outside temporary folders."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# Before anything imports Qt: CI has no display.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_user_dirs(tmp_path_factory):
+    """Results and data go to a temporary folder, never the developer's own."""
+    data = tmp_path_factory.mktemp("hwbench-data")
+    os.environ["HWBENCH_DATA_DIR"] = str(data)
+    os.environ["HWBENCH_RESULTS_DIR"] = str(data / "results")
+    yield
+
+
+@pytest.fixture
+def qsettings(tmp_path):
+    """A QSettings backed by a temporary INI file."""
+    from PySide6.QtCore import QSettings
+
+    return QSettings(str(tmp_path / "settings.ini"), QSettings.IniFormat)
+
+
+@pytest.fixture
+def cli_env():
+    """Environment for running the CLI as a real subprocess from the source tree."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def run_cli(args, env, timeout=120, **kwargs):
+    import subprocess
+
+    return subprocess.run([sys.executable, "-m", "hwbench_gui.cli", *args], env=env, capture_output=True,
+                          text=True, timeout=timeout, **kwargs)

@@ -1,0 +1,71 @@
+"""The layering ARCHITECTURE.md promises, checked by import-linter and by real imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from conftest import REPO_ROOT
+
+
+def test_import_contracts_hold():
+    """engine/, demos/, commands and cli never import PySide6, pyqtgraph or the ui layer."""
+    lint_imports = Path(sys.executable).parent / "lint-imports"
+    proc = subprocess.run([str(lint_imports), str(REPO_ROOT / "pyproject.toml")], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "KEPT" in proc.stdout and "BROKEN" not in proc.stdout
+
+
+def _run_isolated(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+
+
+def test_cli_path_never_loads_qt():
+    proc = _run_isolated("""
+        import sys
+        from hwbench_gui import cli
+        cli.build_parser()
+        import hwbench_gui.engine.nvml, hwbench_gui.engine.paths, hwbench_gui.engine.bench.api
+        bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6'))
+        print(bad)
+        assert not bad, bad
+    """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_gui_start_does_not_import_frameworks():
+    """Showing the window (first tab built, sampler running) loads neither torch nor TensorFlow."""
+    proc = _run_isolated("""
+        import sys, tempfile, os
+        os.environ["HWBENCH_DATA_DIR"] = tempfile.mkdtemp()
+        from PySide6.QtCore import QSettings, QTimer
+        from hwbench_gui.ui.app import create_app, build_window
+        app = create_app([])
+        settings = QSettings(os.path.join(tempfile.mkdtemp(), "s.ini"), QSettings.IniFormat)
+        window = build_window(settings)
+        window.ready.connect(lambda: QTimer.singleShot(300, window.close))
+        window.show()
+        app.exec()
+        heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tensorflow', 'keras', 'jax'))
+        print("heavy:", heavy[:5])
+        assert not heavy, heavy
+    """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "heavy: []" in proc.stdout
+
+
+def test_the_lazy_import_check_can_fail():
+    """The check above really sees torch when something imports it (so a pass means something)."""
+    proc = _run_isolated("""
+        import sys, importlib.util
+        if importlib.util.find_spec("torch") is None:
+            print("no torch"); raise SystemExit(0)
+        import torch
+        assert any(m.split('.')[0] == 'torch' for m in sys.modules)
+        print("seen")
+    """)
+    assert proc.returncode == 0, proc.stderr
