@@ -14,6 +14,12 @@ def main() -> int:
         from hwbench_gui.engine.bench import worker
 
         return worker.main(sys.argv[2:])
+    from hwbench_gui.engine.inventory.torch_probe import TORCH_PROBE_FLAG
+
+    if sys.argv[1:2] == [TORCH_PROBE_FLAG]:
+        from hwbench_gui.engine.inventory import torch_probe
+
+        return torch_probe.main()
     if sys.argv[1:2] == ["cli"]:
         from hwbench_gui import cli
 

@@ -27,7 +27,7 @@ def version_lines() -> list[str]:
         lines.append(f"(other versions unavailable: {exc})")
         return lines
     for key, value in versions.items():
-        if key in ("python", "os", "pyside6"):
+        if key in ("python", "os", "pyside6") or isinstance(value, (dict, list)):
             continue
         lines.append(f"{key}: {value if value is not None else 'not installed'}")
     return lines

@@ -43,6 +43,7 @@ TABS = (
     TabSpec("Inventory", "hwbench_gui.ui.inventory_tab", "InventoryTab"),
     TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks_tab", "BenchmarksTab"),
     TabSpec("Monitor", "hwbench_gui.ui.monitor_tab", "MonitorTab"),
+    TabSpec("Demos", "hwbench_gui.ui.demos_tab", "DemosTab"),
 )
 
 

@@ -1,0 +1,274 @@
+"""``hwbench list`` and ``hwbench run``: benchmarks from the command line.
+
+    hwbench list [--json] [--params]
+    hwbench run gpu.matmul --param size=8192 --param dtype=fp16 [--out DIR] [--json] [--timeout S] [--quiet]
+
+``run`` shows progress on stderr (one updating line on a terminal, plain lines otherwise) and
+prints the result file's path on stdout (the whole document with ``--json``). Exit status: 0 ok,
+1 failed (the reason on stderr), 2 unknown benchmark or bad parameters, 130 cancelled (Ctrl-C
+stops the benchmark's processes and still writes the cancelled document).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import signal
+import sys
+import threading
+from typing import Any, TextIO
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+def add_parser(subparsers) -> None:
+    """Adds two subcommands, ``list`` and ``run``."""
+    lister = subparsers.add_parser(
+        "list", help="list the benchmarks and whether each can run here",
+        description="List the benchmarks: id, title, category, and whether each can run on this machine (and why not).")
+    lister.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    lister.add_argument("--params", action="store_true", help="also show every benchmark's parameters")
+    lister.set_defaults(handler=list_command)
+
+    runner = subparsers.add_parser(
+        "run", help="run one benchmark in a child process and save its result document",
+        description="Run benchmark ID in a child process; the result document (also for a failed or "
+                    "cancelled run) goes to --out, else $HWBENCH_RESULTS_DIR, else the user data folder. "
+                    "See 'hwbench list --params' for each benchmark's parameters.")
+    runner.add_argument("id", metavar="ID", help="benchmark id, e.g. gpu.matmul (see 'hwbench list')")
+    runner.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a parameter (repeatable); lists are comma-separated: sizes=1,2,4")
+    runner.add_argument("--out", metavar="DIR", help="folder for the result document")
+    runner.add_argument("--json", action="store_true", help="print the whole result document on stdout")
+    runner.add_argument("--timeout", type=float, metavar="S",
+                        help="kill the run after S seconds (default: the benchmark's own limit)")
+    runner.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
+    runner.set_defaults(handler=run_command)
+
+
+# -- list ------------------------------------------------------------------------------------------
+
+def list_command(args: argparse.Namespace) -> int:
+    from hwbench_gui.engine.bench import registry
+
+    rows = []
+    for bench in registry.all_benchmarks():
+        reason = registry.availability(bench)
+        row = {"id": bench.id, "title": bench.title, "category": bench.category, "version": bench.version,
+               "available": reason is None, "reason": reason, "needs": sorted(bench.needs),
+               "default_timeout_s": bench.default_timeout_s,
+               "params": [_param_json(p) for p in bench.params]}
+        rows.append(row)
+    for module, reason in registry.module_errors().items():
+        rows.append({"id": None, "module": module, "title": None, "category": None, "available": False,
+                     "reason": reason})
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    table = [(r["id"] or f"({r['module']})", r["title"] or "could not be loaded", r["category"] or "",
+              "yes" if r["available"] else "no", r["reason"] or "") for r in rows]
+    header = ("ID", "TITLE", "CATEGORY", "AVAILABLE", "REASON")
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *table)]
+    for line in (header, *table):
+        print("  ".join(str(cell).ljust(width) for cell, width in zip(line[:-1], widths)) + "  " + line[-1])
+        if args.params and line is not header and line[0] in {r["id"] for r in rows}:
+            for p in next(r for r in rows if r["id"] == line[0])["params"]:
+                print(f"    --param {p['name']}=...  {_describe_param(p)}")
+    return EXIT_OK
+
+
+def _param_json(p) -> dict[str, Any]:
+    from hwbench_gui.engine.bench.protocol import jsonable
+
+    return jsonable({"name": p.name, "kind": p.kind, "default": p.default, "help": p.help, "minimum": p.minimum,
+                     "maximum": p.maximum, "choices": list(p.choices), "unit": p.unit})
+
+
+def _describe_param(p: dict[str, Any]) -> str:
+    text = f"{p['kind']}, default {p['default']!r}"
+    if p["unit"]:
+        text += f" {p['unit']}"
+    if p["choices"]:
+        text += f", one of {', '.join(map(str, p['choices']))}"
+    if p["minimum"] is not None or p["maximum"] is not None:
+        text += f", range {p['minimum'] if p['minimum'] is not None else ''}..{p['maximum'] if p['maximum'] is not None else ''}"
+    return f"{text}: {p['help']}"
+
+
+# -- run -------------------------------------------------------------------------------------------
+
+def run_command(args: argparse.Namespace) -> int:
+    from hwbench_gui.engine.bench import registry, runner
+    from hwbench_gui.engine.bench.api import ParamError
+
+    try:
+        params = parse_param_args(args.param)
+        bench = registry.get(args.id)
+        bench.resolve_params(params)  # fail before anything starts
+    except KeyError as exc:
+        print(f"hwbench run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        errors = registry.module_errors()
+        for module, reason in errors.items():
+            print(f"  (not loaded: {reason})", file=sys.stderr)
+        return EXIT_USAGE
+    except ParamError as exc:
+        print(f"hwbench run: bad parameter: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.timeout is not None and args.timeout <= 0:
+        print("hwbench run: --timeout must be positive", file=sys.stderr)
+        return EXIT_USAGE
+
+    display = ProgressDisplay(bench.id, sys.stderr, quiet=args.quiet)
+    cancel = threading.Event()
+    previous_handler = _install_sigint(cancel, display)
+    try:
+        result = runner.run_benchmark(bench.id, params, on_event=display.on_event, cancel=cancel,
+                                      timeout_s=args.timeout, results_dir=args.out)
+    except KeyboardInterrupt:  # the runner wrote the cancelled document before re-raising
+        display.finish()
+        print("hwbench run: cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+    display.finish()
+    doc = result.document
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif result.path is not None:
+        print(result.path)
+    if result.save_error:
+        print(f"hwbench run: {result.save_error}", file=sys.stderr)
+    elif result.path is not None and args.json and not args.quiet:
+        print(f"saved {result.path}", file=sys.stderr)
+    if result.status == "ok":
+        if not args.quiet:
+            print(format_figure(doc), file=sys.stderr)
+            for warning in doc.get("warnings") or []:
+                print(f"warning: {warning}", file=sys.stderr)
+        return EXIT_FAILED if result.save_error else EXIT_OK
+    if result.status == "cancelled":
+        print("hwbench run: cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
+    print(f"hwbench run: {bench.id} failed: {doc.get('reason')}", file=sys.stderr)
+    if not args.quiet and doc.get("error_kind") in ("crash", "exception", "timeout"):
+        for line in (doc.get("log_tail") or [])[-10:]:
+            print(f"  | {line}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+def parse_param_args(items: list[str]) -> dict[str, str]:
+    """``["size=8192", "dtype=fp16"]`` -> ``{"size": "8192", "dtype": "fp16"}``; ParamError on bad items."""
+    from hwbench_gui.engine.bench.api import ParamError
+
+    params: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ParamError(f"{item!r} is not NAME=VALUE")
+        if name in params:
+            raise ParamError(f"{name} is given twice")
+        params[name] = value
+    return params
+
+
+def format_figure(doc: dict[str, Any]) -> str:
+    """``gpu.matmul: tflops = 312 TFLOP/s (median of 10; p5 305, p95 318; FP16)``."""
+    figure = doc.get("figure") or {}
+    summary = doc.get("stats") or {}
+    text = f"{doc['benchmark']['id']}: {figure.get('name')} = {_num(figure.get('value'))} {figure.get('unit', '')}"
+    details = [f"median of {summary.get('n')}"]
+    if (summary.get("n") or 0) >= 2:
+        details.append(f"p5 {_num(summary.get('p5'))}, p95 {_num(summary.get('p95'))}")
+    if doc.get("precision") not in (None, "n/a"):
+        details.append(str(doc["precision"]))
+    return f"{text.rstrip()} ({'; '.join(details)})"
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e15):
+        return str(int(value))
+    return f"{value:.4g}"
+
+
+def _install_sigint(cancel: threading.Event, display: "ProgressDisplay"):
+    """Ctrl-C sets ``cancel`` (the runner then ends the child's group) instead of raising mid-run."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_sigint(signum, frame):
+        if not cancel.is_set():
+            display.note("cancelling (stopping the benchmark's processes)...")
+        cancel.set()
+
+    return signal.signal(signal.SIGINT, on_sigint)
+
+
+class ProgressDisplay:
+    """Turns runner events into stderr lines: one rewritten line on a terminal, plain lines otherwise."""
+
+    #: Without a terminal, a progress line is printed when the message changes or after this many percent.
+    PLAIN_STEP_PERCENT = 10.0
+
+    def __init__(self, bench_id: str, stream: TextIO, *, quiet: bool = False):
+        self.bench_id = bench_id
+        self.stream = stream
+        self.quiet = quiet
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self._line_shown = False
+        self._last_plain: tuple[float, str] | None = None
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        if self.quiet:
+            return
+        kind = event.get("type")
+        if kind == "progress":
+            self._progress(event.get("fraction"), str(event.get("message") or ""))
+        elif kind == "log":
+            self.note(str(event.get("message", "")))
+        elif kind == "metric":
+            extra = {k: v for k, v in event.items() if k not in ("type", "name", "value", "unit")}
+            value = event.get("value")
+            shown = _num(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+            suffix = "  " + " ".join(f"{k}={v}" for k, v in extra.items()) if extra else ""
+            self.note(f"{event.get('name')} = {shown} {event.get('unit', '')}".rstrip() + suffix)
+        elif kind == "started":
+            self.note(f"running {self.bench_id} (pid {event.get('pid')}, timeout {event.get('timeout_s'):g} s)")
+
+    def note(self, text: str) -> None:
+        """A line of its own (the progress line, if any, is cleared first and redrawn by the next update)."""
+        if self.quiet:
+            return
+        self._clear()
+        print(text, file=self.stream, flush=True)
+
+    def finish(self) -> None:
+        self._clear()
+
+    def _progress(self, fraction: Any, message: str) -> None:
+        percent = None if not isinstance(fraction, (int, float)) else 100.0 * float(fraction)
+        shown = "  ?  %" if percent is None else f"{percent:5.1f}%"
+        line = f"{self.bench_id} [{shown}] {message}"
+        if self.tty:
+            width = shutil.get_terminal_size((100, 20)).columns - 1
+            self.stream.write("\r" + line[:width] + "\x1b[K")
+            self.stream.flush()
+            self._line_shown = True
+            return
+        last = self._last_plain
+        if (last is None or message != last[1] or percent is None
+                or percent - last[0] >= self.PLAIN_STEP_PERCENT or percent >= 100.0 > last[0]):
+            self._last_plain = (percent if percent is not None else -1.0, message)
+            print(line, file=self.stream, flush=True)
+
+    def _clear(self) -> None:
+        if self.tty and self._line_shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._line_shown = False

@@ -1,0 +1,103 @@
+"""The JSON-lines protocol between a benchmark child (the worker) and the runner.
+
+The child writes one JSON object per line on its stdout; every object has a ``"type"``:
+
+``{"type": "progress", "fraction": 0.42, "message": "size 64 MiB"}``
+    fraction in [0, 1].
+``{"type": "log", "message": "..."}``
+    a line for the run's log.
+``{"type": "metric", "name": "h2d", "value": 12.3, "unit": "GB/s", ...extra}``
+    an intermediate figure; ``value`` is ``null`` when it could not be measured.
+``{"type": "result", "outcome": {...}}``
+    the :class:`~hwbench_gui.engine.bench.api.Outcome` as JSON (:func:`outcome_to_json`).
+``{"type": "error", "message": "...", "kind": "exception"}``
+    the run failed; ``kind`` is one of :data:`ERROR_KINDS`.
+
+The runner adds events of its own, never written by a child:
+
+``{"type": "started", "pid": 1234, "benchmark": "gpu.matmul", "params": {...}, "timeout_s": 600}``
+    the child process is running.
+``{"type": "log", "message": "...", "stream": "stderr"}``
+    a line the child wrote outside the protocol (``stream`` is "stderr" or "stdout").
+``{"type": "finished", "status": "ok", "reason": null}``
+    the run is over (sent before the document is written).
+
+Any stdout line that is not such an object is not an event: the runner puts it in the run's log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import PurePath
+from typing import Any
+
+#: Event types a child may write.
+CHILD_EVENTS = ("progress", "log", "metric", "result", "error")
+#: Event types only the runner produces.
+RUNNER_EVENTS = ("started", "finished")
+
+#: Values of an error event's ``kind``.
+ERROR_KINDS = (
+    "exception",  # the benchmark raised
+    "unavailable",  # BenchmarkUnavailable: it cannot run on this machine
+    "out_of_memory",  # MemoryError, CUDA / TensorFlow out of memory
+    "bad_params",  # ParamError in the child
+    "unknown_benchmark",  # the child's registry does not know the id
+    "bad_spec",  # the worker's argument was not a valid run spec
+)
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` turned into plain JSON types: non-finite floats become ``None``, numpy scalars and
+    arrays become numbers and lists, tuples lists, paths strings, dataclasses dicts."""
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, PurePath):
+        return str(value)
+    to_json = getattr(value, "to_json", None)
+    if callable(to_json):
+        return jsonable(to_json())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    # numpy scalars and arrays without importing numpy here.
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):
+        return jsonable(tolist())
+    item = getattr(value, "item", None)
+    if callable(item):
+        return jsonable(item())
+    return str(value)
+
+
+def encode(event: dict[str, Any]) -> str:
+    """One protocol line (without the newline); strictly valid JSON (no NaN)."""
+    return json.dumps(jsonable(event), allow_nan=False, separators=(",", ":"))
+
+
+def parse_line(line: str) -> dict[str, Any] | None:
+    """The event a child's stdout line holds, or ``None`` when the line is not a protocol event."""
+    text = line.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        event = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(event, dict) or event.get("type") not in CHILD_EVENTS:
+        return None
+    return event
+
+
+def outcome_to_json(outcome: Any) -> dict[str, Any]:
+    """An :class:`~hwbench_gui.engine.bench.api.Outcome` as the JSON a result event carries."""
+    data = {f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)}
+    data["series"] = [s.to_json() if hasattr(s, "to_json") else s for s in data.get("series") or []]
+    return jsonable(data)

@@ -1,0 +1,126 @@
+"""Which benchmarks exist, and whether each can run on this machine.
+
+A benchmark module exports ``BENCHMARK`` (one :class:`~hwbench_gui.engine.bench.api.Benchmark`)
+or ``BENCHMARKS`` (a sequence of them; test fixtures use this). The built-in modules are
+:data:`BENCHMARK_MODULES`; ``$HWBENCH_EXTRA_BENCHMARKS`` adds comma-separated dotted module
+names, and because the child process inherits the environment it finds them too.
+
+A module that is missing or fails to import does not break the others: it is listed by
+:func:`module_errors` with the import error as the reason. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import os
+import traceback
+
+from hwbench_gui.engine.bench.api import Benchmark
+
+#: Built-in benchmark modules under ``hwbench_gui.engine.bench``, in the order they are listed.
+BENCHMARK_MODULES = ("disk", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d", "gpu_p2p", "gpu_matmul")
+
+#: Environment variable naming extra benchmark modules (dotted names, comma-separated).
+EXTRA_ENV = "HWBENCH_EXTRA_BENCHMARKS"
+
+_PACKAGE = "hwbench_gui.engine.bench"
+
+_FRAMEWORK_MODULES = {"torch": ("torch", "PyTorch"), "tf": ("tensorflow", "TensorFlow")}
+
+
+def module_names() -> list[str]:
+    """Dotted names of every module the registry loads: the built-in ones, then the extra ones."""
+    names = [f"{_PACKAGE}.{name}" for name in BENCHMARK_MODULES]
+    extra = os.environ.get(EXTRA_ENV, "")
+    names += [part.strip() for part in extra.split(",") if part.strip()]
+    return names
+
+
+@functools.lru_cache(maxsize=8)
+def _load(names: tuple[str, ...]) -> tuple[dict[str, Benchmark], dict[str, str]]:
+    benchmarks: dict[str, Benchmark] = {}
+    errors: dict[str, str] = {}
+    for name in names:
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # a broken or absent module must not hide the others
+            last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+            errors[name] = f"could not import {name}: {last}"
+            continue
+        declared = getattr(module, "BENCHMARKS", None)
+        if declared is None:
+            declared = [getattr(module, "BENCHMARK", None)]
+        for bench in declared:
+            if not isinstance(bench, Benchmark):
+                errors[name] = f"{name} exports no BENCHMARK (a Benchmark) or BENCHMARKS"
+                continue
+            if bench.id in benchmarks:
+                errors[name] = f"{name} declares {bench.id!r}, which another module already declares"
+                continue
+            benchmarks[bench.id] = bench
+    return benchmarks, errors
+
+
+def _loaded() -> tuple[dict[str, Benchmark], dict[str, str]]:
+    # Keyed on the module list so a changed $HWBENCH_EXTRA_BENCHMARKS (tests) is seen.
+    return _load(tuple(module_names()))
+
+
+def all_benchmarks() -> list[Benchmark]:
+    """Every benchmark that could be imported, built-in ones first, in module order."""
+    return list(_loaded()[0].values())
+
+
+def module_errors() -> dict[str, str]:
+    """Modules that could not be loaded: dotted module name -> reason (the import error)."""
+    return dict(_loaded()[1])
+
+
+def get(bench_id: str) -> Benchmark:
+    """The benchmark with this id; ``KeyError`` naming the known ids when there is none."""
+    benchmarks = _loaded()[0]
+    try:
+        return benchmarks[bench_id]
+    except KeyError:
+        known = ", ".join(sorted(benchmarks)) or "none"
+        raise KeyError(f"no benchmark {bench_id!r}; known: {known}") from None
+
+
+def availability(bench: Benchmark) -> str | None:
+    """``None`` when ``bench`` can run here, else the reason it cannot.
+
+    Checks ``needs`` cheaply (NVML for GPUs, ``find_spec`` for frameworks: nothing heavy is
+    imported), then the benchmark's own ``availability()``.
+    """
+    for need in sorted(bench.needs):
+        reason = _need_reason(need)
+        if reason:
+            return reason
+    if bench.availability is not None:
+        try:
+            return bench.availability()
+        except Exception as exc:  # the check itself broke: say so rather than crash a listing
+            return f"availability check failed: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _need_reason(need: str) -> str | None:
+    if need in ("cuda", "multi_gpu"):
+        from hwbench_gui.engine import nvml
+
+        count = nvml.device_count()
+        if count == 0:
+            return nvml.unavailable_reason() or "no NVIDIA GPU found (NVML sees 0 devices)"
+        if need == "multi_gpu" and count < 2:
+            return f"needs at least 2 NVIDIA GPUs; NVML sees {count}"
+        return None
+    if need in _FRAMEWORK_MODULES:
+        module, label = _FRAMEWORK_MODULES[need]
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        return None if found else f"{label} is not installed (no module {module!r})"
+    return f"unknown requirement {need!r} (known: cuda, multi_gpu, torch, tf)"

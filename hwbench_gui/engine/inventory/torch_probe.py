@@ -1,0 +1,173 @@
+"""What PyTorch sees of the GPUs, asked in a child process.
+
+Why a child: the GUI must not import torch at start-up, and must not create a CUDA context in its own
+process (that costs VRAM, and a driver crash there would take the window down). The child imports
+torch, prints one JSON line and exits; :func:`run_probe` starts it with a timeout and never raises.
+
+Run by hand: ``python -m hwbench_gui.engine.inventory.torch_probe``. A frozen build has no ``-m``:
+it starts ``sys.executable`` with :data:`TORCH_PROBE_FLAG`, and its entry point must hand that flag
+to :func:`main`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+TORCH_PROBE_FLAG = "--hwbench-torch-probe"
+DEFAULT_TIMEOUT_S = 20.0
+
+
+def default_python_argv() -> list[str]:
+    """The command that runs the probe: ``python -m ...``, or the frozen executable with a flag."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, TORCH_PROBE_FLAG]
+    return [sys.executable, "-m", "hwbench_gui.engine.inventory.torch_probe"]
+
+
+def probe() -> dict[str, Any]:
+    """Import torch here and describe every CUDA device it sees (runs in the child)."""
+    out: dict[str, Any] = {"ok": False, "reason": None, "torch_version": None, "torch_cuda": None,
+                           "cudnn_version": None, "cuda_available": False, "device_count": 0, "devices": []}
+    try:
+        import torch
+    except Exception as exc:  # ImportError, or a broken install raising OSError on its libraries
+        out["reason"] = f"torch could not be imported: {type(exc).__name__}: {exc}"
+        return out
+    out["torch_version"] = str(torch.__version__)
+    out["torch_cuda"] = getattr(torch.version, "cuda", None)
+    try:
+        cudnn = torch.backends.cudnn.version()
+        out["cudnn_version"] = _cudnn_text(cudnn) if cudnn else None
+    except Exception as exc:
+        out["cudnn_reason"] = f"{type(exc).__name__}: {exc}"
+    try:
+        out["cuda_available"] = bool(torch.cuda.is_available())
+        out["device_count"] = int(torch.cuda.device_count()) if out["cuda_available"] else 0
+    except Exception as exc:
+        out["reason"] = f"torch.cuda failed: {type(exc).__name__}: {exc}"
+        return out
+    if not out["cuda_available"]:
+        build = f"torch {out['torch_version']}" + (f" built for CUDA {out['torch_cuda']}" if out["torch_cuda"]
+                                                   else " built without CUDA")
+        out["reason"] = f"torch.cuda.is_available() is False ({build})"
+        return out
+    for index in range(out["device_count"]):
+        try:
+            props = torch.cuda.get_device_properties(index)
+        except Exception as exc:
+            out["devices"].append({"index": index, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        device = {
+            "index": index,
+            "name": props.name,
+            "major": props.major,
+            "minor": props.minor,
+            "multi_processor_count": props.multi_processor_count,
+            "total_memory_bytes": int(props.total_memory),
+            "l2_cache_bytes": _int_or_none(getattr(props, "L2_cache_size", None)),
+            "uuid": _text_or_none(getattr(props, "uuid", None)),
+            # CUDA 13 dropped the clock fields from cudaDeviceProp: 0 there means "not reported".
+            "clock_rate_khz": _int_or_none(getattr(props, "clock_rate", None)) or None,
+            "memory_clock_rate_khz": _int_or_none(getattr(props, "memory_clock_rate", None)) or None,
+            "memory_bus_width_bits": _int_or_none(getattr(props, "memory_bus_width", None)) or None,
+        }
+        pci = [getattr(props, name, None) for name in ("pci_domain_id", "pci_bus_id", "pci_device_id")]
+        if all(isinstance(part, int) for part in pci):
+            device["pci_bus_id"] = f"{pci[0]:08x}:{pci[1]:02x}:{pci[2]:02x}.0"
+        out["devices"].append(device)
+    out["ok"] = True
+    return out
+
+
+def _cudnn_text(version: int) -> str:
+    # cuDNN 9 encodes 9.24.0 as 92400; cuDNN 8 encoded 8.9.7 as 8907.
+    if version >= 90000:
+        return f"{version // 10000}.{version % 10000 // 100}.{version % 100}"
+    return f"{version // 1000}.{version % 1000 // 100}.{version % 100}"
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _text_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def run_probe(python_argv: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+              cancel: threading.Event | None = None) -> dict[str, Any]:
+    """Run the probe in a child and return its report; never raises.
+
+    On failure the dict has ``ok: False`` and ``reason`` (not installed, timed out, crashed, cancelled).
+    ``cancel`` set by another thread kills the child within 0.1 s. The child sees
+    ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` so its indices follow NVML's order.
+    """
+    argv = list(python_argv or default_python_argv())
+    env = dict(os.environ)
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    started = time.monotonic()
+    try:
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                 env=env, text=True)
+    except OSError as exc:
+        return {"ok": False, "reason": f"could not start the torch probe {argv!r}: {exc}"}
+    result: dict[str, Any] = {}
+    reader = threading.Thread(target=lambda: result.update(zip(("stdout", "stderr"), child.communicate())),
+                              daemon=True)
+    reader.start()
+    while reader.is_alive():
+        reader.join(0.1)
+        if cancel is not None and cancel.is_set():
+            child.kill()
+            reader.join(5)
+            return {"ok": False, "reason": "torch probe cancelled"}
+        if time.monotonic() - started > timeout_s:
+            child.kill()
+            reader.join(5)
+            return {"ok": False, "reason": f"torch probe timed out after {timeout_s:.0f} s"}
+    elapsed_s = time.monotonic() - started
+    report = _last_json_line(result.get("stdout") or "")
+    if report is None:
+        tail = (result.get("stderr") or "").strip().splitlines()[-3:]
+        return {"ok": False, "reason": f"torch probe exited with code {child.returncode} without a report"
+                                       + (f": {' | '.join(tail)}" if tail else "")}
+    report["elapsed_s"] = round(elapsed_s, 2)
+    return report
+
+
+def _last_json_line(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                return value
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Child entry point: print the probe's JSON on one line."""
+    try:
+        report = probe()
+    except Exception as exc:  # the parent must always get a line it can read
+        report = {"ok": False, "reason": f"torch probe failed: {type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps(report) + "\n")
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

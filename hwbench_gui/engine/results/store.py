@@ -1,0 +1,145 @@
+"""Result files on disk: atomic writes, loading with validation, listing a folder.
+
+A result is one JSON file named ``<UTC start, 2026-12-02T12-34-56>_<benchmark id>_<8 hex>.json``.
+Writes go to a temporary file in the same folder, are fsynced, then renamed over the final name,
+so a reader never sees half a document.
+
+Loaded documents get one extra key, ``_path`` (the file they came from, as a string); keys that
+start with ``_`` are never written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hwbench_gui.engine import paths
+from hwbench_gui.engine.results.document import SCHEMA_VERSION
+
+
+class ResultFileError(Exception):
+    """A result file that cannot be used; ``path`` and ``reason`` say which and why."""
+
+    def __init__(self, path: str | os.PathLike, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
+
+
+def results_dir(override: str | os.PathLike | None = None) -> Path:
+    """Where results go: ``override``, else ``$HWBENCH_RESULTS_DIR``, else the user data folder."""
+    return paths.results_dir(override)
+
+
+def result_file_name(doc: dict[str, Any]) -> str:
+    """``2026-12-02T12-34-56_gpu.matmul_1a2b3c4d.json`` from the document's start time, id and run id."""
+    try:
+        started = datetime.fromisoformat(str(doc.get("started_at")))
+        stamp = started.strftime("%Y-%m-%dT%H-%M-%S")
+    except ValueError:
+        stamp = "unknown-time"
+    bench_id = re.sub(r"[^A-Za-z0-9._-]+", "-", str((doc.get("benchmark") or {}).get("id") or "unknown"))
+    short = re.sub(r"[^A-Za-z0-9]+", "", str(doc.get("id") or ""))[:8] or "noid"
+    return f"{stamp}_{bench_id}_{short}.json"
+
+
+def write_result(doc: dict[str, Any], directory: str | os.PathLike | None = None) -> Path:
+    """Write ``doc`` atomically into ``directory`` (default :func:`results_dir`); returns the path.
+
+    Raises ``OSError`` when the folder cannot be written; the folder is created if missing.
+    """
+    folder = results_dir(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    clean = {k: v for k, v in doc.items() if not str(k).startswith("_")}
+    text = json.dumps(clean, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    target = folder / result_file_name(doc)
+    suffix = 1
+    while target.exists():  # same second, same benchmark, same short id: practically never
+        target = folder / f"{target.stem.rsplit('~', 1)[0]}~{suffix}.json"
+        suffix += 1
+    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".", suffix=".json.tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(folder)
+    return target
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable on POSIX; Windows cannot open a folder this way.
+    if os.name != "posix":
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def load_result(path: str | os.PathLike) -> dict[str, Any]:
+    """The document in ``path``, with ``_path`` added.
+
+    Raises :class:`ResultFileError` when the file cannot be read, is not JSON, is not a JSON
+    object, has no integer ``schema_version``, or comes from a newer hwbench (higher version).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultFileError(path, f"cannot be read: {exc}") from exc
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise ResultFileError(path, f"not valid JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise ResultFileError(path, "not a result document (the JSON is not an object)")
+    version = doc.get("schema_version")
+    if version is None:
+        raise ResultFileError(path, "not a result document (no schema_version)")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ResultFileError(path, f"schema_version {version!r} is not an integer")
+    if version > SCHEMA_VERSION:
+        raise ResultFileError(path, f"written by a newer hwbench (schema {version}; this one reads up to "
+                                    f"{SCHEMA_VERSION})")
+    if not isinstance(doc.get("benchmark"), dict) or "status" not in doc:
+        raise ResultFileError(path, "not a result document (no benchmark or status)")
+    doc["_path"] = str(path)
+    return doc
+
+
+def list_results(directory: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], list[ResultFileError]]:
+    """Every readable document in ``directory`` (oldest first, by start time) and an error for each
+    ``*.json`` file that could not be used. A missing folder gives two empty lists."""
+    folder = results_dir(directory)
+    docs: list[dict[str, Any]] = []
+    errors: list[ResultFileError] = []
+    if not folder.is_dir():
+        return docs, errors
+    for path in sorted(folder.glob("*.json")):
+        if path.name.startswith("."):  # temporary files of a write in progress
+            continue
+        try:
+            docs.append(load_result(path))
+        except ResultFileError as exc:
+            errors.append(exc)
+    docs.sort(key=lambda d: (str(d.get("started_at") or ""), d["_path"]))
+    return docs, errors

@@ -1,0 +1,59 @@
+"""Window statistics over a telemetry history, and the compact form a benchmark result stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def _stats(values: np.ndarray) -> dict[str, Any]:
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return {"mean": None, "min": None, "max": None, "count": 0}
+    return {
+        "mean": float(finite.mean()),
+        "min": float(finite.min()),
+        "max": float(finite.max()),
+        "count": int(finite.size),
+    }
+
+
+def summarize(values: dict[str, np.ndarray]) -> dict[str, dict[str, Any]]:
+    """``{metric: {"mean", "min", "max", "count"}}``; N/A (NaN) samples are left out, all-N/A gives None."""
+    return {name: _stats(v) for name, v in values.items()}
+
+
+#: The five figures the seed evaluation averaged during every run.
+SEED_GPU_FIGURES = {
+    "gpu_util_percent": "util_percent",
+    "gpu_mem_util_percent": "mem_util_percent",
+    "gpu_vram_used_bytes": "vram_used_bytes",
+}
+SEED_HOST_FIGURES = {"cpu_util_percent": "cpu_percent", "ram_used_bytes": "ram_used_bytes"}
+
+
+def seed_figures(values: dict[str, np.ndarray], gpu_count: int, gpu_reason: str | None) -> dict[str, Any]:
+    """The seed's five figures as ``{"mean", "max"}``; GPU ones also ``per_gpu`` and, when absent, ``reason``.
+
+    GPU ``mean``/``max`` pool every GPU's samples (mean utilisation of the GPUs, busiest moment of any).
+    """
+    out: dict[str, Any] = {}
+    for figure, suffix in SEED_GPU_FIGURES.items():
+        columns = [values[f"gpu{i}_{suffix}"] for i in range(gpu_count) if f"gpu{i}_{suffix}" in values]
+        pooled = _stats(np.concatenate(columns)) if columns else _stats(np.empty(0))
+        entry: dict[str, Any] = {
+            "mean": pooled["mean"],
+            "max": pooled["max"],
+            "per_gpu": [{k: s[k] for k in ("mean", "max")} for s in map(_stats, columns)],
+        }
+        if pooled["count"] == 0:
+            entry["reason"] = gpu_reason or "the GPU did not report this figure"
+        out[figure] = entry
+    for figure, name in SEED_HOST_FIGURES.items():
+        s = _stats(values.get(name, np.empty(0)))
+        entry = {"mean": s["mean"], "max": s["max"]}
+        if s["count"] == 0:
+            entry["reason"] = "no sample in the window"
+        out[figure] = entry
+    return out

@@ -1,0 +1,149 @@
+"""Fixture benchmarks for the runner tests: each ends in a different way (see the package doc)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Param, Series
+
+
+def _ok(params, reporter):
+    samples = [v * params["scale"] for v in params["samples"]]
+    for i, value in enumerate(samples):
+        reporter.progress((i + 1) / len(samples), f"repeat {i + 1}")
+        reporter.metric("value", value, "units", repeat=i)
+    reporter.log("all repeats done")
+    print("a stray print from the benchmark")  # must land in the log, not break the protocol
+    return Outcome(
+        figure_name="value",
+        unit="units",
+        samples=samples,
+        precision="FP32",
+        method="Returns the given samples times scale.",
+        figures={"double": {"unit": "units", "higher_is_better": False, "samples": [2 * s for s in samples]},
+                 "unmeasured": {"value": float("nan"), "unit": "units"}},
+        series=[Series(label="s", x=[1, 2], y=[3.0, float("nan")], x_label="x", y_label="y")],
+        warnings=["fixture warning"],
+        details={"count": len(samples)},
+        device="cpu (fixture)",
+    )
+
+
+def _segfault(params, reporter):
+    reporter.log("about to segfault")
+    os.kill(os.getpid(), signal.SIGSEGV)
+    time.sleep(10)
+
+
+def _sigkill(params, reporter):
+    reporter.log("about to be SIGKILLed")
+    os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(10)
+
+
+def _hang(params, reporter):
+    # Ignores SIGTERM so that only the runner's SIGKILL escalation can end it.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    reporter.metric("pid", os.getpid(), "")
+    reporter.progress(0.1, "hanging")
+    while True:
+        time.sleep(0.05)
+
+
+def _slow(params, reporter):
+    grandchild = subprocess.Popen(["sleep", "60"])
+    reporter.metric("grandchild_pid", grandchild.pid, "")
+    for i in range(600):
+        reporter.progress(i / 600, "sleeping")
+        time.sleep(0.05)
+    return Outcome(figure_name="never", unit="s", samples=[1.0])
+
+
+def _raises(params, reporter):
+    reporter.log("about to raise")
+    raise RuntimeError("boom from the fixture")
+
+
+def _garbage(params, reporter):
+    print("plain text on stdout")
+    print('{"type": "result", "outcome": "a fake result printed by a library"}')
+    sys.stdout.flush()
+    os.write(1, b"raw bytes on fd 1 \xff\xfe not utf-8\n")
+    os.write(1, b'{"half a json line')
+    os.write(1, b"\n")
+    sys.stderr.write("a line on stderr\n")
+    return Outcome(figure_name="value", unit="units", samples=[1.0, 2.0, 3.0])
+
+
+def _oom(params, reporter):
+    raise MemoryError("fixture could not allocate 1 TiB")
+
+
+class OutOfMemoryError(RuntimeError):
+    """Named like torch.cuda.OutOfMemoryError: the worker recognises it by name."""
+
+
+def _cuda_oom(params, reporter):
+    raise OutOfMemoryError("CUDA out of memory. Tried to allocate 20.00 GiB")
+
+
+def _unavailable(params, reporter):
+    raise BenchmarkUnavailable("the fixture decided it cannot run here")
+
+
+def _exit_without_result(params, reporter):
+    os._exit(0)
+
+
+def _no_samples(params, reporter):
+    return Outcome(figure_name="value", unit="units", samples=[float("nan")])
+
+
+def _params_echo(params, reporter):
+    return Outcome(figure_name="value", unit="units", samples=[1.0], details={"params": params})
+
+
+def _flood(params, reporter):
+    reporter.metric("pid", os.getpid(), "")
+    i = 0
+    while True:
+        sys.stderr.write(f"flood line {i}\n")
+        i += 1
+
+
+def _b(id_, run, title, params=(), **kw):
+    return Benchmark(id=id_, title=title, category="test", description=title, params=list(params), run=run, **kw)
+
+
+BENCHMARKS = [
+    _b("test.ok", _ok, "completes with known samples", [
+        Param("samples", "int_list", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "the samples to return"),
+        Param("scale", "float", 1.0, "multiplies every sample", minimum=0.0, maximum=100.0),
+    ]),
+    _b("test.segfault", _segfault, "segfaults"),
+    _b("test.sigkill", _sigkill, "is SIGKILLed"),
+    _b("test.hang", _hang, "hangs past its timeout, ignoring SIGTERM", default_timeout_s=1.5),
+    _b("test.slow", _slow, "sleeps 30 s with a grandchild 'sleep 60'"),
+    _b("test.raises", _raises, "raises RuntimeError"),
+    _b("test.flood", _flood, "writes stderr lines as fast as it can, forever"),
+    _b("test.garbage", _garbage, "prints garbage on stdout"),
+    _b("test.oom", _oom, "raises MemoryError"),
+    _b("test.cuda_oom", _cuda_oom, "raises an OutOfMemoryError"),
+    _b("test.unavailable", _unavailable, "raises BenchmarkUnavailable"),
+    _b("test.no_result", _exit_without_result, "exits 0 without a result"),
+    _b("test.no_samples", _no_samples, "returns only a NaN sample"),
+    _b("test.params", _params_echo, "echoes its parameters", [
+        Param("mode", "choice", "a", "a choice", choices=("a", "b")),
+        Param("path", "path", None, "a path without a default"),
+        Param("sizes", "int_list", (1, 2), "a list default given as a tuple"),
+    ]),
+    _b("test.needs_gpu", _params_echo, "needs a GPU", needs=frozenset({"cuda"})),
+    _b("test.needs_two_gpus", _params_echo, "needs two GPUs", needs=frozenset({"multi_gpu"})),
+    _b("test.self_unavailable", _params_echo, "says it is unavailable",
+       availability=lambda: "fixture availability says no"),
+    _b("test.needs_unknown", _params_echo, "needs something unknown", needs=frozenset({"quantum"})),
+]
