@@ -1,0 +1,194 @@
+"""gpu.matmul: dense matrix-multiply throughput (TFLOP/s) per precision and size, on a GPU or the CPU."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter, \
+    Series
+from hwbench_gui.engine.bench.timing import Steps, cuda_device, cuda_label, figure, inner_for, median, spread, \
+    time_cpu, time_cuda, torch_missing_reason
+
+LABELS = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16", "fp8": "FP8"}
+GPU_ORDER, CPU_ORDER = ("FP32", "TF32", "FP16", "BF16", "FP8"), ("FP32", "BF16")
+GPU_SIZES, CPU_SIZES = [1024, 2048, 4096, 8192, 16384], [256, 512, 1024, 2048]
+REPEAT_S = {"cuda": 0.05, "cpu": 0.2}  # target length of one timed repeat
+FP8_MAX = 448.0  # largest finite float8_e4m3fn
+
+
+def _set_fp32_mode(torch: Any, label: str) -> None:
+    """FP32 = true IEEE FP32 (TF32 off everywhere); TF32 = FP32 inputs on TF32 tensor cores."""
+    tf32 = label == "TF32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+
+
+def make_operands(label: str, n: int, device: str) -> tuple[Callable[[], Any], list[Any]]:
+    """A zero-argument function computing one n×n×n product in precision ``label``, and its inputs.
+
+    Inputs come from ``torch.randn`` (never zeros: some hardware is faster on zeros). FP8 uses
+    ``torch._scaled_mm`` on float8_e4m3fn operands with per-tensor scales and a BF16 result.
+    """
+    import torch
+
+    if label == "FP8":
+        a, b_t = (torch.randn(n, n, device=device) for _ in range(2))
+        scale_a, scale_b = (x.abs().max().float() / FP8_MAX for x in (a, b_t))
+        a8 = (a / scale_a).to(torch.float8_e4m3fn)
+        b8 = (b_t / scale_b).to(torch.float8_e4m3fn).t()  # _scaled_mm wants the second operand column-major
+        return (lambda: torch._scaled_mm(a8, b8, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16),
+                [a8, b8])
+    dtype = {"FP32": torch.float32, "TF32": torch.float32, "FP16": torch.float16, "BF16": torch.bfloat16}[label]
+    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
+    out = torch.empty(n, n, device=device, dtype=dtype)
+    return (lambda: torch.mm(a, b, out=out)), [a, b]
+
+
+def _skip_reason(torch: Any, label: str, device: str) -> str | None:
+    """Why ``label`` cannot be measured on ``device``, or None."""
+    if device == "cpu":
+        if label not in CPU_ORDER:
+            return f"{label} is not measured on the CPU (CPU variant: FP32 and BF16)"
+        try:
+            make_operands(label, 16, "cpu")[0]()
+        except RuntimeError as exc:
+            return f"this PyTorch build cannot multiply {label} matrices on the CPU: {exc}"
+        return None
+    if label == "FP8":
+        major, minor = torch.cuda.get_device_capability(device)
+        if (major, minor) < (8, 9):
+            return f"FP8 needs compute capability 8.9 or newer; {torch.cuda.get_device_name(device)} is {major}.{minor}"
+        if not (hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")):
+            return f"PyTorch {torch.__version__} has no torch._scaled_mm / float8_e4m3fn"
+    return None
+
+
+def _parse_device(text: str) -> tuple[str, int | None]:
+    text = text.strip().lower()
+    if text == "cpu":
+        return "cpu", None
+    if text == "cuda" or text.startswith("cuda:"):
+        try:
+            return "cuda", int(text.partition(":")[2] or 0)
+        except ValueError:
+            pass
+    raise ParamError(f"device: {text!r} is not 'cpu', 'cuda' or 'cuda:N'")
+
+
+def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
+    import torch
+
+    kind, index = _parse_device(params["device"])
+    device = "cpu"
+    if kind == "cuda":
+        cuda_device(index)
+        device = f"cuda:{index}"
+        torch.cuda.set_device(index)  # CUDA events are recorded on the current device's stream
+    order = CPU_ORDER if kind == "cpu" else GPU_ORDER
+    wanted = list(order) if params["precision"] == "all" else [LABELS[params["precision"]]]
+    sizes = sorted(set(params["sizes"])) or (CPU_SIZES if kind == "cpu" else GPU_SIZES)
+    warnings, skipped = [], {}
+    for label in list(wanted):
+        reason = _skip_reason(torch, label, device)
+        if reason:
+            skipped[label] = reason
+            wanted.remove(label)
+    if not wanted:
+        raise BenchmarkUnavailable("; ".join(skipped.values()))
+    warnings += [f"{label} skipped: {why}" for label, why in skipped.items()]
+    headline = "BF16" if kind == "cuda" and "BF16" in wanted and params["precision"] == "all" else wanted[0]
+
+    sync_timer = time_cpu if kind == "cpu" else time_cuda
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+             torch.get_float32_matmul_precision())
+    results: dict[str, dict[int, list[float]]] = {label: {} for label in wanted}
+    steps = Steps(reporter, len(wanted) * len(sizes))
+    try:
+        for label in wanted:
+            _set_fp32_mode(torch, label)
+            for n in sizes:
+                if label == "FP8" and n % 16:
+                    warnings.append(f"FP8 size {n} skipped: torch._scaled_mm needs multiples of 16")
+                    steps.advance()
+                    continue
+                try:
+                    fn, _inputs = make_operands(label, n, device)
+                    one_s = sync_timer(fn, repeats=1, warmup=3)[0]
+                    inner = inner_for(one_s, REPEAT_S[kind])
+                    seconds = sync_timer(fn, repeats=params["repeats"], inner=inner, warmup=0)
+                except torch.cuda.OutOfMemoryError:
+                    warnings.append(f"{label} size {n} skipped: out of GPU memory")
+                    steps.advance()
+                    continue
+                finally:
+                    fn = _inputs = None  # free before the next size allocates
+                    if kind == "cuda":
+                        torch.cuda.empty_cache()
+                results[label][n] = [2 * n**3 / s / 1e12 for s in seconds]
+                reporter.metric(label, median(results[label][n]), "TFLOP/s", size=n, precision=label)
+                steps.advance(f"{label} {n}³: {median(results[label][n]):.3g} TFLOP/s")
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[:2]
+        torch.set_float32_matmul_precision(saved[2])
+
+    figures, series = {}, []
+    for label, by_size in results.items():
+        if not by_size:
+            continue
+        best = max(by_size, key=lambda n: median(by_size[n]))
+        figures[label] = figure(by_size[best], "TFLOP/s", size=best)
+        measured = sorted(by_size)
+        series.append(Series(label, [float(n) for n in measured], [median(by_size[n]) for n in measured],
+                             "matrix size n (n×n×n)", "TFLOP/s", x_log=True,
+                             y_spread=[spread(by_size[n]) for n in measured]))
+    if headline not in figures:
+        raise BenchmarkUnavailable(f"no {headline} size could be measured: {'; '.join(warnings)}")
+    where = cuda_label(index) if kind == "cuda" else f"cpu ({torch.get_num_threads()} threads)"
+    method = (
+        f"Square matrix products C = A·B on {where}, n in {', '.join(map(str, sizes))}, precisions "
+        f"{', '.join(wanted)}; A and B from torch.randn. FP32 = TF32 off (torch.backends.cuda.matmul.allow_tf32 = "
+        "False, cudnn.allow_tf32 = False, float32 matmul precision 'highest'); TF32 = FP32 tensors with TF32 "
+        "allowed; FP16/BF16 = torch.mm on half/bfloat16 tensors"
+        + ("; FP8 = torch._scaled_mm on float8_e4m3fn with per-tensor scales, BF16 output, use_fast_accum off"
+           if "FP8" in wanted else "")
+        + f". Per size: 3 warm-up products, then {params['repeats']} repeats each timed "
+        + ("with perf_counter" if kind == "cpu" else "with CUDA events")
+        + f" over enough back-to-back products to last about {REPEAT_S[kind]:g} s. TFLOP/s = 2·n³ per product "
+        f"/ time / 1e12. Each precision's figure is its best size; headline: {headline}."
+    )
+    return Outcome(
+        figure_name=f"{headline} matmul (best size)",
+        unit="TFLOP/s",
+        samples=figures[headline]["samples"],
+        precision=headline,
+        method=method,
+        figures=figures,
+        series=series,
+        warnings=warnings,
+        details={"sizes": sizes, "best_size": {label: f["size"] for label, f in figures.items()},
+                 "skipped": skipped, "torch": torch.__version__,
+                 "cpu_capability": torch.backends.cpu.get_cpu_capability() if kind == "cpu" else None,
+                 "compute_capability": list(torch.cuda.get_device_capability(index)) if kind == "cuda" else None},
+        device=where,
+    )
+
+
+BENCHMARK = Benchmark(
+    id="gpu.matmul",
+    title="Matrix multiply throughput",
+    category="Compute",
+    description="Dense matmul TFLOP/s in FP32, TF32, FP16, BF16 and FP8 on a GPU (FP32 and BF16 on the CPU).",
+    params=(
+        Param("device", "str", "cuda:0", "Where to run: 'cuda:N' or 'cpu'."),
+        Param("precision", "choice", "all", "Precision to measure; all = every one the device has.",
+              choices=("all", "fp32", "tf32", "fp16", "bf16", "fp8")),
+        Param("sizes", "int_list", [], "Matrix sizes n; empty = 1024,2048,4096,8192,16384 on a GPU, "
+              "256,512,1024,2048 on the CPU.", minimum=16, maximum=65536),
+        Param("repeats", "int", 10, "Timed repeats per precision and size.", minimum=1, maximum=1000),
+    ),
+    run=run,
+    version="1",
+    needs=frozenset({"torch"}),
+    availability=torch_missing_reason,
+)

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Everything hwbench checks on a GPU box, through its own CLI, writing as it goes under $OUT.
+#   OUT=/tmp/out bash scripts/device_check.sh [steps...]     (steps: inventory monitor bench cancel overhead snake)
+set -u
+OUT=${OUT:-/tmp/hwbench-device}
+mkdir -p "$OUT"
+export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}. PYTHONUNBUFFERED=1
+export HWBENCH_DATA_DIR=/tmp/hwbench-data HWBENCH_RESULTS_DIR=/tmp/hwbench-results
+LOG="$OUT/log.txt"
+hw() { python3 -m hwbench_gui.cli "$@"; }
+say() { echo "=== $* ($(date +%T))" | tee -a "$LOG"; }
+steps=${*:-inventory monitor bench cancel overhead}
+
+for step in $steps; do
+case $step in
+inventory)
+  say inventory
+  nvidia-smi --query-gpu=name,memory.total,pcie.link.gen.max,pcie.link.width.max,clocks.max.sm,clocks.max.mem --format=csv >>"$LOG" 2>&1
+  hw inventory --json >"$OUT/inventory_h200.json" 2>>"$LOG"
+  hw inventory >>"$LOG" 2>&1 ;;
+monitor)
+  say "monitor while a bf16 matmul loop runs (5 s idle, 15 s load, 5 s idle)"
+  hw monitor --interval 0.5 --duration 26 --csv "$OUT/monitor_h200.csv" >/dev/null 2>>"$LOG" &
+  mon=$!
+  sleep 5; python3 scripts/gpu_load.py --seconds 15 >>"$LOG" 2>&1; wait $mon ;;
+bench)
+  for b in gpu.pcie gpu.d2d gpu.matmul host.membw cpu.decode disk.read; do
+    say "run $b"
+    hw run "$b" --quiet >>"$LOG" 2>&1; echo "exit $?" >>"$LOG"
+  done
+  hw run gpu.p2p >>"$LOG" 2>&1; echo "gpu.p2p exit $? (one GPU: expected to refuse with a reason)" >>"$LOG"
+  python3 - >>"$LOG" 2>&1 <<'PY'
+import json, glob
+for path in sorted(glob.glob("/tmp/hwbench-results/*.json")):
+    d = json.load(open(path))
+    f = d.get("figure") or {}
+    print(d["benchmark"]["id"], d["status"], d.get("precision"), f.get("name"), f.get("value"), f.get("unit"), d.get("reason") or "")
+    for name, fig in (d.get("figures") or {}).items():
+        print("   ", name, fig.get("value"), fig.get("unit"))
+    for w in d.get("warnings") or []:
+        print("    warning:", w)
+PY
+  tar -C /tmp -czf "$OUT/results.tar.gz" hwbench-results ;;
+cancel)
+  say "cancel a GPU run with SIGINT, then check the GPU memory is freed"
+  hw run gpu.matmul --param precision=bf16 --param sizes=16384 >>"$LOG" 2>&1 &
+  sleep 12; kill -INT $!; wait $!; echo "exit $? (130 = cancelled)" >>"$LOG"
+  sleep 1; nvidia-smi --query-gpu=memory.used --format=csv >>"$LOG"; nvidia-smi --query-compute-apps=pid,used_memory --format=csv >>"$LOG" ;;
+overhead)
+  say "sampler overhead"
+  python3 scripts/telemetry_overhead.py --seconds 20 >>"$LOG" 2>&1 ;;
+snake)
+  say "snake training speed on CUDA"
+  hw demo snake train --minutes 2 --device cuda --out /tmp/snake_cuda.pt >>"$LOG" 2>&1
+  hw demo snake eval /tmp/snake_cuda.pt --episodes 100 >>"$LOG" 2>&1 ;;
+esac
+done
+say done

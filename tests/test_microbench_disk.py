@@ -1,0 +1,90 @@
+"""disk.read on a temporary folder: real figures, its method named, and no file left behind."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from hwbench_gui.engine.bench import disk
+from hwbench_gui.engine.bench.api import BenchmarkUnavailable
+
+BENCHMARK = disk.BENCHMARK
+TINY = {"file_size_mib": 4, "random_reads": 200, "repeats": 2}
+
+
+class Recorder:
+    def __init__(self):
+        self.progress_calls, self.logs, self.metrics = [], [], []
+
+    def progress(self, fraction, message=""):
+        self.progress_calls.append((fraction, message))
+
+    def log(self, message):
+        self.logs.append(message)
+
+    def metric(self, name, value, unit, **extra):
+        self.metrics.append((name, value, unit, extra))
+
+
+def _run(folder, **overrides):
+    return BENCHMARK.run(BENCHMARK.resolve_params({**TINY, "folder": str(folder), **overrides}), Recorder())
+
+
+def test_reads_and_cleans_up(tmp_path):
+    rec = Recorder()
+    outcome = BENCHMARK.run(BENCHMARK.resolve_params({**TINY, "folder": str(tmp_path)}), rec)
+    assert os.listdir(tmp_path) == []
+    assert outcome.unit == "MB/s" and len(outcome.samples) == 2
+    assert all(s > 0 for s in outcome.samples)
+    iops = outcome.figures["random 4 KiB read IOPS"]
+    assert iops["value"] > 0 and len(iops["samples"]) == 2
+    assert outcome.figures["random 4 KiB read"]["unit"] == "MB/s"
+    bypass = outcome.details["cache_bypass"]
+    assert bypass in ("O_DIRECT", "fadvise(DONTNEED)", "none")
+    assert f"Page cache bypass: {bypass}" in outcome.method
+    assert outcome.details["file_size_bytes"] == 4 << 20
+    assert rec.progress_calls[-1][0] == 1.0
+    assert {m[0] for m in rec.metrics} == {"sequential read", "random 4 KiB read"}
+
+
+@pytest.mark.skipif(not hasattr(os, "posix_fadvise"), reason="needs posix_fadvise")
+def test_falls_back_to_fadvise_without_o_direct(tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "O_DIRECT", raising=False)
+    outcome = _run(tmp_path)
+    in_ram = outcome.details["filesystem"] in disk.RAM_FILESYSTEMS
+    assert outcome.details["cache_bypass"] == ("none" if in_ram else "fadvise(DONTNEED)")
+    assert os.listdir(tmp_path) == []
+
+
+def test_file_is_deleted_when_a_read_fails(tmp_path, monkeypatch):
+    def broken_read(fd, buf, offset):
+        raise OSError("simulated read error")
+
+    monkeypatch.setattr(disk, "_pread", broken_read)
+    with pytest.raises(OSError, match="simulated"):
+        _run(tmp_path)
+    assert os.listdir(tmp_path) == []
+
+
+def test_written_file_is_not_zeros(tmp_path):
+    path = tmp_path / "f.bin"
+    disk._write_random_file(str(path), 1 << 20)
+    data = path.read_bytes()
+    assert len(data) == 1 << 20
+    assert len(set(data[:4096])) > 200  # bytes spread over the whole range
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm")
+                    or disk._filesystem("/dev/shm")[1] not in disk.RAM_FILESYSTEMS, reason="no tmpfs at /dev/shm")
+def test_warns_on_memory_backed_folder():
+    before = set(os.listdir("/dev/shm"))
+    outcome = _run("/dev/shm", file_size_mib=2, random_reads=50, repeats=1)
+    assert outcome.details["cache_bypass"] == "none"
+    assert any("RAM speed" in w for w in outcome.warnings)
+    assert not [n for n in set(os.listdir("/dev/shm")) - before if n.startswith("hwbench-disk-")]
+
+
+def test_missing_folder_is_unavailable(tmp_path):
+    with pytest.raises(BenchmarkUnavailable, match="does not exist"):
+        _run(tmp_path / "nope")
