@@ -14,9 +14,9 @@ def main() -> int:
         from hwbench_gui.engine.bench import worker
 
         return worker.main(sys.argv[2:])
-    from hwbench_gui.engine.inventory.torch_probe import TORCH_PROBE_FLAG
-
-    if sys.argv[1:2] == [TORCH_PROBE_FLAG]:
+    # The literal of torch_probe.TORCH_PROBE_FLAG: importing that module here would load the
+    # inventory package (and numpy) before the window, costing start-up time.
+    if sys.argv[1:2] == ["--hwbench-torch-probe"]:
         from hwbench_gui.engine.inventory import torch_probe
 
         return torch_probe.main()

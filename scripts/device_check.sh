@@ -43,7 +43,7 @@ PY
   tar -C /tmp -czf "$OUT/results.tar.gz" hwbench-results ;;
 cancel)
   say "cancel a GPU run with SIGINT, then check the GPU memory is freed"
-  hw run gpu.matmul --param precision=bf16 --param sizes=16384 >>"$LOG" 2>&1 &
+  hw run gpu.matmul --param precision=bf16 --param sizes=16384 --param repeats=1000 --param mode=sustained >>"$LOG" 2>&1 &
   sleep 12; kill -INT $!; wait $!; echo "exit $? (130 = cancelled)" >>"$LOG"
   sleep 1; nvidia-smi --query-gpu=memory.used --format=csv >>"$LOG"; nvidia-smi --query-compute-apps=pid,used_memory --format=csv >>"$LOG" ;;
 overhead)

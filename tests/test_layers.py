@@ -69,3 +69,10 @@ def test_the_lazy_import_check_can_fail():
         print("seen")
     """)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_entry_flags_match_their_modules():
+    from hwbench_gui import __main__ as entry
+    from hwbench_gui.engine.inventory.torch_probe import TORCH_PROBE_FLAG
+
+    assert f'["{TORCH_PROBE_FLAG}"]' in Path(entry.__file__).read_text()
