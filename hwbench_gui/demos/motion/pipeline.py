@@ -1,0 +1,238 @@
+"""One frame of motion transfer: read → driver keypoints → map to the target → warp, with timings.
+
+:class:`MotionPipeline` is used from one thread (the GUI's worker or the CLI's main thread);
+``set_neutral``, ``set_roi`` and ``set_target`` may be called from any thread and take effect at the
+next ``step()``. :func:`run_to_files` is the headless loop behind ``hwbench demo motion``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import cv2
+import numpy as np
+
+from hwbench_gui.demos.motion.keypoints import DriverKeypoints, LKKeypointSource
+from hwbench_gui.demos.motion.mapping import MappedPose, MappingSettings, MotionMapper
+from hwbench_gui.demos.motion.sources import FrameSource
+from hwbench_gui.demos.motion.targets import Target
+from hwbench_gui.demos.motion.warp import ThinPlateWarp
+
+TRACE_SCHEMA_VERSION = 1
+STAGES = ("read", "keypoints", "map", "warp")
+
+
+@dataclass
+class FrameResult:
+    index: int
+    t_s: float  # the frame's time: position in a file, wall clock for a camera
+    driver: np.ndarray  # the driving frame, BGR
+    keypoints: DriverKeypoints | None
+    pose: MappedPose
+    output: np.ndarray  # the animated target, BGR
+    timing_ms: dict  # per stage (STAGES) and "total"
+    status: str
+
+
+class MotionPipeline:
+    """Drives ``target`` with ``source``. ``roi`` (x, y, w, h) tracks a region instead of a face.
+
+    ``keypoint_source`` is anything with ``update(gray, frame_bgr) -> DriverKeypoints | None``, ``reset_neutral()``
+    and ``status`` (default: :class:`LKKeypointSource`). The output's longer side is ``out_size_px``.
+    """
+
+    def __init__(self, source: FrameSource, target: Target, *, roi=None, out_size_px: int = 512,
+                 keypoint_source=None, settings: MappingSettings | None = None) -> None:
+        self.source = source
+        self.out_size_px = out_size_px
+        self.settings = settings or MappingSettings()
+        self.keypoint_source = keypoint_source or LKKeypointSource(roi=roi)
+        self._install_target(target)
+        self.index = 0
+        self._lock = threading.Lock()
+        self._pending: list[Callable[[], None]] = []
+        self._t0 = time.perf_counter()
+
+    def _install_target(self, target: Target) -> None:
+        self.target = target.resized(self.out_size_px)
+        w, h = self.target.size
+        self.mapper = MotionMapper(self.target, self.settings)
+        if getattr(self, "warp", None) is None or (self.warp.width, self.warp.height) != (w, h):
+            self.warp = ThinPlateWarp(w, h)
+
+    def _later(self, fn: Callable[[], None]) -> None:
+        with self._lock:
+            self._pending.append(fn)
+
+    def set_neutral(self) -> None:
+        """The next frame becomes the neutral pose (keypoints are found again)."""
+        self._later(lambda: (self.keypoint_source.reset_neutral(), self.mapper.reset()))
+
+    def set_roi(self, roi) -> None:
+        """Track ``roi`` (x, y, w, h in driver pixels) from the next frame; None: back to the face."""
+        def apply():
+            if hasattr(self.keypoint_source, "set_roi"):
+                self.keypoint_source.set_roi(roi)
+            self.mapper.reset()
+        self._later(apply)
+
+    def set_target(self, target: Target) -> None:
+        self._later(lambda: self._install_target(target))
+
+    def _frame_time(self) -> float:
+        if self.source.live:
+            return time.perf_counter() - self._t0
+        return self.index / (self.source.fps if self.source.fps > 0 else 30.0)
+
+    def step(self) -> FrameResult | None:
+        """Process the next frame; None when the source has ended."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+        for fn in pending:
+            fn()
+        t = [time.perf_counter()]
+        frame = self.source.read()
+        if frame is None:
+            return None
+        t.append(time.perf_counter())
+        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        kp = self.keypoint_source.update(gray, frame)
+        t.append(time.perf_counter())
+        t_s = self._frame_time()
+        pose = self.mapper.map(kp, t_s)
+        t.append(time.perf_counter())
+        output = self.warp(self.target.image, self.target.keypoints, pose.points)
+        t.append(time.perf_counter())
+        timing = {name: (t[i + 1] - t[i]) * 1e3 for i, name in enumerate(STAGES)}
+        timing["total"] = (t[-1] - t[0]) * 1e3
+        result = FrameResult(self.index, t_s, frame, kp, pose, output, timing, self.keypoint_source.status)
+        self.index += 1
+        return result
+
+    def close(self) -> None:
+        self.source.close()
+
+
+def draw_driver(result: FrameResult) -> np.ndarray:
+    """A copy of the driving frame with the tracked region and keypoints drawn on it."""
+    img = result.driver.copy()
+    kp = result.keypoints
+    if kp is not None:
+        cv2.polylines(img, [np.round(kp.box_corners).astype(np.int32)], True, (255, 200, 0), 2, cv2.LINE_AA)
+        for x, y in kp.points[kp.valid]:
+            cv2.circle(img, (int(round(x)), int(round(y))), 3, (0, 255, 0), -1, cv2.LINE_AA)
+    return img
+
+
+def draw_target_points(result: FrameResult) -> np.ndarray:
+    """A copy of the animated target with its keypoints drawn on it."""
+    img = result.output.copy()
+    for x, y in result.pose.points:
+        cv2.circle(img, (int(round(x)), int(round(y))), 3, (0, 0, 255), -1, cv2.LINE_AA)
+    return img
+
+
+class Mp4Recorder:
+    """Writes BGR frames of one size to an MP4 (MPEG-4 part 2, the codec opencv-python always has)."""
+
+    def __init__(self, path: str | os.PathLike, fps: float, size_wh: tuple[int, int]) -> None:
+        self.path = Path(path)
+        self.size_wh = size_wh
+        self.frames = 0
+        self._writer = cv2.VideoWriter(str(self.path), cv2.VideoWriter_fourcc(*"mp4v"), fps or 30.0, size_wh)
+        if not self._writer.isOpened():
+            raise OSError(f"cannot write video {self.path}: OpenCV could not open an MP4 writer there")
+
+    def write(self, frame: np.ndarray) -> None:
+        if (frame.shape[1], frame.shape[0]) != self.size_wh:
+            frame = cv2.resize(frame, self.size_wh)
+        self._writer.write(frame)
+        self.frames += 1
+
+    def close(self) -> None:
+        self._writer.release()
+
+
+def _pts(a: np.ndarray) -> list:
+    return np.round(np.asarray(a, dtype=np.float64), 2).tolist()
+
+
+def trace_record(result: FrameResult) -> dict:
+    """One frame of the trace: the driver's keypoints (and their neutral spots) and the target's."""
+    kp = result.keypoints
+    return {
+        "index": result.index,
+        "t_s": round(result.t_s, 4),
+        "status": result.status,
+        "driver": None if kp is None else _pts(kp.points[kp.valid]),
+        "driver_neutral": None if kp is None else _pts(kp.neutral[kp.valid]),
+        "driver_similarity": result.pose.driver,
+        "target": _pts(result.pose.points),
+        "timing_ms": {k: round(v, 3) for k, v in result.timing_ms.items()},
+    }
+
+
+def summarize_timing(records: list[dict], wall_s: float) -> dict:
+    """Mean and p95 per stage and the end-to-end frame rate (frames over wall time)."""
+    out: dict = {"frames": len(records), "wall_s": round(wall_s, 3),
+                 "fps": round(len(records) / wall_s, 2) if wall_s > 0 and records else None}
+    for name in (*STAGES, "total"):
+        v = np.array([r["timing_ms"][name] for r in records]) if records else np.zeros(0)
+        out[f"{name}_ms"] = ({"mean": round(float(v.mean()), 3), "p95": round(float(np.percentile(v, 95)), 3)}
+                             if v.size else None)
+    return out
+
+
+def run_to_files(pipeline: MotionPipeline, out_path=None, trace_path=None, *, max_frames: int | None = None,
+                 on_frame: Callable[[FrameResult], None] | None = None,
+                 should_stop: Callable[[], bool] = lambda: False) -> dict:
+    """Run until the source ends (or ``max_frames``); write the animated target and/or the trace.
+
+    Returns the trace document (also written to ``trace_path`` when given).
+    """
+    recorder = None
+    records: list[dict] = []
+    fps = pipeline.source.fps if pipeline.source.fps > 0 else 30.0
+    start = time.perf_counter()
+    try:
+        while (max_frames is None or len(records) < max_frames) and not should_stop():
+            result = pipeline.step()
+            if result is None:
+                break
+            if out_path is not None:
+                if recorder is None:
+                    h, w = result.output.shape[:2]
+                    recorder = Mp4Recorder(out_path, fps, (w, h))
+                recorder.write(result.output)
+            records.append(trace_record(result))
+            if on_frame is not None:
+                on_frame(result)
+    finally:
+        if recorder is not None:
+            recorder.close()
+    wall_s = time.perf_counter() - start
+    target = pipeline.target
+    doc = {
+        "schema_version": TRACE_SCHEMA_VERSION,
+        "source": pipeline.source.description,
+        "source_fps": pipeline.source.fps or None,
+        "keypoint_source": getattr(pipeline.keypoint_source, "name", type(pipeline.keypoint_source).__name__),
+        "roi": list(pipeline.keypoint_source.roi) if getattr(pipeline.keypoint_source, "roi", None) else None,
+        "target": {"name": target.name, "path": str(target.path) if target.path else None, "size": list(target.size),
+                   "face_box": [round(v, 2) for v in target.face_box], "labels": target.labels,
+                   "keypoints": _pts(target.keypoints), "keypoints_from": target.source},
+        "output": str(out_path) if out_path is not None else None,
+        "timing": summarize_timing(records, wall_s),
+        "frames": records,
+    }
+    if trace_path is not None:
+        tmp = Path(str(trace_path) + ".tmp")
+        tmp.write_text(json.dumps(doc), encoding="utf-8")
+        os.replace(tmp, trace_path)
+    return doc

@@ -1,0 +1,121 @@
+"""Generated driving video with known motion: for tests, the FPS benchmark and screenshots.
+
+A drawn, textured face patch on a plain background moves by exactly known amounts (translation,
+scale, roll about the patch centre) and can open its mouth. Nothing here pretends to be a camera: the
+file is labelled as generated wherever it is used.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Pose:
+    tx_px: float = 0.0
+    ty_px: float = 0.0
+    scale: float = 1.0
+    rotation_deg: float = 0.0
+    mouth_open: float = 0.0  # 0 closed … 1 wide open
+
+    def matrix(self, center) -> np.ndarray:
+        """2×3 similarity of this pose about ``center`` (OpenCV's angle sign: positive turns counter-clockwise
+        on screen; we negate so positive rotation_deg matches the similarity estimated in image axes)."""
+        m = cv2.getRotationMatrix2D((float(center[0]), float(center[1])), -self.rotation_deg, self.scale)
+        m[:, 2] += (self.tx_px, self.ty_px)
+        return m
+
+
+def phased_motion(hold: int = 10, ramp: int = 30, shift_px=(50.0, 25.0), scale: float = 1.25,
+                  rotation_deg: float = 15.0) -> list[Pose]:
+    """Still, then translate, hold, scale, hold, rotate, hold: each ramp linear, each hold ``hold`` frames."""
+    poses = [Pose()] * hold
+    start = Pose()
+    for end in (Pose(*shift_px), Pose(*shift_px, scale), Pose(*shift_px, scale, rotation_deg)):
+        for i in range(1, ramp + 1):
+            f = i / ramp
+            poses.append(Pose(*(a + (b - a) * f for a, b in zip(
+                (start.tx_px, start.ty_px, start.scale, start.rotation_deg),
+                (end.tx_px, end.ty_px, end.scale, end.rotation_deg)))))
+        poses += [end] * hold
+        start = end
+    return poses
+
+
+def talking_motion(n_frames: int, fps: float = 30.0) -> list[Pose]:
+    """A head that sways, nods, turns a little and talks: for demos and the benchmark."""
+    t = np.arange(n_frames) / fps
+    return [Pose(40 * np.sin(0.9 * s), 15 * np.sin(1.7 * s), 1 + 0.08 * np.sin(0.6 * s), 10 * np.sin(1.1 * s),
+                 max(0.0, np.sin(5.0 * s))) for s in t]
+
+
+def face_patch(size_px: int = 200, mouth_open: float = 0.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A textured cartoon face (BGR) and its mask; the texture gives Lucas–Kanade corners to hold on to."""
+    rng = np.random.default_rng(seed)
+    noise = cv2.GaussianBlur(rng.integers(0, 255, (size_px, size_px), dtype=np.uint8), (0, 0), 2.0)
+    img = np.dstack([noise // 2 + 90, noise // 2 + 110, noise // 2 + 140]).astype(np.uint8)
+    c, r = size_px // 2, size_px // 2 - 4
+    mask = np.zeros((size_px, size_px), np.uint8)
+    cv2.ellipse(mask, (c, c), (int(r * 0.82), r), 0, 0, 360, 255, -1)
+    s = size_px / 200
+    for ex in (c - int(38 * s), c + int(38 * s)):
+        cv2.circle(img, (ex, c - int(25 * s)), int(14 * s), (255, 255, 255), -1)
+        cv2.circle(img, (ex, c - int(25 * s)), int(7 * s), (40, 30, 20), -1)
+        cv2.line(img, (ex - int(16 * s), c - int(50 * s)), (ex + int(16 * s), c - int(50 * s)), (30, 30, 60), 3)
+    cv2.line(img, (c, c - int(10 * s)), (c - int(8 * s), c + int(18 * s)), (50, 60, 120), 3)
+    mouth_y = c + int(50 * s)
+    cv2.line(img, (c - int(34 * s), mouth_y), (c + int(34 * s), mouth_y), (40, 20, 120), max(2, int(4 * s)))
+    if mouth_open > 0:
+        # The jaw drops: skin below the mouth line slides down (texture and all, as on a real face), and
+        # the gap shows the mouth's inside.
+        drop = 24 * s * mouth_open
+        ys, xs = np.mgrid[0:size_px, 0:size_px].astype(np.float32)
+        shift = drop * np.clip((ys - mouth_y) / (6 * s), 0, 1) * np.clip(1 - np.abs(xs - c) / (70 * s), 0, 1) ** 0.5
+        src_y = (ys - shift).astype(np.float32)
+        img = cv2.remap(img, xs, src_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        mask = cv2.remap(mask, xs, src_y, cv2.INTER_LINEAR)
+        cv2.ellipse(img, (c, int(mouth_y + drop / 2)), (int(30 * s), max(1, int(drop / 2))), 0, 0, 360,
+                    (40, 20, 120), -1)
+    return img, mask
+
+
+def render(pose: Pose, frame_size=(640, 480), patch_px: int = 200, seed: int = 0) -> np.ndarray:
+    """One 8-bit BGR frame: the patch centred in the frame, moved by ``pose``, over a quiet background."""
+    w, h = frame_size
+    patch, mask = face_patch(patch_px, pose.mouth_open, seed)
+    layer = np.zeros((h, w, 3), np.uint8)
+    alpha = np.zeros((h, w), np.uint8)
+    x0, y0 = (w - patch_px) // 2, (h - patch_px) // 2
+    layer[y0:y0 + patch_px, x0:x0 + patch_px] = patch
+    alpha[y0:y0 + patch_px, x0:x0 + patch_px] = mask
+    m = pose.matrix((w / 2, h / 2))
+    layer = cv2.warpAffine(layer, m, (w, h), flags=cv2.INTER_LINEAR)
+    alpha = cv2.warpAffine(alpha, m, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255
+    background = np.empty((h, w, 3), np.uint8)
+    background[:] = np.linspace(70, 110, w, dtype=np.uint8)[None, :, None]
+    return (layer * alpha + background * (1 - alpha)).astype(np.uint8)
+
+
+def patch_roi(frame_size=(640, 480), patch_px: int = 200) -> tuple[int, int, int, int]:
+    """The ROI (x, y, w, h) that covers the face patch at the neutral pose."""
+    w, h = frame_size
+    inset = patch_px // 8
+    return (w - patch_px) // 2 + inset, (h - patch_px) // 2 + inset, patch_px - 2 * inset, patch_px - 2 * inset
+
+
+def write_video(path: str | os.PathLike, poses: list[Pose], frame_size=(640, 480), fps: float = 30.0,
+                patch_px: int = 200) -> str:
+    """Render ``poses`` into an MP4 at ``path``; returns the path."""
+    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, frame_size)
+    if not writer.isOpened():
+        raise OSError(f"cannot write video {path}")
+    try:
+        for pose in poses:
+            writer.write(render(pose, frame_size, patch_px))
+    finally:
+        writer.release()
+    return str(path)

@@ -1,0 +1,82 @@
+"""Thin-plate-spline warp of the target image, evaluated on a coarse grid, applied with ``cv2.remap``.
+
+The spline maps each output pixel back to where it comes from in the target (so ``remap`` can pull
+pixels). It is fitted on the moved keypoints plus anchors along the image border that do not move,
+evaluated on a grid every ``grid_step_px`` pixels, upsampled bilinearly to a full map, and the outermost
+rows and columns of the map are set to identity: the image border stays exactly where it is.
+Measured on 2 cores for 512² and ~70 points: grid 64² + remap ≈ 8.5 ms, versus ≈ 13 ms for OpenCV
+per-triangle affine warps and 200+ ms for scikit-image's PiecewiseAffineTransform. The default grid
+here is every 16 px (32² for 512²): the spline is smooth at that scale and the map costs a third.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+
+def _rbf_interpolator():
+    try:
+        from scipy.interpolate import RBFInterpolator
+    except ImportError as exc:  # scipy is the "demos" extra
+        raise RuntimeError("the motion-transfer warp needs scipy: pip install 'hwbench-gui[demos]' "
+                           f"({type(exc).__name__}: {exc})") from exc
+    return RBFInterpolator
+
+
+def border_anchors(width: int, height: int, per_side: int = 8) -> np.ndarray:
+    """Points evenly spaced along the image border, corners included, (4·per_side, 2)."""
+    t = np.linspace(0.0, 1.0, per_side, endpoint=False)
+    w, h = width - 1, height - 1
+    top = np.stack([t * w, np.zeros_like(t)], 1)
+    right = np.stack([np.full_like(t, w), t * h], 1)
+    bottom = np.stack([w - t * w, np.full_like(t, h)], 1)
+    left = np.stack([np.zeros_like(t), h - t * h], 1)
+    return np.concatenate([top, right, bottom, left])
+
+
+class ThinPlateWarp:
+    """Warps images of one size so that ``src`` keypoints land on ``dst``; the border stays put."""
+
+    def __init__(self, width: int, height: int, grid_step_px: int = 16, anchors_per_side: int = 8,
+                 smoothing: float = 1e-3) -> None:
+        self._rbf = _rbf_interpolator()
+        self.width, self.height = width, height
+        self.smoothing = smoothing
+        gw, gh = max(2, math.ceil(width / grid_step_px)), max(2, math.ceil(height / grid_step_px))
+        # Sample where cv2.resize(INTER_LINEAR) puts source pixel centres, so its upsampling is exact.
+        xs = (np.arange(gw) + 0.5) * width / gw - 0.5
+        ys = (np.arange(gh) + 0.5) * height / gh - 0.5
+        gx, gy = np.meshgrid(xs, ys)
+        self._grid = np.stack([gx.ravel(), gy.ravel()], 1)
+        self._grid_shape = (gh, gw)
+        self._anchors = border_anchors(width, height, anchors_per_side)
+        bx, by = np.meshgrid(np.arange(width, dtype=np.float32), np.arange(height, dtype=np.float32))
+        self._base_x, self._base_y = bx, by
+
+    def maps(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``map_x, map_y`` (float32, H×W) for ``cv2.remap``: output pixel → where to read in the target."""
+        src = np.asarray(src, dtype=np.float64).reshape(-1, 2)
+        dst = np.asarray(dst, dtype=np.float64).reshape(-1, 2)
+        if len(src) == 0 or np.abs(src - dst).max() < 1e-3:
+            return self._base_x, self._base_y
+        nodes = np.concatenate([dst, self._anchors])
+        values = np.concatenate([src - dst, np.zeros_like(self._anchors)])
+        try:
+            spline = self._rbf(nodes, values, kernel="thin_plate_spline", smoothing=self.smoothing)
+            disp = spline(self._grid).astype(np.float32).reshape(*self._grid_shape, 2)
+        except np.linalg.LinAlgError:  # coincident moved points: show the target unmoved for this frame
+            return self._base_x, self._base_y
+        full = cv2.resize(disp, (self.width, self.height), interpolation=cv2.INTER_LINEAR)
+        full[0, :] = full[-1, :] = 0.0
+        full[:, 0] = full[:, -1] = 0.0
+        return self._base_x + full[..., 0], self._base_y + full[..., 1]
+
+    def __call__(self, image: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+        """``image`` (H×W×C, the size given at construction) bent so ``src`` points move to ``dst``."""
+        map_x, map_y = self.maps(src, dst)
+        if map_x is self._base_x:
+            return image.copy()
+        return cv2.remap(image, map_x, map_y, interpolation=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)

@@ -1,0 +1,77 @@
+"""Demos tab → Motion transfer page, offscreen, on a generated video."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+
+from hwbench_gui.demos.motion import synthetic as syn
+from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.demos_tab import DemosTab
+
+
+@pytest.fixture
+def page(qtbot, qsettings, tmp_path):
+    tab = DemosTab(AppContext(settings=qsettings, results_dir=Path(tmp_path)))
+    qtbot.addWidget(tab)
+    tab.resize(1100, 600)
+    tab.show()
+    yield tab.pages["Motion transfer"]
+    tab.shutdown()
+
+
+@pytest.fixture(scope="module")
+def video(tmp_path_factory):
+    return syn.write_video(tmp_path_factory.mktemp("motion-page") / "drive.mp4", syn.talking_motion(60))
+
+
+def test_runs_on_a_video_records_and_stops(page, qtbot, video, tmp_path):
+    assert page.target is not None and page.target_view.image is not None  # a shipped target is preselected
+    page.start(video)
+    qtbot.waitUntil(lambda: page.frames_shown >= 5, timeout=20_000)
+    assert re.match(r"\d+ FPS · processing \d+ FPS", page.fps_label.text()), page.fps_label.text()
+    assert "tracking" in page.status.text()
+    assert page.driver_view.image.size().toTuple() == (640, 480)
+    assert page.target_view.image.size().toTuple() == (512, 512)
+    page.set_neutral()
+    out = tmp_path / "rec.mp4"
+    page.start_recording(out)
+    shown = page.frames_shown
+    qtbot.waitUntil(lambda: page.frames_shown >= shown + 5, timeout=20_000)
+    page.stop_recording()
+    qtbot.waitUntil(lambda: "Recorded" in page.status.text(), timeout=10_000)
+    cap = cv2.VideoCapture(str(out))
+    assert cap.read()[0] and int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) >= 3
+    cap.release()
+    worker = page.worker
+    page.grab()  # paints
+    page.shutdown()
+    assert page.worker is None and worker.isFinished()
+    assert page.start_button.isEnabled()
+
+
+def test_missing_camera_shows_the_message_and_the_page_lives(page, qtbot):
+    page.start(99)
+    qtbot.waitUntil(lambda: "tried indices" in page.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: page.worker is None, timeout=10_000)
+    assert "no camera at index 99" in page.status.text() and page.start_button.isEnabled()
+
+
+def test_image_without_keypoints_takes_clicks(page, qtbot, tmp_path):
+    image = np.full((240, 320, 3), 180, np.uint8)
+    path = tmp_path / "blob.png"
+    cv2.imwrite(str(path), image)
+    assert not page.set_target_path(path)
+    assert "has no keypoints" in page.status.text() and page.target_view.mode == "click"
+    view = page.target_view
+    for x, y in ((100, 100), (200, 100), (150, 180)):
+        qtbot.mouseClick(view, Qt.LeftButton, pos=view._to_widget(x, y).toPoint())
+    assert np.allclose(view.points, [(100, 100), (200, 100), (150, 180)], atol=2)
+    page.use_clicked_keypoints()
+    assert page.target is not None and page.target.name == "blob" and len(page.target.keypoints) == 3
+    assert (tmp_path / "blob.keypoints.json").is_file()
