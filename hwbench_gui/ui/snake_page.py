@@ -1,0 +1,493 @@
+"""Demos → Snake: train a DQN snake live, watch a trained one, or play yourself.
+
+Training runs :func:`hwbench_gui.demos.snake.train.train` on a ``threading.Thread``; its plain
+callbacks go through :class:`_TrainBridge`, whose signals reach the GUI thread queued. The page
+imports no torch until the user trains, loads, saves or watches a model.
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hwbench_gui.demos.snake.game import DOWN, LEFT, RIGHT, UP, SnakeBoards
+from hwbench_gui.ui.context import AppContext
+
+_KEYS = {Qt.Key_Up: UP, Qt.Key_Right: RIGHT, Qt.Key_Down: DOWN, Qt.Key_Left: LEFT,
+         Qt.Key_W: UP, Qt.Key_D: RIGHT, Qt.Key_S: DOWN, Qt.Key_A: LEFT}
+_MEAN_WINDOW = 100
+
+
+class BoardView(QWidget):
+    """Draws one board snapshot (see ``train.board_snapshot``) with QPainter."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.snapshot: dict | None = None
+        self.caption = ""
+        self.setMinimumSize(240, 240)
+        self.setFocusPolicy(Qt.StrongFocus)
+
+    def show_snapshot(self, snapshot: dict | None, caption: str = "") -> None:
+        self.snapshot, self.caption = snapshot, caption
+        self.update()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt name)
+        p = QPainter(self)
+        p.fillRect(self.rect(), QColor("#111827"))
+        snap = self.snapshot
+        if snap is None:
+            p.setPen(QColor("#9ca3af"))
+            p.drawText(self.rect(), Qt.AlignCenter, self.caption or "Train, Watch agent or Play yourself")
+            return
+        h, w = snap["height"], snap["width"]
+        header = 24  # the caption line sits above the board, never over the snake
+        cell = min(self.width() / w, (self.height() - header) / h)
+        x0, y0 = (self.width() - cell * w) / 2, header + (self.height() - header - cell * h) / 2
+        p.fillRect(QRectF(x0, y0, cell * w, cell * h), QColor("#1f2937"))
+        body = snap["body"]
+        length = max(int(body.max()), 1)
+        pad = max(cell * 0.06, 0.5)
+        p.setPen(Qt.NoPen)
+        for r, c in zip(*np.nonzero(body)):
+            # Older segments fade: the tail, which frees first, is the darkest.
+            t = body[r, c] / length
+            p.setBrush(QColor.fromHsvF(0.36, 0.75, 0.35 + 0.55 * t))
+            p.drawRoundedRect(QRectF(x0 + c * cell + pad, y0 + r * cell + pad, cell - 2 * pad, cell - 2 * pad),
+                              cell * 0.2, cell * 0.2)
+        hr, hc = snap["head"]
+        if body[hr, hc]:
+            p.setBrush(QColor("#bef264"))
+            p.drawRoundedRect(QRectF(x0 + hc * cell + pad, y0 + hr * cell + pad, cell - 2 * pad, cell - 2 * pad),
+                              cell * 0.3, cell * 0.3)
+        fr, fc = snap["food"]
+        if fr >= 0:
+            p.setBrush(QColor("#ef4444"))
+            p.drawEllipse(QRectF(x0 + fc * cell + cell * 0.2, y0 + fr * cell + cell * 0.2, cell * 0.6, cell * 0.6))
+        p.setPen(QColor("#f9fafb"))
+        font = QFont(self.font())
+        font.setPointSizeF(max(9.0, font.pointSizeF()))
+        p.setFont(font)
+        text = f"score {snap['score']}   moves {snap['steps']}"
+        if self.caption:
+            text = f"{self.caption}   {text}"
+        p.drawText(QRectF(x0, y0 - header, cell * w, header), Qt.AlignLeft | Qt.AlignVCenter, text)
+        if snap.get("finished"):
+            p.drawText(QRectF(x0, y0, cell * w, cell * h), Qt.AlignCenter, f"game over — score {snap['score']}")
+
+
+class _TrainBridge(QObject):
+    """Turns the trainer's plain callbacks (worker thread) into signals queued to the GUI thread."""
+
+    progress = Signal(object)
+    episodes = Signal(object)
+    frame = Signal(object)
+    finished = Signal(object)  # TrainResult
+    failed = Signal(str)
+
+
+class SnakePage(QWidget):
+    def __init__(self, context: AppContext | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.agent = None  # DQNAgent once trained or loaded
+        self.agent_board: tuple[int, int] | None = None
+        self.agent_info: dict = {}
+        self.mode = "idle"  # idle | train | watch | play
+        self.game: SnakeBoards | None = None
+        self._pending_direction: int | None = None
+        self._finished_ticks = 0
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._pause = threading.Event()
+        self._scores: list[int] = []
+        self._loss: tuple[list[float], list[float]] = ([], [])
+        self._epsilon: tuple[list[float], list[float]] = ([], [])
+        self._dirty = False
+        self._bridge = _TrainBridge(self)
+        self._bridge.progress.connect(self._on_progress)
+        self._bridge.episodes.connect(self._on_episodes)
+        self._bridge.frame.connect(self._on_frame)
+        self._bridge.finished.connect(self._on_finished)
+        self._bridge.failed.connect(self._on_failed)
+
+        self.board = BoardView()
+        self.board.installEventFilter(self)
+        self.speed = QSlider(Qt.Horizontal)
+        self.speed.setRange(1, 60)
+        self.speed.setValue(12)
+        self.speed_label = QLabel()
+        self.speed.valueChanged.connect(self._on_speed)
+        self.watch_button = QPushButton("Watch agent")
+        self.play_button = QPushButton("Play yourself")
+        self.end_button = QPushButton("Stop game")
+        self.watch_button.clicked.connect(self.watch_agent)
+        self.play_button.clicked.connect(self.play_yourself)
+        self.end_button.clicked.connect(self.end_game)
+
+        self.board_size = QSpinBox()
+        self.board_size.setRange(6, 20)
+        self.board_size.setValue(12)
+        self.minutes = QDoubleSpinBox()
+        self.minutes.setRange(0.1, 240.0)
+        self.minutes.setValue(5.0)
+        self.minutes.setSuffix(" min")
+        self.device = QComboBox()
+        self.device.addItems(["cpu", "cuda"])
+        self.train_button = QPushButton("Train")
+        self.pause_button = QPushButton("Pause")
+        self.stop_button = QPushButton("Stop")
+        self.load_button = QPushButton("Load…")
+        self.save_button = QPushButton("Save…")
+        self.train_button.clicked.connect(self.start_training)
+        self.pause_button.clicked.connect(self.toggle_pause)
+        self.stop_button.clicked.connect(self.stop_training)
+        self.load_button.clicked.connect(self._ask_load)
+        self.save_button.clicked.connect(self._ask_save)
+        self.status = QLabel("No model loaded: Watch agent plays the shipped one.")
+        self.status.setWordWrap(True)
+
+        self._timer = QTimer(self)
+        self._timer.timeout.connect(self.tick)
+        self._plot_timer = QTimer(self)
+        self._plot_timer.setInterval(100)
+        self._plot_timer.timeout.connect(self._redraw_plots)
+
+        left = QVBoxLayout()
+        left.addWidget(self.board, 1)
+        speed_row = QHBoxLayout()
+        speed_row.addWidget(QLabel("Speed"))
+        speed_row.addWidget(self.speed, 1)
+        speed_row.addWidget(self.speed_label)
+        left.addLayout(speed_row)
+        game_row = QHBoxLayout()
+        for b in (self.watch_button, self.play_button, self.end_button):
+            game_row.addWidget(b)
+        left.addLayout(game_row)
+        left_w = QWidget()
+        left_w.setLayout(left)
+
+        train_box = QGroupBox("Training")
+        form = QFormLayout(train_box)
+        form.addRow("Board side", self.board_size)
+        form.addRow("Budget", self.minutes)
+        form.addRow("Device", self.device)
+        buttons = QHBoxLayout()
+        for b in (self.train_button, self.pause_button, self.stop_button, self.load_button, self.save_button):
+            buttons.addWidget(b)
+        form.addRow(buttons)
+        form.addRow(self.status)
+
+        self.score_plot = pg.PlotWidget(title="Score per episode")
+        self.score_plot.setLabel("bottom", "episode")
+        self.score_curve = self.score_plot.plot(pen=pg.mkPen("#60a5fa", width=1))
+        self.mean_curve = self.score_plot.plot(pen=pg.mkPen("#f59e0b", width=2), name=f"mean of {_MEAN_WINDOW}")
+        self.loss_plot = pg.PlotWidget(title="Loss (Huber)")
+        self.loss_curve = self.loss_plot.plot(pen=pg.mkPen("#f87171", width=1))
+        self.eps_plot = pg.PlotWidget(title="Epsilon")
+        self.eps_curve = self.eps_plot.plot(pen=pg.mkPen("#a78bfa", width=1))
+        for plot in (self.loss_plot, self.eps_plot):
+            plot.setLabel("bottom", "training time", units="s")
+        for plot in (self.score_plot, self.loss_plot, self.eps_plot):
+            plot.setDownsampling(mode="peak")
+            plot.setClipToView(True)
+            plot.showGrid(x=True, y=True, alpha=0.2)
+
+        right = QVBoxLayout()
+        right.addWidget(train_box)
+        right.addWidget(self.score_plot, 2)
+        right.addWidget(self.loss_plot, 1)
+        right.addWidget(self.eps_plot, 1)
+        right_w = QWidget()
+        right_w.setLayout(right)
+        splitter = QSplitter(Qt.Horizontal)
+        splitter.addWidget(left_w)
+        splitter.addWidget(right_w)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([520, 680])
+        layout = QVBoxLayout(self)
+        layout.addWidget(splitter)
+        self._on_speed(self.speed.value())
+        self._update_buttons()
+
+    # -- model -----------------------------------------------------------------------------------
+    def load_model(self, path: str | Path) -> bool:
+        """Load a checkpoint as the current agent; shows the reason and returns False on failure."""
+        from hwbench_gui.demos.snake.checkpoint import CheckpointError, load_checkpoint
+
+        try:
+            loaded = load_checkpoint(path)
+        except (CheckpointError, RuntimeError) as exc:
+            QMessageBox.warning(self, "Load model", str(exc))
+            return False
+        self.agent, self.agent_board = loaded.agent, (loaded.height, loaded.width)
+        self.agent_info = {"train_config": loaded.train_config, "stats": loaded.stats}
+        self.status.setText(f"Loaded {Path(path).name}: {loaded.height}×{loaded.width} board, "
+                            f"{self._describe_stats(loaded.stats)}")
+        self._update_buttons()
+        return True
+
+    @staticmethod
+    def _describe_stats(stats: dict) -> str:
+        parts = []
+        if stats.get("elapsed_s") is not None:
+            parts.append(f"trained {stats['elapsed_s'] / 60:.1f} min on {stats.get('device', '?')}")
+        if stats.get("mean_score_last_100") is not None:
+            parts.append(f"training mean score {stats['mean_score_last_100']:.1f}")
+        return ", ".join(parts) or "no training statistics"
+
+    def _ask_load(self) -> None:
+        from hwbench_gui.demos.snake.checkpoint import shipped_checkpoint
+
+        path, _ = QFileDialog.getOpenFileName(self, "Load snake model", str(shipped_checkpoint().parent),
+                                              "Snake checkpoints (*.pt);;All files (*)")
+        if path:
+            self.end_game()
+            self.load_model(path)
+
+    def save_model(self, path: str | Path) -> None:
+        from hwbench_gui.demos.snake.checkpoint import save_checkpoint
+
+        h, w = self.agent_board
+        save_checkpoint(path, self.agent, height=h, width=w, train_config=self.agent_info.get("train_config"),
+                        stats=self.agent_info.get("stats"))
+
+    def _ask_save(self) -> None:
+        if self.agent is None:
+            return
+        path, _ = QFileDialog.getSaveFileName(self, "Save snake model", "snake.pt", "Snake checkpoints (*.pt)")
+        if path:
+            try:
+                self.save_model(path)
+            except OSError as exc:
+                QMessageBox.warning(self, "Save model", f"{path}: {exc.strerror or exc}")
+                return
+            self.status.setText(f"Saved {path}")
+
+    # -- games -----------------------------------------------------------------------------------
+    def watch_agent(self) -> None:
+        """Animate greedy play of the current agent (the shipped one if none is loaded)."""
+        if self.mode == "train":
+            return
+        if self.agent is None:
+            from hwbench_gui.demos.snake.checkpoint import shipped_checkpoint
+
+            if not self.load_model(shipped_checkpoint()):
+                return
+        self._new_game("watch", *self.agent_board)
+
+    def play_yourself(self) -> None:
+        if self.mode == "train":
+            return
+        side = self.board_size.value()
+        self._new_game("play", side, side)
+        self.board.setFocus()
+
+    def _new_game(self, mode: str, height: int, width: int) -> None:
+        self.mode = mode
+        self.game = SnakeBoards(1, height, width, seed=None, auto_reset=False,
+                                starve_steps=None if mode == "watch" else 0)
+        self._pending_direction = None
+        self._show_game()
+        self._timer.start()
+        self._update_buttons()
+
+    def end_game(self) -> None:
+        if self.mode in ("watch", "play"):
+            self._timer.stop()
+            self.mode = "idle"
+            self._update_buttons()
+
+    def tick(self) -> None:
+        """One move of the game being watched or played (the timer calls it at the chosen speed)."""
+        game = self.game
+        if self.mode not in ("watch", "play") or game is None:
+            return
+        if game.finished[0]:
+            if self.mode == "watch":  # a finished game stays on screen for a moment, then a new one starts
+                self._finished_ticks += 1
+                if self._finished_ticks > max(self.speed.value(), 3):
+                    self._finished_ticks = 0
+                    self._new_game("watch", game.height, game.width)
+            return
+        if self.mode == "watch":
+            from hwbench_gui.demos.snake.train import play_greedy
+
+            direction = play_greedy(self.agent, game)
+        else:
+            direction = game.direction[0] if self._pending_direction is None else self._pending_direction
+            self._pending_direction = None
+        game.step(direction)
+        self._show_game()
+
+    def _show_game(self) -> None:
+        from hwbench_gui.demos.snake.train import board_snapshot
+
+        caption = "agent (greedy)" if self.mode == "watch" else "you: arrow keys"
+        self.board.show_snapshot(board_snapshot(self.game, 0), caption)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt name)
+        """Arrow keys (or WASD) on the board steer the snake in play mode."""
+        if watched is self.board and event.type() == QEvent.KeyPress and self.mode == "play":
+            direction = _KEYS.get(event.key())
+            if direction is not None:
+                self._pending_direction = direction
+                return True
+        return super().eventFilter(watched, event)
+
+    def _on_speed(self, moves_per_s: int) -> None:
+        self.speed_label.setText(f"{moves_per_s} moves/s")
+        self._timer.setInterval(int(1000 / moves_per_s))
+
+    # -- training --------------------------------------------------------------------------------
+    def start_training(self) -> None:
+        if self._thread is not None:
+            return
+        self.end_game()
+        from hwbench_gui.demos.snake.train import TrainCallbacks, TrainConfig
+
+        side = self.board_size.value()
+        config = TrainConfig(height=side, width=side, minutes=self.minutes.value(),
+                             device=self.device.currentText(), seed=None)
+        callbacks = TrainCallbacks(progress=self._bridge.progress.emit, episodes=self._bridge.episodes.emit,
+                                   frame=self._bridge.frame.emit, progress_interval_s=0.5, frame_interval_s=0.05)
+        self._stop.clear()
+        self._pause.clear()
+        self._scores.clear()
+        for series in (*self._loss, *self._epsilon):
+            series.clear()
+        self.mode = "train"
+        self.status.setText("Starting training (loading torch)…")
+        self._thread = threading.Thread(target=self._train_worker, args=(config, callbacks), name="snake-train",
+                                        daemon=True)
+        self._thread.start()
+        self._plot_timer.start()
+        self._update_buttons()
+
+    def _train_worker(self, config, callbacks) -> None:  # runs on the worker thread: no widgets here
+        from hwbench_gui.demos.snake.train import train
+
+        try:
+            result = train(config, callbacks, stop=self._stop, pause=self._pause)
+        except Exception as exc:
+            self._bridge.failed.emit(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
+            return
+        self._bridge.finished.emit(result)
+
+    def toggle_pause(self) -> None:
+        if self._thread is None:
+            return
+        if self._pause.is_set():
+            self._pause.clear()
+        else:
+            self._pause.set()
+        self._update_buttons()
+
+    def stop_training(self) -> None:
+        self._stop.set()
+        self._pause.clear()
+
+    def _on_progress(self, p: dict) -> None:
+        self._loss[0].append(p["elapsed_s"])
+        self._loss[1].append(np.nan if p["loss"] is None else p["loss"])
+        self._epsilon[0].append(p["elapsed_s"])
+        self._epsilon[1].append(p["epsilon"])
+        mean = "–" if p["mean_score"] is None else f"{p['mean_score']:.1f}"
+        rate = "–" if p["steps_per_s"] is None else f"{p['steps_per_s']:.0f}"
+        state = "paused" if p["paused"] else "training"
+        self.status.setText(f"{state}: {p['elapsed_s']:.0f} s, {p['episodes']} episodes, mean score (last 100) "
+                            f"{mean}, best {p['best_score']}, epsilon {p['epsilon']:.3f}, {rate} moves/s")
+        self._dirty = True
+
+    def _on_episodes(self, finished: list) -> None:
+        self._scores.extend(score for _, score, _ in finished)
+        self._dirty = True
+
+    def _on_frame(self, snapshot: dict) -> None:
+        if self.mode == "train":
+            self.board.show_snapshot(snapshot, "training board 1 (exploring)")
+
+    def _on_finished(self, result) -> None:
+        h, w = result.config.height, result.config.width
+        self.agent, self.agent_board = result.agent, (h, w)
+        self.agent_info = {"train_config": result.config.to_dict(), "stats": result.stats}
+        self._join_worker()
+        mean = result.stats.get("mean_score_last_100")
+        self.status.setText(f"Training {'stopped' if result.stats.get('stopped_early') else 'done'}: "
+                            f"{result.stats['episodes']} episodes in {result.stats['elapsed_s']:.0f} s, mean score "
+                            f"(last 100) {'–' if mean is None else f'{mean:.1f}'}. Watch agent plays it; Save… keeps it.")
+        self._redraw_plots()
+
+    def _on_failed(self, message: str) -> None:
+        self._join_worker()
+        self.status.setText(f"Training failed: {message.splitlines()[0]}")
+        QMessageBox.warning(self, "Training failed", message)
+
+    def _join_worker(self) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._thread = None
+        self._plot_timer.stop()
+        self.mode = "idle"
+        self._update_buttons()
+
+    def _redraw_plots(self) -> None:
+        if not self._dirty:
+            return
+        self._dirty = False
+        scores = np.asarray(self._scores, dtype=float)
+        if scores.size:
+            x = np.arange(1, scores.size + 1, dtype=float)
+            self.score_curve.setData(x, scores, skipFiniteCheck=True)
+            csum = np.cumsum(np.insert(scores, 0, 0.0))
+            window = np.minimum(np.arange(1, scores.size + 1), _MEAN_WINDOW)
+            mean = (csum[1:] - csum[np.arange(1, scores.size + 1) - window]) / window
+            self.mean_curve.setData(x, mean, skipFiniteCheck=True)
+        if self._loss[0]:
+            self.loss_curve.setData(np.asarray(self._loss[0]), np.asarray(self._loss[1]), connect="finite")
+            self.eps_curve.setData(np.asarray(self._epsilon[0]), np.asarray(self._epsilon[1]))
+
+    def _update_buttons(self) -> None:
+        training = self._thread is not None
+        self.train_button.setEnabled(not training)
+        self.pause_button.setEnabled(training)
+        self.pause_button.setText("Resume" if self._pause.is_set() else "Pause")
+        self.stop_button.setEnabled(training)
+        for w in (self.board_size, self.minutes, self.device, self.load_button, self.watch_button,
+                  self.play_button):
+            w.setEnabled(not training)
+        self.save_button.setEnabled(self.agent is not None and not training)
+        self.end_button.setEnabled(self.mode in ("watch", "play"))
+
+    def shutdown(self) -> None:
+        """Stop the game timer and the training thread (waits up to 10 s for it to see the flag)."""
+        self._timer.stop()
+        self._plot_timer.stop()
+        self._stop.set()
+        self._pause.clear()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
