@@ -13,7 +13,7 @@ import sys
 from hwbench_gui import __version__
 
 #: Subcommand modules, in the order ``hwbench --help`` lists them.
-COMMANDS = ("inventory", "monitor", "bench")
+COMMANDS = ("inventory", "monitor", "bench", "demo", "report")
 
 WORKER_FLAG = "--hwbench-worker"
 

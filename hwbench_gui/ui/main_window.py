@@ -44,6 +44,7 @@ TABS = (
     TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks_tab", "BenchmarksTab"),
     TabSpec("Monitor", "hwbench_gui.ui.monitor_tab", "MonitorTab"),
     TabSpec("Demos", "hwbench_gui.ui.demos_tab", "DemosTab"),
+    TabSpec("Reports", "hwbench_gui.ui.reports_tab", "ReportsTab"),
 )
 
 

@@ -1,0 +1,406 @@
+"""Static charts of result documents (matplotlib, no pyplot, no GUI backend).
+
+:func:`build_charts` returns only the charts the documents hold data for:
+
+- ``relative``: every headline figure relative to the baseline side (needs a comparison of ≥ 2 sides)
+- ``throughput``: model throughput per model and framework, grouped bars (the seed's first chart)
+- ``scaling``: 1 vs N GPU throughput of the same model configuration, with the ideal line
+- ``gpu_util`` / ``vram`` / ``cpu_util``: the seed's telemetry per model and phase (train/infer)
+- ``mixed_precision``: speed-up of each lower precision over FP32, from model runs that differ
+  only in precision and from benchmarks that report one figure per precision (gpu.matmul)
+- ``series:<benchmark id>``: the sweeps a benchmark stores in ``series`` (bandwidth vs size, ...)
+- ``perf_per_watt``: headline figure per watt of mean GPU power, where power was sampled
+
+Model benchmarks are the documents whose benchmark id starts with ``model.``; they are read through
+their ``framework``, ``mode``, ``gpus`` and ``batch`` parameters.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+# Figure objects without pyplot: no GUI backend is chosen or needed, and nothing global changes.
+from matplotlib.figure import Figure
+
+from hwbench_gui.engine.reports import library
+from hwbench_gui.engine.reports.compare import Comparison, Side
+
+PRECISION_ORDER = ("FP32", "TF32", "FP16", "FP16-AMP", "BF16", "BF16-AMP", "FP8")
+FP32_NAMES = {"fp32"}
+GIB = 1024 ** 3
+#: One line style per side in sweep charts, so sides stay apart when colours run out.
+LINESTYLES = ("-", "--", ":", "-.")
+
+
+@dataclass
+class Chart:
+    key: str
+    title: str
+    figure: Figure
+    caption: str = ""
+
+
+def to_png(figure: Figure, dpi: int = 110) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def to_svg(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight")
+    return buffer.getvalue()
+
+
+def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) -> list[Chart]:
+    """Every chart the sides' documents hold data for, in a fixed order."""
+    charts: list[Chart] = []
+    if comparison is not None and len(comparison.sides) > 1:
+        charts += _optional(relative_chart(comparison))
+    charts += _optional(throughput_chart(sides))
+    charts += _optional(scaling_chart(sides))
+    for key, figure_name, title, scale, unit in TELEMETRY_CHARTS:
+        charts += _optional(telemetry_chart(sides, key, figure_name, title, scale, unit))
+    charts += _optional(mixed_precision_chart(sides))
+    charts += series_charts(sides)
+    charts += _optional(perf_per_watt_chart(sides))
+    return charts
+
+
+def _optional(chart: Chart | None) -> list[Chart]:
+    return [chart] if chart is not None else []
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+def _ok(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [d for d in docs if d.get("status") in ("ok", "published") and (d.get("figure") or {}).get("value")
+            is not None]
+
+
+def _is_model(doc: dict[str, Any]) -> bool:
+    return str((doc.get("benchmark") or {}).get("id", "")).startswith("model.")
+
+
+def _model_name(doc: dict[str, Any]) -> str:
+    bench = doc.get("benchmark") or {}
+    return str(bench.get("title") or bench.get("id", "").removeprefix("model."))
+
+
+def _p(doc: dict[str, Any], key: str, default: Any = None) -> Any:
+    return (doc.get("params") or {}).get(key, default)
+
+
+def _new_figure(width: float = 8.0, height: float = 4.2) -> tuple[Figure, Any]:
+    figure = Figure(figsize=(width, height), layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _short(name: str, limit: int = 42) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def _grouped_bars(ax, groups: list[str], series: dict[str, dict[str, float]], ylabel: str,
+                  value_format: str = "{:.3g}") -> None:
+    """Bars per group (x) and series (hue); a missing value leaves a gap."""
+    names = list(series)
+    width = 0.8 / max(len(names), 1)
+    for i, name in enumerate(names):
+        xs = [g + (i - (len(names) - 1) / 2) * width for g in range(len(groups))]
+        values = [series[name].get(group) for group in groups]
+        present = [(x, v) for x, v in zip(xs, values) if v is not None]
+        if not present:
+            continue
+        bars = ax.bar([x for x, _ in present], [v for _, v in present], width * 0.95, label=_short(name, 70))
+        ax.bar_label(bars, labels=[value_format.format(v) for _, v in present], fontsize=7, padding=1)
+    ax.set_xticks(range(len(groups)), [_short(g, 28) for g in groups], rotation=20 if len(groups) > 3 else 0,
+                  ha="right" if len(groups) > 3 else "center", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    if len(names) > 1 or (names and names[0]):
+        _legend(ax)
+
+
+def _legend(ax) -> None:
+    """Legend below the plot (outside it: long machine names must not cover bars or lines)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        ax.figure.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 3 else 1,
+                         fontsize=7, frameon=False)
+
+
+def _hue(side: Side, sides: Sequence[Side], *parts: Any) -> str:
+    bits = [str(p) for p in parts if p not in (None, "")]
+    if len(sides) > 1:  # last: long side names are cut in legends, the distinguishing parts are not
+        bits.append(side.name)
+    return " · ".join(bits)
+
+
+# -- comparison ------------------------------------------------------------------------------------
+
+def relative_chart(comparison: Comparison) -> Chart | None:
+    rows = [r for r in comparison.rows if r.headline
+            and any(c.ratio is not None for i, c in enumerate(r.cells) if i != comparison.baseline)]
+    if not rows:
+        return None
+    labels = [f"{r.benchmark_id} · {r.figure_name} ({r.precision})" for r in rows]
+    others = [i for i in range(len(comparison.sides)) if i != comparison.baseline
+              and any(r.cells[i].ratio is not None for r in rows)]
+    height = max(2.5, 0.35 * len(rows) * max(1, len(others)) + 1.2)
+    figure, ax = _new_figure(8.5, height)
+    bar_h = 0.8 / len(others)
+    for n, side_index in enumerate(others):
+        ys = [y + (n - (len(others) - 1) / 2) * bar_h for y in range(len(rows))]
+        ratios = [r.cells[side_index].ratio for r in rows]
+        present = [(y, v, r.cells[side_index].mark) for y, v, r in zip(ys, ratios, rows) if v is not None]
+        bars = ax.barh([y for y, _, _ in present], [v for _, v, _ in present], bar_h * 0.95,
+                       label=_short(comparison.sides[side_index].name, 60))
+        ax.bar_label(bars, labels=[f"×{v:.2f} {mark}" for _, v, mark in present], fontsize=7, padding=2)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks(range(len(rows)), [_short(label, 60) for label in labels], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel(f"times the baseline ({_short(comparison.baseline_name, 50)}); > 1 is better")
+    ax.grid(axis="x", alpha=0.3)
+    _legend(ax)
+    ax.set_title("Headline figures relative to the baseline", fontsize=10)
+    return Chart("relative", "Each headline figure relative to the baseline", figure,
+                 "Ratios above 1 are better than the baseline (lower-is-better figures inverted); the mark "
+                 "says whether the difference is significant.")
+
+
+# -- the seed's model charts -----------------------------------------------------------------------
+
+def throughput_chart(sides: Sequence[Side]) -> Chart | None:
+    groups: list[str] = []
+    series: dict[str, dict[str, float]] = defaultdict(dict)
+    unit = ""
+    for side in sides:
+        for doc in _ok(side.docs):
+            if not _is_model(doc) or int(_p(doc, "gpus", 1) or 1) != 1:
+                continue
+            group = f"{_model_name(doc)} {_p(doc, 'mode', '')}".strip()
+            hue = _hue(side, sides, _p(doc, "framework"), doc.get("precision"))
+            if group not in groups:
+                groups.append(group)
+            series[hue].setdefault(group, float(doc["figure"]["value"]))
+            unit = doc["figure"].get("unit") or unit
+    if not groups:
+        return None
+    figure, ax = _new_figure()
+    _grouped_bars(ax, groups, dict(series), unit or "throughput", "{:,.0f}")
+    ax.set_title("Throughput per model and framework (1 GPU)", fontsize=10)
+    return Chart("throughput", "Throughput per model and framework", figure,
+                 "Images per second over the whole timed run, one GPU; newest run of each configuration.")
+
+
+def scaling_chart(sides: Sequence[Side]) -> Chart | None:
+    lines: dict[str, dict[int, float]] = defaultdict(dict)
+    unit = ""
+    for side in sides:
+        for doc in _ok(side.docs):
+            if not _is_model(doc):
+                continue
+            label = _hue(side, sides, _model_name(doc), _p(doc, "framework"), _p(doc, "mode"), doc.get("precision"),
+                         f"batch {_p(doc, 'batch')}" if _p(doc, "batch") is not None else None)
+            lines[label].setdefault(int(_p(doc, "gpus", 1) or 1), float(doc["figure"]["value"]))
+            unit = doc["figure"].get("unit") or unit
+    lines = {k: v for k, v in lines.items() if len(v) >= 2 and 1 in v}
+    if not lines:
+        return None
+    figure, ax = _new_figure()
+    for label, points in lines.items():
+        gpus = sorted(points)
+        line = ax.plot(gpus, [points[g] for g in gpus], marker="o", label=_short(label, 60))[0]
+        ax.plot(gpus, [points[1] * g for g in gpus], linestyle="--", color=line.get_color(), alpha=0.5, linewidth=1)
+        last = gpus[-1]
+        ax.annotate(f"{points[last] / (points[1] * last):.0%} of ideal", (last, points[last]), fontsize=7,
+                    textcoords="offset points", xytext=(4, -10))
+    ax.set_xlabel("GPUs")
+    ax.set_ylabel(unit or "throughput")
+    ax.set_xticks(sorted({g for p in lines.values() for g in p}))
+    ax.grid(alpha=0.3)
+    _legend(ax)
+    ax.set_title("1 vs N GPU scaling (dashed: ideal linear scaling)", fontsize=10)
+    return Chart("scaling", "1 vs N GPU scaling", figure,
+                 "Total throughput against the number of GPUs; dashed lines are the one-GPU figure times N.")
+
+
+#: (chart key, telemetry seed figure, title, divisor, unit)
+TELEMETRY_CHARTS = (
+    ("gpu_util", "gpu_util_percent", "GPU utilisation per model and phase (mean over the run)", 1.0, "%"),
+    ("vram", "gpu_vram_used_bytes", "GPU memory used per model (max over the run)", GIB, "GiB"),
+    ("cpu_util", "cpu_util_percent", "CPU utilisation per model (mean over the run)", 1.0, "%"),
+)
+
+
+def telemetry_chart(sides: Sequence[Side], key: str, seed_figure: str, title: str, divisor: float,
+                    unit: str) -> Chart | None:
+    statistic = "max" if key == "vram" else "mean"
+    groups: list[str] = []
+    series: dict[str, dict[str, float]] = defaultdict(dict)
+    for side in sides:
+        for doc in _ok(side.docs):
+            telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
+            entry = (telemetry.get("seed") or {}).get(seed_figure) or {}
+            value = entry.get(statistic) if isinstance(entry, dict) else None
+            if not _is_model(doc) or not library._is_number(value):
+                continue
+            group = _model_name(doc)
+            hue = _hue(side, sides, _p(doc, "framework"), _p(doc, "mode"), doc.get("precision"))
+            if group not in groups:
+                groups.append(group)
+            series[hue].setdefault(group, float(value) / divisor)
+    if not groups:
+        return None
+    figure, ax = _new_figure()
+    _grouped_bars(ax, groups, dict(series), unit, "{:.1f}")
+    ax.set_title(title, fontsize=10)
+    return Chart(key, title, figure, "Sampled every telemetry interval during the run (the seed's figures).")
+
+
+def _precision_name(name: str) -> str | None:
+    upper = name.strip().upper()
+    return upper if upper in PRECISION_ORDER else None
+
+
+def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
+    groups: list[str] = []
+    series: dict[str, dict[str, float]] = defaultdict(dict)
+    for side in sides:
+        docs = _ok(side.docs)
+        # Model runs: the same configuration at FP32 and at other precisions.
+        by_config: dict[tuple, dict[str, float]] = defaultdict(dict)
+        for doc in docs:
+            if not _is_model(doc) or library.is_published(doc):
+                continue
+            config = (_model_name(doc), _p(doc, "framework"), _p(doc, "mode"), _p(doc, "batch"), _p(doc, "gpus", 1))
+            by_config[config].setdefault(str(doc.get("precision") or "").upper(), float(doc["figure"]["value"]))
+        for (model, framework, mode, _batch, _gpus), values in by_config.items():
+            if "FP32" not in values or len(values) < 2:
+                continue
+            group = _hue(side, sides, model, framework, mode)
+            for precision, value in values.items():
+                if precision != "FP32":
+                    _add_group(groups, group)
+                    series[precision][group] = value / values["FP32"]
+        # Benchmarks that store one figure per precision (gpu.matmul).
+        newest: dict[str, dict[str, Any]] = {}
+        for doc in docs:
+            newest[(doc.get("benchmark") or {}).get("id")] = doc
+        for bench_id, doc in newest.items():
+            figures = {_precision_name(k): v.get("value") for k, v in (doc.get("figures") or {}).items()
+                       if isinstance(v, dict) and _precision_name(k) and library._is_number(v.get("value"))}
+            if "FP32" not in figures or len(figures) < 2 or not figures["FP32"]:
+                continue
+            group = _hue(side, sides, bench_id)
+            for precision, value in figures.items():
+                if precision != "FP32":
+                    _add_group(groups, group)
+                    series[precision][group] = value / figures["FP32"]
+    if not groups:
+        return None
+    ordered = {p: series[p] for p in PRECISION_ORDER if p in series}
+    figure, ax = _new_figure()
+    _grouped_bars(ax, groups, ordered, "speed-up over FP32 (×)", "×{:.2f}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_title("Lower precision speed-up over FP32 (TF32 off)", fontsize=10)
+    return Chart("mixed_precision", "Mixed precision speed-up over FP32", figure,
+                 "Throughput at each precision divided by FP32 throughput of the same configuration.")
+
+
+def _add_group(groups: list[str], group: str) -> None:
+    if group not in groups:
+        groups.append(group)
+
+
+# -- sweeps and efficiency -------------------------------------------------------------------------
+
+def series_charts(sides: Sequence[Side]) -> list[Chart]:
+    """One chart per benchmark with ``series``: the newest run per side, every series as a line."""
+    by_bench: dict[str, list[tuple[Side, dict[str, Any]]]] = defaultdict(list)
+    for side in sides:
+        newest: dict[str, dict[str, Any]] = {}
+        for doc in _ok(side.docs):
+            if doc.get("series"):
+                newest[(doc.get("benchmark") or {}).get("id")] = doc
+        for bench_id, doc in newest.items():
+            by_bench[bench_id].append((side, doc))
+    charts = []
+    for bench_id, entries in sorted(by_bench.items()):
+        figure, ax = _new_figure()
+        x_log = False
+        x_label = y_label = ""
+        for side_number, (side, doc) in enumerate(entries):
+            linestyle = LINESTYLES[side_number % len(LINESTYLES)]
+            for s in doc["series"]:
+                if not isinstance(s, dict):
+                    continue
+                xs, ys = s.get("x") or [], s.get("y") or []
+                points = [(x, y) for x, y in zip(xs, ys) if library._is_number(x) and library._is_number(y)]
+                if not points:
+                    continue
+                label = _hue(side, sides, s.get("label"))
+                line = ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3,
+                               linestyle=linestyle, label=_short(label, 60))[0]
+                spread = s.get("y_spread") or []
+                band = [(x, lo_hi) for x, lo_hi in zip(xs, spread)
+                        if isinstance(lo_hi, list) and len(lo_hi) == 2 and all(map(library._is_number, lo_hi))
+                        and library._is_number(x)]
+                if band:
+                    ax.fill_between([x for x, _ in band], [b[0] for _, b in band], [b[1] for _, b in band],
+                                    color=line.get_color(), alpha=0.15, linewidth=0)
+                x_log = x_log or bool(s.get("x_log"))
+                x_label = x_label or str(s.get("x_label") or "")
+                y_label = y_label or str(s.get("y_label") or "")
+        if not ax.lines:
+            continue
+        if x_log:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(y_label)
+        ax.grid(alpha=0.3, which="both")
+        _legend(ax)
+        title = entries[0][1].get("benchmark", {}).get("title") or bench_id
+        ax.set_title(f"{title}: {y_label} vs {x_label}", fontsize=10)
+        charts.append(Chart(f"series:{bench_id}", f"{title} ({bench_id})", figure,
+                            "Median per point; the band is p5–p95 of the repeats."))
+    return charts
+
+
+_POWER = re.compile(r"^gpu\d+_power_w$")
+
+
+def mean_gpu_power_w(doc: dict[str, Any]) -> float | None:
+    """Sum over GPUs of each GPU's mean power draw during the run, or None when none was sampled."""
+    metrics = ((doc.get("telemetry") or {}).get("metrics") or {}) if isinstance(doc.get("telemetry"), dict) else {}
+    values = [m.get("mean") for name, m in metrics.items() if _POWER.match(str(name)) and isinstance(m, dict)]
+    values = [float(v) for v in values if library._is_number(v)]
+    return sum(values) if values and sum(values) > 0 else None
+
+
+def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
+    groups: list[str] = []
+    series: dict[str, dict[str, float]] = defaultdict(dict)
+    units = set()
+    for side in sides:
+        for doc in _ok(side.docs):
+            power_w = mean_gpu_power_w(doc)
+            figure = doc["figure"]
+            if power_w is None or not figure.get("higher_is_better", True):
+                continue
+            group = f"{(doc.get('benchmark') or {}).get('id')} ({doc.get('precision')})"
+            _add_group(groups, group)
+            series[side.name if len(sides) > 1 else ""].setdefault(group, float(figure["value"]) / power_w)
+            units.add(f"{figure.get('unit')}/W")
+    if not groups:
+        return None
+    figure, ax = _new_figure()
+    _grouped_bars(ax, groups, dict(series), " or ".join(sorted(units)))
+    ax.set_title("Performance per watt (headline figure / mean GPU power during the run)", fontsize=10)
+    return Chart("perf_per_watt", "Performance per watt", figure,
+                 "Mean board power of all GPUs as NVML reported it during the run.")

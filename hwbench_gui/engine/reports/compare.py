@@ -1,0 +1,536 @@
+"""Side-by-side comparison of result documents, asv-style.
+
+A *side* is a set of documents: one machine (:func:`sides_by_machine`), one run
+(:func:`sides_by_run`), or a published reference. Documents from all sides are matched into
+*rows*: same benchmark, unit and precision, same figure name, and parameters that agree on every
+key both documents have once the keys that do not change what is measured (which GPU index, a
+local folder, repeat counts) are dropped — see :func:`comparability_key`. Published documents only
+state the parameters their source states, and their figure names are their own, so they match any
+measured row they agree with.
+
+Each cell gets a mark against the baseline side's cell:
+
+- ``better`` / ``worse``: the figure differs and a test says so: Mann–Whitney U on the raw samples
+  (scipy) when both sides have enough samples for the test to reach ``alpha``; otherwise the two
+  p5–p95 intervals must not overlap (a single value counts as a point).
+- ``not significant``: the test could not tell them apart (overlapping spreads).
+- ``untested``: neither side has a spread, so no test is possible (e.g. two published figures).
+- ``failed``: this side's run (or the baseline's) failed; the reason is in ``note``.
+- ``not comparable``: the baseline has this benchmark only with other parameters, or with another
+  version of the benchmark's code, or in another unit.
+- ``no baseline`` / ``missing``: nothing to compare with / this side did not run it.
+
+Ratios are "times better than the baseline": ``value / baseline`` for higher-is-better figures,
+``baseline / value`` for lower-is-better ones, so a ratio above 1 is always a win. The composite
+is the geometric mean of the headline figures' ratios over the rows every side has.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from hwbench_gui.engine.reports import library
+
+#: Parameters that do not change what is measured: which device index, a machine-local folder,
+#: how often it was repeated (that changes the spread, which the test takes into account).
+IGNORED_PARAMS = frozenset({"device", "devices", "folder", "data_dir", "repeats", "repeat_s", "steps", "warmup",
+                            "timeout_s"})
+ALPHA = 0.05
+
+MARK_BASELINE = "baseline"
+MARK_BETTER = "better"
+MARK_WORSE = "worse"
+MARK_NOT_SIGNIFICANT = "not significant"
+MARK_UNTESTED = "untested"
+MARK_FAILED = "failed"
+MARK_NOT_COMPARABLE = "not comparable"
+MARK_NO_BASELINE = "no baseline"
+MARK_MISSING = "missing"
+
+
+@dataclass
+class Side:
+    name: str
+    docs: list[dict[str, Any]]
+
+    @property
+    def published(self) -> bool:
+        return bool(self.docs) and all(library.is_published(d) for d in self.docs)
+
+
+@dataclass
+class Metric:
+    """One figure of one document, as a comparison sees it."""
+
+    doc: dict[str, Any]
+    name: str
+    value: float | None
+    unit: str
+    higher_is_better: bool
+    samples: list[float]
+    stats: dict[str, Any] | None
+    headline: bool
+
+    @property
+    def failed(self) -> bool:
+        return self.value is None
+
+    @property
+    def published(self) -> bool:
+        return library.is_published(self.doc)
+
+    def interval(self) -> tuple[float, float] | None:
+        """(p5, p95), the value as a point when there is no spread, or None without a value."""
+        if self.value is None:
+            return None
+        s = self.stats or {}
+        if (s.get("n") or 0) >= 2 and s.get("p5") is not None and s.get("p95") is not None:
+            return float(s["p5"]), float(s["p95"])
+        return float(self.value), float(self.value)
+
+    def has_spread(self) -> bool:
+        low_high = self.interval()
+        return low_high is not None and (self.stats or {}).get("n", 0) >= 2
+
+
+@dataclass
+class Cell:
+    metric: Metric | None
+    mark: str
+    ratio: float | None = None
+    test: str | None = None
+    p_value: float | None = None
+    note: str = ""
+    older_runs: int = 0
+
+
+@dataclass
+class Row:
+    benchmark_id: str
+    title: str
+    figure_name: str
+    unit: str
+    higher_is_better: bool
+    precision: str
+    params: dict[str, Any]
+    headline: bool
+    cells: list[Cell]
+
+    @property
+    def config_text(self) -> str:
+        return library.params_text(self.params)
+
+
+@dataclass
+class SideSummary:
+    name: str
+    geomean: float | None
+    n_geomean: int
+    wins: int
+    losses: int
+    not_significant: int
+    untested: int
+    failed: int
+    not_comparable: int
+    #: Geometric mean over the headline rows this side and the baseline both have (more rows than
+    #: ``geomean`` when some third side lacks a benchmark).
+    pair_geomean: float | None = None
+    n_pair: int = 0
+
+
+@dataclass
+class Comparison:
+    sides: list[Side]
+    baseline: int
+    rows: list[Row]
+    summaries: list[SideSummary]
+    alpha: float = ALPHA
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def baseline_name(self) -> str:
+        return self.sides[self.baseline].name
+
+
+# -- sides -----------------------------------------------------------------------------------------
+
+def sides_by_machine(docs: Sequence[dict[str, Any]]) -> list[Side]:
+    """One side per machine (:func:`library.machine_name`), measured machines first, each group in the
+    order its machines first appear."""
+    sides: dict[str, Side] = {}
+    for doc in docs:
+        sides.setdefault(library.machine_name(doc), Side(library.machine_name(doc), [])).docs.append(doc)
+    return sorted(sides.values(), key=lambda side: side.published)
+
+
+def sides_by_run(docs: Sequence[dict[str, Any]]) -> list[Side]:
+    """One side per document, named by machine, benchmark and date (made unique)."""
+    sides = []
+    used: set[str] = set()
+    for doc in docs:
+        bench_id = (doc.get("benchmark") or {}).get("id", "")
+        name = f"{library.machine_name(doc)} · {bench_id} @ {library.date_text(doc)}"
+        base, n = name, 2
+        while name in used:
+            name, n = f"{base} #{n}", n + 1
+        used.add(name)
+        sides.append(Side(name, [doc]))
+    return sides
+
+
+def find_side(sides: Sequence[Side], name: str | None) -> int:
+    """Index of the side called ``name`` (exact, else the only case-insensitive substring match).
+
+    Raises ``ValueError`` naming the candidates when there is none or more than one.
+    """
+    if not name:
+        return 0
+    for i, side in enumerate(sides):
+        if side.name == name:
+            return i
+    hits = [i for i, side in enumerate(sides) if name.lower() in side.name.lower()]
+    if len(hits) == 1:
+        return hits[0]
+    names = "; ".join(s.name for s in sides)
+    if not hits:
+        raise ValueError(f"no side matches {name!r} (sides: {names})")
+    raise ValueError(f"{name!r} matches several sides: {'; '.join(sides[i].name for i in hits)}")
+
+
+# -- keys ------------------------------------------------------------------------------------------
+
+def _norm(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.strip().lower()
+    if isinstance(value, list):
+        return tuple(_norm(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def comparable_params(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document's parameters that decide what was measured (normalised for comparison)."""
+    params = doc.get("params") or {}
+    return {str(k): _norm(v) for k, v in sorted(params.items()) if k not in IGNORED_PARAMS}
+
+
+def comparability_key(doc: dict[str, Any]) -> tuple:
+    """What two measured documents must share to be compared: benchmark id, code version,
+    precision, headline figure name and unit, and :func:`comparable_params`."""
+    figure = doc.get("figure") or {}
+    bench = doc.get("benchmark") or {}
+    return (bench.get("id"), str(bench.get("version")), _norm(doc.get("precision") or ""),
+            figure.get("name"), figure.get("unit"), tuple(comparable_params(doc).items()))
+
+
+def _params_agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(a[k] == b[k] for k in a.keys() & b.keys())
+
+
+def params_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """``"batch 256 here, 128 in the baseline"`` for each shared key that differs (and keys only one has);
+    ``a`` is this side's parameters, ``b`` the baseline's."""
+    parts = [f"{k} {library._param_value(a[k])} here, {library._param_value(b[k])} in the baseline"
+             for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
+    parts += [f"{k} only here" for k in sorted(a.keys() - b.keys())]
+    parts += [f"{k} only in the baseline" for k in sorted(b.keys() - a.keys())]
+    return ", ".join(parts) or "same parameters"
+
+
+def metrics_of(doc: dict[str, Any], all_figures: bool = False) -> list[Metric]:
+    """The headline figure (and with ``all_figures`` the further named figures) of a usable
+    document; a failed one gives a single metric without a value."""
+    figure = doc.get("figure") or {}
+    samples = [float(s) for s in doc.get("samples") or [] if library._is_number(s)]
+    if figure.get("value") is None:
+        return [Metric(doc, "", None, "", True, [], None, True)]
+    out = [Metric(doc, str(figure.get("name") or "figure"), float(figure["value"]), str(figure.get("unit") or ""),
+                  bool(figure.get("higher_is_better", True)), samples, doc.get("stats"), True)]
+    if all_figures:
+        for name, fig in (doc.get("figures") or {}).items():
+            if not isinstance(fig, dict) or not library._is_number(fig.get("value")):
+                continue
+            fig_samples = [float(s) for s in fig.get("samples") or [] if library._is_number(s)]
+            stats = fig.get("stats") if isinstance(fig.get("stats"), dict) else None
+            out.append(Metric(doc, str(name), float(fig["value"]), str(fig.get("unit") or ""),
+                              bool(fig.get("higher_is_better", True)), fig_samples, stats, False))
+    return out
+
+
+# -- statistics ------------------------------------------------------------------------------------
+
+def geometric_mean(values: Sequence[float]) -> float | None:
+    """Geometric mean of positive numbers; None for an empty list or a non-positive value."""
+    if not values or any(v <= 0 for v in values):
+        return None
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _min_two_sided_p(n1: int, n2: int) -> float:
+    return 2.0 / math.comb(n1 + n2, n1)
+
+
+def significance(a: Metric, b: Metric, alpha: float = ALPHA) -> tuple[bool | None, str, float | None]:
+    """(differs?, test name, p-value). ``differs`` is None when no test is possible."""
+    if len(a.samples) >= 2 and len(b.samples) >= 2 and _min_two_sided_p(len(a.samples), len(b.samples)) < alpha:
+        if len(set(a.samples) | set(b.samples)) == 1:
+            return False, "Mann-Whitney U", 1.0
+        try:
+            from scipy.stats import mannwhitneyu
+        except ImportError:  # scipy is optional: the interval test below still gives an honest answer
+            pass
+        else:
+            p = float(mannwhitneyu(a.samples, b.samples, alternative="two-sided").pvalue)
+            return p < alpha, "Mann-Whitney U", p
+    if not a.has_spread() and not b.has_spread():
+        return None, "none (no spread on either side)", None
+    (a_low, a_high), (b_low, b_high) = a.interval(), b.interval()
+    overlap = a_low <= b_high and b_low <= a_high
+    return not overlap, "p5-p95 overlap", None
+
+
+def ratio(metric: Metric, baseline: Metric) -> float | None:
+    """Times better than the baseline (lower-is-better figures inverted)."""
+    if metric.value is None or baseline.value is None or metric.value <= 0 or baseline.value <= 0:
+        return None
+    return metric.value / baseline.value if baseline.higher_is_better else baseline.value / metric.value
+
+
+# -- building the comparison -----------------------------------------------------------------------
+
+def _matches(row: Row, metric: Metric, params: dict[str, Any]) -> bool:
+    doc = metric.doc
+    if (doc.get("benchmark") or {}).get("id") != row.benchmark_id or metric.headline != row.headline:
+        return False
+    if metric.failed:
+        return _params_agree(params, row.params)
+    if metric.unit != row.unit or _norm(doc.get("precision") or "") != _norm(row.precision):
+        return False
+    published_either = metric.published or any(c.metric and c.metric.published for c in row.cells)
+    if metric.name != row.figure_name and not published_either:
+        return False
+    return _params_agree(params, row.params)
+
+
+def compare(sides: Sequence[Side], baseline: int = 0, *, alpha: float = ALPHA,
+            all_figures: bool = False) -> Comparison:
+    """Match the sides' documents into rows and mark each cell against side ``baseline``.
+
+    Within a side the newest run of a configuration is used; older ones are counted in
+    ``Cell.older_runs``. Failed runs fill cells the side has no good run for.
+    """
+    sides = list(sides)
+    if not sides:
+        raise ValueError("nothing to compare: no sides")
+    if not 0 <= baseline < len(sides):
+        raise ValueError(f"baseline index {baseline} out of range")
+    order = [baseline] + [i for i in range(len(sides)) if i != baseline]
+    rows: list[Row] = []
+    pending_failed: list[tuple[int, Metric]] = []
+    for side_index in order:
+        docs = sorted(sides[side_index].docs, key=lambda d: str(d.get("started_at") or ""), reverse=True)
+        for doc in docs:
+            for metric in metrics_of(doc, all_figures):
+                if metric.failed:
+                    pending_failed.append((side_index, metric))
+                    continue
+                _place(rows, sides, side_index, metric)
+    for side_index, metric in pending_failed:
+        _place(rows, sides, side_index, metric)
+    for row in rows:
+        _mark(row, sides, baseline, rows, alpha)
+    rows.sort(key=lambda r: (r.benchmark_id, not r.headline, r.figure_name, r.precision, r.config_text))
+    comparison = Comparison(sides, baseline, rows, [], alpha)
+    comparison.summaries = _summaries(comparison)
+    return comparison
+
+
+def _place(rows: list[Row], sides: Sequence[Side], side_index: int, metric: Metric) -> None:
+    params = comparable_params(metric.doc)
+    placed = False
+    for row in rows:
+        if not _matches(row, metric, params):
+            continue
+        cell = row.cells[side_index]
+        if cell.metric is None:
+            row.cells[side_index] = Cell(metric, "")
+            row.params = {**params, **row.params}
+            placed = True
+            if not metric.failed:
+                return
+        elif cell.metric.doc is not metric.doc and not metric.failed:
+            cell.older_runs += 1
+            return
+        elif metric.failed:
+            placed = True
+    if placed:
+        return
+    if metric.failed:
+        cells = [Cell(None, MARK_MISSING) for _ in sides]
+        cells[side_index] = Cell(metric, "")
+        bench = metric.doc.get("benchmark") or {}
+        rows.append(Row(bench.get("id", ""), bench.get("title", ""), "(run failed)", "", True,
+                        str(metric.doc.get("precision") or ""), params, True, cells))
+        return
+    bench = metric.doc.get("benchmark") or {}
+    cells = [Cell(None, MARK_MISSING) for _ in sides]
+    cells[side_index] = Cell(metric, "")
+    rows.append(Row(bench.get("id", ""), bench.get("title", ""), metric.name, metric.unit, metric.higher_is_better,
+                    str(metric.doc.get("precision") or ""), params, metric.headline, cells))
+
+
+def _mark(row: Row, sides: Sequence[Side], baseline: int, rows: Sequence[Row], alpha: float) -> None:
+    base_cell = row.cells[baseline]
+    base = base_cell.metric
+    for index, cell in enumerate(row.cells):
+        metric = cell.metric
+        if metric is None:
+            cell.mark = MARK_MISSING
+            continue
+        if metric.failed:
+            cell.mark, cell.note = MARK_FAILED, str(metric.doc.get("reason") or metric.doc.get("status") or "")
+            continue
+        if index == baseline:
+            cell.mark = MARK_BASELINE
+            continue
+        if base is None:
+            cell.mark, cell.note = _no_baseline(row, metric, baseline, rows)
+            continue
+        if base.failed:
+            cell.mark, cell.note = MARK_FAILED, "the baseline's run failed: " + str(base.doc.get("reason") or "")
+            continue
+        version_a = str((metric.doc.get("benchmark") or {}).get("version"))
+        version_b = str((base.doc.get("benchmark") or {}).get("version"))
+        if version_a != version_b and not (metric.published or base.published):
+            cell.mark, cell.note = MARK_NOT_COMPARABLE, f"benchmark version {version_a} vs {version_b}"
+            continue
+        if metric.unit != base.unit:
+            cell.mark, cell.note = MARK_NOT_COMPARABLE, f"unit {metric.unit} vs {base.unit}"
+            continue
+        cell.ratio = ratio(metric, base)
+        differs, cell.test, cell.p_value = significance(metric, base, alpha)
+        if differs is None:
+            cell.mark = MARK_UNTESTED
+        elif not differs or cell.ratio is None or cell.ratio == 1.0:
+            cell.mark = MARK_NOT_SIGNIFICANT
+        else:
+            cell.mark = MARK_BETTER if cell.ratio > 1 else MARK_WORSE
+        if metric.published or base.published:
+            cell.note = "published figure: its configuration is only what the source states"
+
+
+def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -> tuple[str, str]:
+    bench_id = row.benchmark_id
+    others = [r for r in rows if r is not row and r.benchmark_id == bench_id and r.headline == row.headline
+              and r.cells[baseline].metric is not None and not r.cells[baseline].metric.failed]
+    if not others:
+        return MARK_NO_BASELINE, "the baseline did not run this benchmark"
+    def likeness(other: Row) -> tuple:
+        return (_norm(other.precision) == _norm(row.precision), other.figure_name == row.figure_name,
+                sum(other.params.get(k) == v for k, v in row.params.items()))
+
+    closest = max(others, key=likeness)
+    if _norm(closest.precision) != _norm(row.precision):
+        detail = f"precision {row.precision} here, {closest.precision} in the baseline"
+        diff = params_difference(row.params, closest.params)
+        if diff != "same parameters":
+            detail += ", " + diff
+    elif closest.figure_name != row.figure_name and closest.params == row.params:
+        detail = f"figure {row.figure_name!r} here, {closest.figure_name!r} in the baseline"
+    else:
+        detail = params_difference(row.params, closest.params)
+    return MARK_NOT_COMPARABLE, f"the baseline ran it with other settings: {detail}"
+
+
+def _summaries(comparison: Comparison) -> list[SideSummary]:
+    headline = [r for r in comparison.rows if r.headline]
+    common = [r for r in headline if all(c.metric is not None and not c.metric.failed for c in r.cells)
+              and all(c.ratio is not None for i, c in enumerate(r.cells) if i != comparison.baseline)]
+    out = []
+    for index, side in enumerate(comparison.sides):
+        marks = [r.cells[index].mark for r in headline]
+        if index == comparison.baseline:
+            geomean = 1.0 if common else None
+        else:
+            geomean = geometric_mean([r.cells[index].ratio for r in common])
+        if index == comparison.baseline:
+            pair = [1.0] * len(common)
+        else:
+            pair = [r.cells[index].ratio for r in headline if r.cells[index].ratio is not None]
+        out.append(SideSummary(side.name, geomean, len(common), marks.count(MARK_BETTER), marks.count(MARK_WORSE),
+                               marks.count(MARK_NOT_SIGNIFICANT), marks.count(MARK_UNTESTED),
+                               marks.count(MARK_FAILED), marks.count(MARK_NOT_COMPARABLE),
+                               geometric_mean(pair), len(pair)))
+    return out
+
+
+# -- text ------------------------------------------------------------------------------------------
+
+def spread_text(metric: Metric | None) -> str:
+    if metric is None or metric.value is None:
+        return ""
+    s = metric.stats or {}
+    if (s.get("n") or 0) >= 2 and s.get("p5") is not None:
+        return f"p5–p95 {library.format_value(s['p5'])}–{library.format_value(s['p95'])}, n={s['n']}"
+    return "no spread" if not metric.published else "published, no spread"
+
+
+def cell_text(cell: Cell) -> str:
+    """``"2,259 img/s ×1.05 better"`` or ``"failed"`` etc. for tables."""
+    metric = cell.metric
+    if metric is None:
+        return "—"
+    if metric.failed:
+        return "failed"
+    text = library.format_value(metric.value, metric.unit)
+    if cell.ratio is not None:
+        text += f" ×{cell.ratio:.2f}"
+    if cell.mark and cell.mark != MARK_BASELINE:
+        text += f" {cell.mark}"
+    return text
+
+
+def row_label(row: Row) -> str:
+    label = row.benchmark_id
+    if row.figure_name:
+        label += f" · {row.figure_name}"
+    return label
+
+
+def format_table(comparison: Comparison) -> str:
+    """The comparison as plain text: sides, one line per row, then the composite per side."""
+    lines = [f"Sides ({len(comparison.sides)}), baseline marked *:"]
+    for i, side in enumerate(comparison.sides):
+        star = "*" if i == comparison.baseline else " "
+        lines.append(f" {star}[{i + 1}] {side.name}  ({len(side.docs)} result{'s' if len(side.docs) != 1 else ''})")
+    header = ["BENCHMARK · FIGURE", "PRECISION", "CONFIG"] + [f"[{i + 1}]" for i in range(len(comparison.sides))]
+    table = [header]
+    for row in comparison.rows:
+        table.append([row_label(row), row.precision, row.config_text] + [cell_text(c) for c in row.cells])
+    widths = [min(max(len(r[i]) for r in table), 60) for i in range(len(header))]
+    lines.append("")
+    for r in table:
+        lines.append("  ".join(cell[:60].ljust(w) for cell, w in zip(r, widths)).rstrip())
+    notes = []
+    for row in comparison.rows:
+        for i, cell in enumerate(row.cells):
+            if cell.note and cell.mark in (MARK_FAILED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE):
+                notes.append(f"  {row_label(row)} [{i + 1}]: {cell.mark}: {cell.note}")
+    if notes:
+        lines += ["", "Notes:"] + notes
+    lines.append("")
+    lines.append(f"Composite (geometric mean of headline ratios, lower-is-better inverted) over the "
+                 f"{comparison.summaries[0].n_geomean if comparison.summaries else 0} benchmark(s) every side has:")
+    for i, s in enumerate(comparison.summaries):
+        geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"
+        role = " (baseline)" if i == comparison.baseline else ""
+        if i != comparison.baseline and s.n_pair != s.n_geomean:
+            role += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} it shares with the baseline)"
+                     if s.pair_geomean is not None else " (nothing shared with the baseline)")
+        lines.append(f"  [{i + 1}] {geo}{role}  better {s.wins}, worse {s.losses}, not significant "
+                     f"{s.not_significant}, untested {s.untested}, failed {s.failed}, not comparable "
+                     f"{s.not_comparable}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,101 @@
+"""CSV of result documents: one row per document, the figures a spreadsheet needs."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any, Sequence
+
+from hwbench_gui.engine.reports import library
+from hwbench_gui.engine.reports.charts import mean_gpu_power_w
+
+COLUMNS = (
+    "provenance", "machine", "hostname", "gpu", "cpu", "benchmark_id", "benchmark_title", "benchmark_version",
+    "params_json", "precision", "figure_name", "value", "unit", "higher_is_better", "median", "p5", "p95",
+    "stdev", "n", "status", "reason", "started_at", "duration_s", "gpu_util_mean_percent",
+    "gpu_vram_used_max_bytes", "cpu_util_mean_percent", "ram_used_mean_bytes", "gpu_power_mean_w",
+    "source_url", "warnings", "id", "file",
+)
+
+
+def _seed(doc: dict[str, Any], name: str, statistic: str) -> Any:
+    telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
+    entry = (telemetry.get("seed") or {}).get(name)
+    return entry.get(statistic) if isinstance(entry, dict) else None
+
+
+def csv_row(doc: dict[str, Any]) -> dict[str, Any]:
+    figure = doc.get("figure") or {}
+    stats = doc.get("stats") or {}
+    bench = doc.get("benchmark") or {}
+    reference = doc.get("reference") or {}
+    return {
+        "provenance": "published" if library.is_published(doc) else "measured",
+        "machine": library.machine_name(doc),
+        "hostname": doc.get("hostname") or "",
+        "gpu": library.gpu_summary(doc),
+        "cpu": library.cpu_summary(doc),
+        "benchmark_id": bench.get("id"),
+        "benchmark_title": bench.get("title"),
+        "benchmark_version": bench.get("version"),
+        "params_json": json.dumps(doc.get("params") or {}, sort_keys=True, ensure_ascii=False),
+        "precision": doc.get("precision"),
+        "figure_name": figure.get("name"),
+        "value": figure.get("value"),
+        "unit": figure.get("unit"),
+        "higher_is_better": figure.get("higher_is_better"),
+        "median": stats.get("median"),
+        "p5": stats.get("p5"),
+        "p95": stats.get("p95"),
+        "stdev": stats.get("stdev"),
+        "n": stats.get("n"),
+        "status": doc.get("status"),
+        "reason": doc.get("reason"),
+        "started_at": doc.get("started_at"),
+        "duration_s": doc.get("duration_s"),
+        "gpu_util_mean_percent": _seed(doc, "gpu_util_percent", "mean"),
+        "gpu_vram_used_max_bytes": _seed(doc, "gpu_vram_used_bytes", "max"),
+        "cpu_util_mean_percent": _seed(doc, "cpu_util_percent", "mean"),
+        "ram_used_mean_bytes": _seed(doc, "ram_used_bytes", "mean"),
+        "gpu_power_mean_w": mean_gpu_power_w(doc),
+        "source_url": reference.get("source_url"),
+        "warnings": "; ".join(str(w) for w in doc.get("warnings") or []),
+        "id": doc.get("id"),
+        "file": Path(doc["_path"]).name if doc.get("_path") else "",
+    }
+
+
+def csv_text(docs: Sequence[dict[str, Any]]) -> str:
+    """Header plus one row per document; a missing value is an empty cell, never "N/A"."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for doc in docs:
+        writer.writerow({k: ("" if v is None else v) for k, v in csv_row(doc).items()})
+    return buffer.getvalue()
+
+
+def write_csv(docs: Sequence[dict[str, Any]], path: str | os.PathLike) -> Path:
+    return write_atomic(Path(path), csv_text(docs).encode("utf-8"))
+
+
+def write_atomic(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # open(..., "xb") rather than mkstemp: the file gets the user's usual permissions (umask), not 0600.
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "xb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return path

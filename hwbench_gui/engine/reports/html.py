@@ -1,0 +1,46 @@
+"""One self-contained HTML file per report (Jinja2 template, charts as PNG ``data:`` URIs).
+
+The file loads nothing from anywhere: no scripts, no style sheets, no images by URL. Links to a
+published figure's source are plain ``<a href>`` anchors, followed only if the reader clicks.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from hwbench_gui.engine.reports import compare, library
+from hwbench_gui.engine.reports.charts import to_png
+from hwbench_gui.engine.reports.csv_export import write_atomic
+from hwbench_gui.engine.reports.report import Report, side_facts
+
+_env = Environment(loader=PackageLoader("hwbench_gui.engine.reports", "templates"),
+                   autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+
+MARK_CLASSES = {
+    compare.MARK_BETTER: "better", compare.MARK_WORSE: "worse", compare.MARK_NOT_SIGNIFICANT: "ns",
+    compare.MARK_UNTESTED: "ns", compare.MARK_FAILED: "failed", compare.MARK_NOT_COMPARABLE: "nc",
+    compare.MARK_NO_BASELINE: "nc", compare.MARK_MISSING: "missing", compare.MARK_BASELINE: "baseline",
+}
+
+
+def render_html(report: Report) -> str:
+    template = _env.get_template("report.html.j2")
+    charts = [{"title": c.title, "caption": c.caption,
+               "src": "data:image/png;base64," + base64.b64encode(to_png(c.figure)).decode("ascii")}
+              for c in report.charts]
+    return template.render(
+        report=report, comparison=report.comparison, charts=charts,
+        sides=[{"name": s.name, "published": s.published, "facts": side_facts(s)} for s in report.comparison.sides],
+        marks=MARK_CLASSES, fmt=library.format_value, spread=compare.spread_text, row_label=compare.row_label,
+        rows_docs=[{**library.row(d), "published": library.is_published(d), "method": d.get("method") or "",
+                    "warnings": d.get("warnings") or [], "reference": d.get("reference") or {}}
+                   for d in report.docs],
+        errors=library.errors_text(report.errors))
+
+
+def write_html(report: Report, path: str | os.PathLike) -> Path:
+    return write_atomic(Path(path), render_html(report).encode("utf-8"))

@@ -1,0 +1,78 @@
+"""What one report holds: the documents, the comparison, the charts and the skipped files.
+
+HTML (:mod:`.html`) and PDF (:mod:`.pdf`) render the same :class:`Report`, so they never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from hwbench_gui import __version__
+from hwbench_gui.engine.reports import charts as charts_mod
+from hwbench_gui.engine.reports import compare, library
+from hwbench_gui.engine.results.store import ResultFileError
+
+GROUPINGS = ("machine", "run")
+
+
+@dataclass
+class Report:
+    title: str
+    generated_at: str
+    comparison: compare.Comparison
+    charts: list[charts_mod.Chart]
+    docs: list[dict[str, Any]]
+    errors: list[ResultFileError] = field(default_factory=list)
+    hwbench_version: str = __version__
+
+    @property
+    def published_docs(self) -> list[dict[str, Any]]:
+        return [d for d in self.docs if library.is_published(d)]
+
+
+def make_report(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFileError] = (), *,
+                sides: Sequence[compare.Side] | None = None, group: str = "machine", baseline: str | None = None,
+                title: str | None = None, all_figures: bool = False, with_charts: bool = True) -> Report:
+    """Compare ``docs`` (grouped by machine or by run, unless ``sides`` are given) against the side
+    named ``baseline`` (default: the first) and draw the charts. Raises ``ValueError`` for no
+    documents or an unknown baseline."""
+    if sides is None:
+        if group not in GROUPINGS:
+            raise ValueError(f"group must be one of {GROUPINGS}")
+        sides = compare.sides_by_machine(docs) if group == "machine" else compare.sides_by_run(docs)
+    if not sides:
+        raise ValueError("no result documents to report on")
+    comparison = compare.compare(sides, compare.find_side(sides, baseline), all_figures=all_figures)
+    drawn = charts_mod.build_charts(sides, comparison) if with_charts else []
+    all_docs = [d for s in sides for d in s.docs]
+    return Report(title or "hwbench comparison report",
+                  datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), comparison, drawn, all_docs,
+                  list(errors))
+
+
+def side_facts(side: compare.Side) -> dict[str, str]:
+    """The machine behind a side, from its newest document: GPU, CPU, RAM, driver, software."""
+    doc = max(side.docs, key=lambda d: str(d.get("started_at") or ""))
+    inventory = doc.get("inventory") if isinstance(doc.get("inventory"), dict) else {}
+    software = doc.get("software") if isinstance(doc.get("software"), dict) else {}
+    memory = inventory.get("memory") if isinstance(inventory.get("memory"), dict) else {}
+    ram = memory.get("total_bytes")
+    gpu_system = inventory.get("gpu_system") if isinstance(inventory.get("gpu_system"), dict) else {}
+    facts = {
+        "GPU": library.gpu_summary(doc),
+        "CPU": library.cpu_summary(doc),
+        "RAM": f"{ram / 1024 ** 3:.0f} GiB" if library._is_number(ram) else "unknown",
+        "Driver": str(gpu_system.get("driver_version") or software.get("driver") or "unknown"),
+        "Software": ", ".join(f"{k} {software[k]}" for k in ("torch", "tensorflow", "cuda_runtime", "cudnn")
+                              if software.get(k)) or "unknown",
+        "Results": str(len(side.docs)),
+    }
+    if side.published:
+        facts = {"Published by": ", ".join(sorted({str((d.get("reference") or {}).get("publisher")) for d in
+                                                   side.docs})),
+                 "System": ", ".join(sorted({str((d.get("reference") or {}).get("system") or library.gpu_summary(d))
+                                             for d in side.docs})),
+                 "Results": str(len(side.docs))}
+    return facts

@@ -1,0 +1,351 @@
+"""Results library, comparison, charts and HTML/PDF/CSV reports (engine only, no Qt)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from hwbench_gui.engine.reports import charts, compare, csv_export, library
+from hwbench_gui.engine.reports.html import render_html, write_html
+from hwbench_gui.engine.reports.pdf import pdf_bytes, write_pdf
+from hwbench_gui.engine.reports.report import make_report
+from reports_data import (make_doc, model_doc, on_other_machine, sweep_series, write_bad_files, write_docs)
+
+
+def two_machines():
+    """Machine alpha vs beta: beta is 2× faster on 'rate' and takes half the time on 'latency' (lower is
+    better), 8× on 'big'; the spreads are tight and there are 5 samples each."""
+    a = [make_doc("t.rate"), make_doc("t.latency", [10.0, 10.1, 9.9, 10.05, 9.95], unit="ms", higher_is_better=False),
+         make_doc("t.big", [1.0, 1.01, 0.99, 1.005, 0.995])]
+    b = [on_other_machine(a[0], "beta", "Test GPU B", 2.0), on_other_machine(a[1], "beta", "Test GPU B", 0.5),
+         on_other_machine(a[2], "beta", "Test GPU B", 8.0)]
+    return a, b
+
+
+# -- comparison ------------------------------------------------------------------------------------
+
+def test_known_figures_give_ratios_and_geometric_mean():
+    a, b = two_machines()
+    sides = compare.sides_by_machine(a + b)
+    assert [s.name for s in sides] == ["alpha · Test GPU A", "beta · Test GPU B"]
+    result = compare.compare(sides, baseline=0)
+    by_bench = {r.benchmark_id: r for r in result.rows}
+    assert by_bench["t.rate"].cells[1].ratio == pytest.approx(2.0)
+    assert by_bench["t.latency"].cells[1].ratio == pytest.approx(2.0)  # half the latency: twice as good
+    assert by_bench["t.big"].cells[1].ratio == pytest.approx(8.0)
+    for row in result.rows:
+        assert row.cells[0].mark == compare.MARK_BASELINE
+        assert row.cells[1].mark == compare.MARK_BETTER and row.cells[1].test == "Mann-Whitney U"
+        assert row.cells[1].p_value < 0.05
+    beta = result.summaries[1]
+    assert beta.geomean == pytest.approx((2.0 * 2.0 * 8.0) ** (1 / 3))
+    assert (beta.n_geomean, beta.wins, beta.losses) == (3, 3, 0)
+    assert result.summaries[0].geomean == 1.0
+    # The other way round, everything is worse by the inverse ratios.
+    reverse = compare.compare(sides, baseline=1)
+    assert reverse.summaries[0].geomean == pytest.approx(1 / (32 ** (1 / 3)))
+    assert reverse.summaries[0].losses == 3
+
+
+def test_geometric_mean_and_ratio_helpers():
+    assert compare.geometric_mean([2.0, 8.0]) == pytest.approx(4.0)
+    assert compare.geometric_mean([]) is None and compare.geometric_mean([1.0, 0.0]) is None
+
+
+def test_overlapping_spreads_are_not_significant():
+    a = make_doc("t.rate", [10.0, 11.0, 12.0])
+    b = on_other_machine(a, "beta", "Test GPU B")
+    b["samples"], b["figure"]["value"] = [11.0, 12.0, 13.0], 12.0
+    b["stats"] = {**b["stats"], "median": 12.0, "p5": 11.1, "p95": 12.9}
+    result = compare.compare(compare.sides_by_machine([a, b]))
+    cell = result.rows[0].cells[1]
+    assert cell.ratio == pytest.approx(12.0 / 11.0)
+    assert cell.mark == compare.MARK_NOT_SIGNIFICANT
+    assert cell.test == "p5-p95 overlap"  # 3 samples each: Mann-Whitney cannot reach 0.05
+    assert result.summaries[1].not_significant == 1 and result.summaries[1].wins == 0
+
+
+def test_many_noisy_samples_use_mann_whitney_and_can_be_not_significant():
+    a = make_doc("t.rate", [10, 12, 9, 11, 13, 10, 12, 11])
+    b = on_other_machine(a, "beta", "Test GPU B")
+    b["samples"] = [11, 10, 12, 13, 9, 11, 12, 10]
+    cell = compare.compare(compare.sides_by_machine([a, b])).rows[0].cells[1]
+    assert cell.test == "Mann-Whitney U" and cell.p_value > 0.05 and cell.mark == compare.MARK_NOT_SIGNIFICANT
+
+
+def test_different_parameters_are_not_comparable():
+    a = make_doc("t.rate", params={"size": 128})
+    b = make_doc("t.rate", params={"size": 256}, minutes=5)
+    result = compare.compare(compare.sides_by_run([a, b]))
+    assert len(result.rows) == 2
+    cell = next(r for r in result.rows if r.params == {"size": 256}).cells[1]
+    assert cell.mark == compare.MARK_NOT_COMPARABLE
+    assert "size 256 here, 128 in the baseline" in cell.note
+    assert result.summaries[1].not_comparable == 1 and result.summaries[1].geomean is None
+
+
+def test_ignored_parameters_and_versions():
+    a = make_doc("t.rate", params={"size": 1, "device": "cuda:0", "repeats": 5})
+    b = on_other_machine(make_doc("t.rate", params={"size": 1, "device": "cuda:3", "repeats": 9}), "beta", "B")
+    assert compare.comparable_params(a) == compare.comparable_params(b) == {"size": 1}
+    assert len(compare.compare(compare.sides_by_machine([a, b])).rows) == 1
+    b["benchmark"]["version"] = "2"
+    cell = compare.compare(compare.sides_by_machine([a, b])).rows[0].cells[1]
+    assert cell.mark == compare.MARK_NOT_COMPARABLE and "version 2 vs 1" in cell.note
+
+
+def test_failed_runs_are_marked_failed_with_their_reason():
+    a = make_doc("t.rate")
+    b = make_doc("t.rate", status="failed", reason="CUDA out of memory at batch 512", host="beta", gpu="B")
+    result = compare.compare(compare.sides_by_machine([a, b]))
+    cell = result.rows[0].cells[1]
+    assert cell.mark == compare.MARK_FAILED and "out of memory" in cell.note
+    assert result.summaries[1].failed == 1
+    assert "failed" in compare.format_table(result)
+
+
+def test_newest_run_of_a_configuration_is_used():
+    old = make_doc("t.rate", [1.0, 1.0, 1.0], minutes=0)
+    new = make_doc("t.rate", [5.0, 5.0, 5.0], minutes=10)
+    result = compare.compare([compare.Side("alpha", [old, new])])
+    assert result.rows[0].cells[0].metric.value == 5.0 and result.rows[0].cells[0].older_runs == 1
+
+
+def test_baseline_by_name_and_errors():
+    a, b = two_machines()
+    sides = compare.sides_by_machine(a + b)
+    assert compare.find_side(sides, "beta") == 1
+    assert compare.find_side(sides, None) == 0
+    with pytest.raises(ValueError, match="no side matches"):
+        compare.find_side(sides, "gamma")
+    with pytest.raises(ValueError, match="several"):
+        compare.find_side(sides, "Test GPU")
+
+
+def test_all_figures_adds_rows_outside_the_composite():
+    figures = {"FP32": {"unit": "TFLOP/s", "samples": [1.0, 1.0, 1.0]},
+               "BF16": {"unit": "TFLOP/s", "samples": [4.0, 4.1, 3.9]}}
+    a = make_doc("t.matmul", figures=figures)
+    b = on_other_machine(a, "beta", "B", 2.0)
+    result = compare.compare(compare.sides_by_machine([a, b]), all_figures=True)
+    assert sum(not r.headline for r in result.rows) == 2
+    assert result.summaries[1].n_geomean == 1
+
+
+# -- published references --------------------------------------------------------------------------
+
+def test_shipped_reference_documents_load_and_stay_published():
+    found = library.scan([library.reference_dir()])
+    assert not found.errors, library.errors_text(found.errors)
+    assert len(found.docs) >= 6
+    for doc in found.docs:
+        assert doc["provenance"] == "published" and doc["status"] == "published"
+        ref = doc["reference"]
+        assert ref["source_url"].startswith("https://") and ref["configuration"] and ref["retrieved"]
+        assert ref.get("published") or ref.get("published_note")
+        assert doc["samples"] == [] and doc["stats"] is None  # nothing pretends to be a measured spread
+        assert library.machine_name(doc).endswith("(published)")
+    lambda_tf32 = next(d for d in found.docs if d["id"] == "published-lambda-h200-resnet50-train-tf32")
+    assert lambda_tf32["precision"] == "TF32" and lambda_tf32["figure"]["value"] == 2259
+    assert any("FP32" in w for w in lambda_tf32["warnings"])
+
+
+def test_published_figures_are_their_own_side_and_compare_with_measured():
+    measured = model_doc("resnet50", framework="torch", mode="train", precision="TF32", value=2500.0,
+                         host="h200box")
+    refs = library.scan([library.reference_dir()]).docs
+    sides = compare.sides_by_machine([measured] + refs)
+    assert sides[0].name == "h200box · 2× Test GPU A" and not sides[0].published
+    assert all(s.published for s in sides[1:])
+    result = compare.compare(sides, compare.find_side(sides, "Lambda"))
+    row = next(r for r in result.rows if r.precision == "TF32" and r.params.get("gpus") == 1
+               and r.cells[0].metric is not None)
+    lambda_index = compare.find_side(sides, "Lambda")
+    assert row.cells[lambda_index].metric.value == 2259
+    cell = row.cells[0]
+    assert cell.ratio == pytest.approx(2500 / 2259)
+    assert cell.mark == compare.MARK_BETTER  # 2259 lies outside the measured p5-p95
+    assert "published" in cell.note
+
+
+# -- library: scanning, bad input, import/export/delete ---------------------------------------------
+
+def test_corrupt_foreign_and_newer_files_are_skipped_with_reasons(tmp_path):
+    a, b = two_machines()
+    write_docs(tmp_path, a + b)
+    bad = write_bad_files(tmp_path)
+    wrong_types = tmp_path / "wrong-types.json"
+    doc = json.loads(json.dumps({k: v for k, v in a[0].items()}))
+    doc["figure"]["value"] = "fast"
+    wrong_types.write_text(json.dumps(doc), encoding="utf-8")
+    found = library.scan([tmp_path])
+    assert len(found.docs) == 6
+    reasons = {e.path.name: e.reason for e in found.errors}
+    assert "not valid JSON" in reasons[bad["corrupt"].name]
+    assert "no schema_version" in reasons[bad["foreign"].name]
+    assert "newer hwbench" in reasons[bad["newer"].name]
+    assert "not a finite number" in reasons["wrong-types.json"]
+    report = make_report(found.docs, found.errors, baseline="alpha", with_charts=False)
+    beta = compare.find_side(report.comparison.sides, "beta")  # file order decides the side order
+    assert report.comparison.summaries[beta].geomean == pytest.approx(32 ** (1 / 3))
+
+
+def test_paths_inside_a_document_are_not_followed(tmp_path):
+    secret = tmp_path / "elsewhere" / "secret.json"
+    secret.parent.mkdir()
+    secret.write_text(json.dumps(make_doc("t.secret")), encoding="utf-8")
+    doc = make_doc("t.rate")
+    doc["_path"] = str(secret)
+    doc["params"] = {"folder": str(secret.parent)}
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "r.json").write_text(json.dumps(doc), encoding="utf-8")
+    found = library.scan([folder])
+    assert [d["benchmark"]["id"] for d in found.docs] == ["t.rate"]
+    assert found.docs[0]["_path"] == str(folder / "r.json")  # where it really was, not what it claims
+
+
+def test_import_export_and_delete_to_trash_with_undo(tmp_path):
+    a, b = two_machines()
+    other = tmp_path / "from-beta"
+    write_docs(other, b)
+    write_bad_files(other)
+    results = tmp_path / "results"
+    write_docs(results, a)
+    imported = library.import_documents([other], results)
+    assert len(imported.imported) == 3 and len(imported.skipped) == 3 and not imported.duplicates
+    again = library.import_documents([other], results)
+    assert not again.imported and len(again.duplicates) == 3
+    docs = library.load_results_dir(results).docs
+    assert len(docs) == 6 and not any("_path" in json.loads(Path(d["_path"]).read_text()) for d in docs)
+
+    exported = library.export_documents(docs[:2], tmp_path / "export")
+    assert len(exported) == 2 and all(p.exists() for p in exported)
+
+    trashed = library.delete_to_trash([docs[0]["_path"]], results)
+    assert len(library.load_results_dir(results).docs) == 5
+    assert trashed[0].trashed.parent == results / ".trash"
+    library.restore(trashed)
+    assert len(library.load_results_dir(results).docs) == 6
+
+
+def test_library_rows_and_filter():
+    doc = make_doc("t.rate", host="alpha", gpu="Test GPU A", params={"size": 4})
+    row = library.row(doc)
+    assert set(row) == set(library.ROW_COLUMNS)
+    assert row["machine"] == "alpha · Test GPU A" and row["parameters"] == "size=4" and row["status"] == "ok"
+    assert row["figure"].startswith("rate: 100")
+    assert library.matches(doc, "ALPHA rate") and not library.matches(doc, "alpha gamma")
+    assert library.gpu_summary(make_doc(gpus=2)) == "2× Test GPU A"
+
+
+# -- charts ----------------------------------------------------------------------------------------
+
+def seed_like_docs():
+    docs = []
+    for host, scale in (("alpha", 1.0), ("beta", 1.5)):
+        for model in ("resnet50", "vgg16"):
+            for framework in ("torch", "tf"):
+                for mode in ("train", "infer"):
+                    docs.append(model_doc(model, framework=framework, mode=mode, precision="FP32",
+                                          value=100 * scale * (2 if mode == "infer" else 1), host=host, power_w=300))
+        docs.append(model_doc("resnet50", framework="torch", mode="train", precision="BF16-AMP", value=250 * scale,
+                              host=host))
+        docs.append(model_doc("resnet50", framework="torch", mode="train", precision="FP32", value=190 * scale,
+                              host=host, gpus=2))
+        docs.append(make_doc("gpu.pcie", host=host, unit="GB/s", series=sweep_series()))
+    return docs
+
+
+def test_every_chart_is_drawn_when_its_data_is_there():
+    docs = seed_like_docs()
+    sides = compare.sides_by_machine(docs)
+    drawn = charts.build_charts(sides, compare.compare(sides))
+    keys = [c.key for c in drawn]
+    assert keys == ["relative", "throughput", "scaling", "gpu_util", "vram", "cpu_util", "mixed_precision",
+                    "series:gpu.pcie", "perf_per_watt"]
+    png = charts.to_png(drawn[0].figure)
+    assert png.startswith(b"\x89PNG")
+    assert charts.to_svg(drawn[1].figure).lstrip().startswith(b"<?xml")
+
+
+def test_charts_without_data_are_left_out():
+    docs = [make_doc("t.rate")]
+    assert charts.build_charts(compare.sides_by_machine(docs)) == []
+    assert charts.mean_gpu_power_w(docs[0]) is None
+    assert charts.mean_gpu_power_w(model_doc("m", framework="torch", mode="train", precision="FP32", value=1,
+                                             gpus=2, power_w=250)) == 500
+
+
+# -- HTML, PDF, CSV --------------------------------------------------------------------------------
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.loads: list[tuple[str, str, str]] = []  # (tag, attribute, value) that a browser would fetch
+        self.images = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "img":
+            self.images += 1
+        for attr in ("src", "href", "srcset", "data"):
+            if tag in ("script", "link", "img", "iframe", "source", "video", "audio", "object", "embed") \
+                    and attrs.get(attr):
+                self.loads.append((tag, attr, attrs[attr]))
+
+
+def test_html_is_self_contained_and_embeds_the_charts(tmp_path):
+    docs = seed_like_docs() + library.scan([library.reference_dir()]).docs
+    report = make_report(docs, title="test <report>")
+    path = write_html(report, tmp_path / "r.html")
+    text = path.read_text(encoding="utf-8")
+    parser = _Tags()
+    parser.feed(text)
+    assert parser.images == len(report.charts) >= 8
+    assert parser.loads and all(value.startswith("data:image/png;base64,") for _, _, value in parser.loads)
+    assert not re.search(r"@import|url\(\s*['\"]?https?:", text)
+    assert "test &lt;report&gt;" in text  # escaped by Jinja2's autoescape
+    assert "published" in text and "lambdalabs.com" in text  # sources shown as plain anchors
+
+
+def test_pdf_has_a_title_page_and_the_chart_pages(tmp_path):
+    docs = seed_like_docs()
+    report = make_report(docs)
+    data = write_pdf(report, tmp_path / "r.pdf").read_bytes()
+    assert data.startswith(b"%PDF")
+    pages = len(re.findall(rb"/Type\s*/Page\b", data))
+    assert pages == 1 + len(report.charts)
+
+
+def test_csv_has_one_row_per_result(tmp_path):
+    docs = seed_like_docs() + [make_doc("t.rate", status="failed", reason="crashed")]
+    docs += library.scan([library.reference_dir()]).docs
+    path = csv_export.write_csv(docs, tmp_path / "r.csv")
+    rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+    assert len(rows) == len(docs)
+    assert list(rows[0]) == list(csv_export.COLUMNS)
+    failed = next(r for r in rows if r["status"] == "failed")
+    assert failed["value"] == "" and failed["reason"] == "crashed"
+    published = [r for r in rows if r["provenance"] == "published"]
+    assert published and all(r["source_url"] for r in published)
+    first = next(r for r in rows if r["benchmark_id"] == "model.resnet50" and r["gpu_power_mean_w"])
+    assert math.isclose(float(first["gpu_power_mean_w"]), 300.0)
+
+
+def test_render_without_charts_and_with_skipped_files(tmp_path):
+    a, b = two_machines()
+    write_docs(tmp_path, a + b)
+    write_bad_files(tmp_path)
+    found = library.scan([tmp_path])
+    report = make_report(found.docs, found.errors, group="run")
+    text = render_html(report)
+    assert "Skipped files" in text and "corrupt.json" in text
+    assert pdf_bytes(report).startswith(b"%PDF")

@@ -1,0 +1,109 @@
+"""The Reports tab: library table, filter, import, delete with undo, comparison with charts, exports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hwbench_gui.engine.reports import compare
+from hwbench_gui.ui.context import AppContext
+from reports_data import make_doc, on_other_machine, write_bad_files, write_docs
+
+
+@pytest.fixture
+def tab(qtbot, qsettings, tmp_path):
+    from hwbench_gui.ui.reports_tab import ReportsTab
+
+    results = tmp_path / "results"
+    a = [make_doc("t.rate"), make_doc("t.latency", [10.0, 10.1, 9.9, 10.05, 9.95], unit="ms",
+                                      higher_is_better=False)]
+    write_docs(results, a)
+    write_bad_files(results)
+    incoming = tmp_path / "incoming"
+    write_docs(incoming, [on_other_machine(a[0], "beta", "Test GPU B", 2.0),
+                          on_other_machine(a[1], "beta", "Test GPU B", 0.5)])
+    messages = []
+    context = AppContext(settings=qsettings, results_dir=results,
+                         show_status=lambda message, timeout_ms=0: messages.append(message))
+    widget = ReportsTab(context)
+    qtbot.addWidget(widget)
+    widget.resize(1200, 800)
+    widget.messages = messages
+    widget.incoming = incoming
+    yield widget
+    widget.shutdown()
+
+
+def measured(widget):
+    return [d for d in widget.documents() if d.get("provenance") != "published"]
+
+
+def test_lists_documents_and_reports_skipped_files(tab):
+    assert len(measured(tab)) == 2
+    assert any(d.get("provenance") == "published" for d in tab.documents())
+    assert tab.model.columnCount() == 8
+    text = tab.errors_label.text()
+    assert "corrupt.json" in text and "newer.json" in text and "package.json" in text
+    tab.reference_check.setChecked(False)
+    assert len(tab.documents()) == 2
+
+
+def test_filter_and_sort(tab):
+    tab.set_filter("t.latency")
+    assert [d["benchmark"]["id"] for d in tab.documents()] == ["t.latency"]
+    tab.set_filter("")
+    tab.reference_check.setChecked(False)
+    tab.table.sortByColumn(2, __import__("PySide6.QtCore").QtCore.Qt.AscendingOrder)
+    assert [d["benchmark"]["id"] for d in tab.documents()] == ["t.latency", "t.rate"]
+
+
+def test_import_compare_two_machines_and_export(tab, tmp_path):
+    report = tab.import_paths([tab.incoming])
+    assert len(report.imported) == 2 and "Imported 2" in tab.messages[-1]
+    tab.reference_check.setChecked(False)
+    assert len(tab.documents()) == 4
+    tab.compare_selected("machine")  # nothing selected: every machine shown
+    comparison = tab.report.comparison
+    assert len(comparison.sides) == 2
+    beta = compare.find_side(comparison.sides, "beta")
+    tab.baseline_combo.setCurrentIndex(1 - beta)  # alpha as the baseline
+    comparison = tab.report.comparison
+    assert comparison.summaries[beta].geomean == pytest.approx(2.0)
+    assert tab.compare_table.rowCount() == 2 and tab.compare_table.columnCount() == 5
+    assert len(tab.chart_labels()) >= 1 and not tab.chart_labels()[0].pixmap().isNull()
+    assert tab.pages.currentIndex() == 1
+
+    html = tab.export_html(tmp_path / "out.html")
+    pdf = tab.export_pdf(tmp_path / "out.pdf")
+    csv_path = tab.export_csv(tmp_path / "out.csv")
+    assert "data:image/png;base64," in html.read_text(encoding="utf-8")
+    assert pdf.read_bytes().startswith(b"%PDF")
+    assert len(csv_path.read_text(encoding="utf-8").splitlines()) == 1 + 4
+
+
+def test_compare_selected_runs_and_export_selection(tab, tmp_path):
+    tab.reference_check.setChecked(False)
+    tab.select_rows([0, 1])
+    assert len(tab.selected_documents()) == 2
+    tab.compare_selected("run")
+    assert len(tab.report.comparison.sides) == 2
+    files = tab.export_selected(tmp_path / "exported")
+    assert len(files) == 2 and all(json.loads(Path(f).read_text())["schema_version"] == 1 for f in files)
+
+
+def test_delete_to_trash_and_undo(tab):
+    tab.reference_check.setChecked(False)
+    tab.select_rows([0])
+    moved = tab.delete_selected()
+    assert len(moved) == 1 and moved[0].trashed.parent.name == ".trash"
+    assert len(tab.documents()) == 1 and tab.undo_button.isEnabled()
+    tab.undo_delete()
+    assert len(tab.documents()) == 2 and not tab.undo_button.isEnabled()
+
+
+def test_published_references_cannot_be_deleted(tab):
+    tab.set_filter("published")
+    tab.select_rows(range(len(tab.documents())))
+    assert tab.delete_selected() == []
