@@ -29,6 +29,10 @@ def main() -> int:
     parser.add_argument("--size", default="1360x860")
     args = parser.parse_args()
 
+    import os
+
+    # results of runs started for a screenshot must not land among the user's own
+    os.environ.setdefault("HWBENCH_DATA_DIR", tempfile.mkdtemp(prefix="hwbench-shots-"))
     from PySide6.QtCore import QEventLoop, QSettings, QTimer
 
     from hwbench_gui.ui.app import build_window, create_app

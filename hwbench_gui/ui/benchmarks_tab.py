@@ -148,7 +148,7 @@ class BenchmarksTab(QWidget):
         right_layout.addWidget(self.bottom, 1)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([320, 900])
+        splitter.setSizes([420, 860])
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -328,6 +328,8 @@ class BenchmarksTab(QWidget):
             self.log.appendPlainText("\n".join(document["log_tail"][-20:]))
         self.cancel_button.setEnabled(False)
         self._add_result_row(document, select=True)
+        if document.get("series"):
+            self.bottom.setCurrentWidget(self.plot)
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: {status}", 8000)
         self._start_next()
 
