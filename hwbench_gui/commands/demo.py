@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Callable
 
-from hwbench_gui.commands import demo_motion
+from hwbench_gui.commands import demo_motion, demo_track
 
 
 def _snake_train(args: argparse.Namespace) -> int:
@@ -104,6 +104,7 @@ def _add_snake(demos: argparse._SubParsersAction) -> None:
 DEMOS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
     "snake": _add_snake,
     "motion": demo_motion.add_parser,
+    "track": demo_track.add_parser,
 }
 
 

@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 PAGES: tuple[tuple[str, str, str], ...] = (
     ("Snake", "hwbench_gui.ui.snake_page", "SnakePage"),
     ("Motion transfer", "hwbench_gui.ui.motion_page", "MotionPage"),
+    ("Tracking", "hwbench_gui.ui.tracking_page", "TrackingPage"),
 )
 
 

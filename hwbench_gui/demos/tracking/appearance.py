@@ -1,0 +1,64 @@
+"""Appearance features for Deep SORT's matching cascade.
+
+The original Deep SORT uses a CNN trained for person re-identification (MARS). No such weights
+can be downloaded here, and a CNN with random weights would be noise dressed as a feature, so
+hwbench uses a hand-crafted descriptor instead and says so: a hue–saturation colour histogram
+(what an object wears) joined with a HOG descriptor of the crop (its outline). It tells apart
+objects of different colour or shape; it does not re-identify look-alike people the way a
+trained re-id network would.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+DESCRIPTION = "hand-crafted: HSV colour histogram (16×4 bins) + HOG (32×64 crop, 8 blocks); no CNN"
+
+
+class ColorHogEmbedder:
+    """``embed(frame_bgr, boxes_xyxy) -> (N, D)`` float32 rows with unit L2 norm."""
+
+    description = DESCRIPTION
+
+    def __init__(self, hue_bins: int = 16, sat_bins: int = 4, color_weight: float = 0.8) -> None:
+        self.hue_bins, self.sat_bins = hue_bins, sat_bins
+        self.color_weight = color_weight
+        # Non-overlapping 16×16 blocks: 2×4 blocks × 4 cells × 9 bins = 288 values. Overlapping blocks
+        # (756 values) cost more per distance and did not track better on the generated sequences.
+        self._hog = cv2.HOGDescriptor((32, 64), (16, 16), (16, 16), (8, 8), 9)
+        self.dim = hue_bins * sat_bins + int(self._hog.getDescriptorSize())
+
+    def embed(self, frame: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+        boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
+        n = len(boxes)
+        out = np.zeros((n, self.dim), np.float32)
+        if n == 0:
+            return out
+        h, w = frame.shape[:2]
+        crops = np.zeros((n, 64, 32, 3), np.uint8)
+        valid = np.zeros(n, bool)
+        for i, (x1, y1, x2, y2) in enumerate(boxes):
+            x1, y1 = int(max(0, np.floor(x1))), int(max(0, np.floor(y1)))
+            x2, y2 = int(min(w, np.ceil(x2))), int(min(h, np.ceil(y2)))
+            if x2 - x1 >= 2 and y2 - y1 >= 2:
+                crops[i] = cv2.resize(frame[y1:y2, x1:x2], (32, 64), interpolation=cv2.INTER_LINEAR)
+                valid[i] = True
+        # All crops at once: one colour conversion, one bincount, one HOG pass over a strip of crops
+        # (windows stepped exactly one crop apart), instead of several OpenCV calls per box.
+        hsv = cv2.cvtColor(crops.reshape(n * 64, 32, 3), cv2.COLOR_BGR2HSV).reshape(n, 64 * 32, 3)
+        n_bins = self.hue_bins * self.sat_bins
+        bins = (hsv[..., 0].astype(np.int64) * self.hue_bins // 180) * self.sat_bins + \
+            hsv[..., 1].astype(np.int64) * self.sat_bins // 256 + np.arange(n)[:, None] * n_bins
+        # Dark pixels have no reliable hue: leave them out of the colour histogram.
+        bright = hsv[..., 2] > 40
+        hist = np.bincount(bins[bright], minlength=n * n_bins).reshape(n, n_bins).astype(np.float32)
+        hist = np.sqrt(hist / np.maximum(hist.sum(1, keepdims=True), 1.0))  # Hellinger: cosine on sqrt-histograms
+        strip = cv2.cvtColor(np.ascontiguousarray(crops.transpose(1, 0, 2, 3).reshape(64, n * 32, 3)),
+                             cv2.COLOR_BGR2GRAY)
+        hog = self._hog.compute(strip, winStride=(32, 64)).reshape(n, -1)
+        hog = hog / np.maximum(np.linalg.norm(hog, axis=1, keepdims=True), 1e-6)
+        feats = np.concatenate([self.color_weight * hist, (1.0 - self.color_weight) * hog], 1)
+        feats /= np.maximum(np.linalg.norm(feats, axis=1, keepdims=True), 1e-6)
+        out[valid] = feats[valid]
+        return out

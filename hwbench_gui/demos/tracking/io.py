@@ -1,0 +1,157 @@
+"""Video in and out, and tracks as MOTChallenge text.
+
+MOTChallenge results: one line per box, ``frame,id,bb_left,bb_top,bb_width,bb_height,conf,-1,-1,-1``
+(frames from 1, pixels, comma-separated). Ground truth: ``frame,id,left,top,width,height,1,1,visibility``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import cv2
+import numpy as np
+
+
+class SourceError(RuntimeError):
+    """A video file or camera that cannot be opened or read."""
+
+
+def parse_source(source: str | int) -> str | int:
+    """A camera index ("0", 0) becomes an int; anything else is a file path."""
+    if isinstance(source, int):
+        return source
+    text = str(source).strip()
+    return int(text) if text.isdigit() else text
+
+
+class VideoSource:
+    """Frames from a video file or a camera (by index), BGR uint8. Use as a context manager."""
+
+    def __init__(self, source: str | int) -> None:
+        self.source = parse_source(source)
+        if isinstance(self.source, str) and not Path(self.source).is_file():
+            raise SourceError(f"video file not found: {self.source}")
+        self._cap = cv2.VideoCapture(self.source)
+        if not self._cap.isOpened():
+            what = f"camera {self.source}" if isinstance(self.source, int) else f"video {self.source}"
+            raise SourceError(f"OpenCV cannot open {what} (no such device, no permission, or no codec)")
+        fps = self._cap.get(cv2.CAP_PROP_FPS)
+        self.fps = float(fps) if fps and fps > 0 else 25.0
+        self.frame_count = int(self._cap.get(cv2.CAP_PROP_FRAME_COUNT)) if isinstance(self.source, str) else None
+        self.is_camera = isinstance(self.source, int)
+
+    def read(self) -> np.ndarray | None:
+        ok, frame = self._cap.read()
+        return frame if ok else None
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        while True:
+            frame = self.read()
+            if frame is None:
+                return
+            yield frame
+
+    def close(self) -> None:
+        self._cap.release()
+
+    def __enter__(self) -> "VideoSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class VideoWriter:
+    """Annotated MP4 (MPEG-4 Part 2, fourcc ``mp4v``: in every OpenCV wheel). Use as a context manager."""
+
+    def __init__(self, path: str | os.PathLike, fps: float, size_wh: tuple[int, int]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.size_wh = (int(size_wh[0]), int(size_wh[1]))
+        self._writer = cv2.VideoWriter(str(self.path), cv2.VideoWriter_fourcc(*"mp4v"), float(fps), self.size_wh)
+        if not self._writer.isOpened():
+            raise SourceError(f"OpenCV cannot write {self.path} with codec mp4v")
+        self.frames = 0
+
+    def write(self, frame: np.ndarray) -> None:
+        if (frame.shape[1], frame.shape[0]) != self.size_wh:
+            frame = cv2.resize(frame, self.size_wh)
+        self._writer.write(frame)
+        self.frames += 1
+
+    def close(self) -> None:
+        self._writer.release()
+
+    def __enter__(self) -> "VideoWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def mot_line(frame: int, track_id: int, box_xyxy, score: float) -> str:
+    x1, y1, x2, y2 = (float(v) for v in box_xyxy)
+    return f"{frame},{track_id},{x1:.2f},{y1:.2f},{x2 - x1:.2f},{y2 - y1:.2f},{score:.4f},-1,-1,-1"
+
+
+class MotWriter:
+    """Appends MOTChallenge result lines; writes to ``path + '.tmp'`` and renames on close."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._tmp = self.path.with_name(self.path.name + ".tmp")
+        self._file = open(self._tmp, "w", encoding="ascii")
+        self.lines = 0
+
+    def write(self, frame: int, track_id: int, box_xyxy, score: float) -> None:
+        self._file.write(mot_line(frame, track_id, box_xyxy, score) + "\n")
+        self.lines += 1
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+            os.replace(self._tmp, self.path)
+
+    def __enter__(self) -> "MotWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@dataclass
+class MotRow:
+    frame: int
+    object_id: int
+    box: tuple[float, float, float, float]  # xyxy
+    score: float
+
+
+def read_mot(path: str | os.PathLike) -> list[MotRow]:
+    """Read MOTChallenge results or ground truth (``conf`` column is read as the score)."""
+    rows = []
+    for number, line in enumerate(Path(path).read_text(encoding="ascii").splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split(",")
+        if len(parts) < 7:
+            raise ValueError(f"{path}:{number}: expected at least 7 comma-separated fields, got {len(parts)}")
+        f, i, x, y, w, h, c = parts[:7]
+        rows.append(MotRow(int(float(f)), int(float(i)), (float(x), float(y), float(x) + float(w), float(y) + float(h)),
+                           float(c)))
+    return rows
+
+
+def write_gt(path: str | os.PathLike, rows: Iterable[tuple[int, object]]) -> Path:
+    """Ground truth lines from (frame, GtBox) pairs."""
+    path = Path(path)
+    lines = []
+    for frame, g in rows:
+        x1, y1, x2, y2 = g.box
+        lines.append(f"{frame},{g.object_id},{x1:.2f},{y1:.2f},{x2 - x1:.2f},{y2 - y1:.2f},1,1,{g.visibility:.3f}")
+    path.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="ascii")
+    return path

@@ -1,0 +1,62 @@
+"""Tracking quality against ground truth: MOTA (CLEAR MOT), IDF1 (identity) and HOTA.
+
+The figures come from the ``trackers`` package's evaluation module (Roboflow's port of TrackEval,
+numpy 2 compatible; py-motmetrics 1.4.0 calls ``np.asfarray``, removed in NumPy 2). A pair counts as
+matched at IoU ≥ 0.5, as in MOTChallenge.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+import numpy as np
+
+from hwbench_gui.demos.tracking.io import MotRow
+
+
+class MetricsUnavailable(RuntimeError):
+    pass
+
+
+def _frames(rows: Iterable[MotRow], n_frames: int):
+    by_frame: dict[int, list[MotRow]] = defaultdict(list)
+    for r in rows:
+        by_frame[r.frame].append(r)
+    ids, boxes = [], []
+    for f in range(1, n_frames + 1):
+        rs = by_frame.get(f, [])
+        ids.append(np.array([r.object_id for r in rs], np.int64))
+        boxes.append(np.array([r.box for r in rs], np.float64).reshape(-1, 4))
+    return ids, boxes
+
+
+def evaluate(gt: Iterable[MotRow], hyp: Iterable[MotRow], n_frames: int | None = None,
+             iou_threshold: float = 0.5) -> dict:
+    """MOTA, IDF1, HOTA and their parts for one sequence. Frames are numbered from 1.
+
+    Returns a dict of plain floats/ints: MOTA, MOTP, IDF1, IDP, IDR, HOTA, IDSW, FP, FN, TP,
+    GT_dets, GT_ids, frames. Raises :class:`MetricsUnavailable` if ``trackers`` is not installed.
+    """
+    try:
+        from trackers.eval import box_iou, compute_clear_metrics, compute_hota_metrics, compute_identity_metrics
+    except ImportError as exc:
+        raise MetricsUnavailable(f"tracking metrics need the 'trackers' package (pip install trackers): {exc}") \
+            from None
+    gt, hyp = list(gt), list(hyp)
+    if n_frames is None:
+        n_frames = max([r.frame for r in gt + hyp], default=0)
+    gt_ids, gt_boxes = _frames(gt, n_frames)
+    hyp_ids, hyp_boxes = _frames(hyp, n_frames)
+    sims = [box_iou(g, h, box_format="xyxy") if len(g) and len(h) else np.zeros((len(g), len(h)))
+            for g, h in zip(gt_boxes, hyp_boxes)]
+    clear = compute_clear_metrics(gt_ids, hyp_ids, sims, threshold=iou_threshold)
+    ident = compute_identity_metrics(gt_ids, hyp_ids, sims, threshold=iou_threshold)
+    hota = compute_hota_metrics(gt_ids, hyp_ids, sims)
+    return {
+        "MOTA": float(clear["MOTA"]), "MOTP": float(clear["MOTP"]), "IDF1": float(ident["IDF1"]),
+        "IDP": float(ident["IDP"]), "IDR": float(ident["IDR"]), "HOTA": float(hota["HOTA"]),
+        "IDSW": int(clear["IDSW"]), "FP": int(clear["CLR_FP"]), "FN": int(clear["CLR_FN"]),
+        "TP": int(clear["CLR_TP"]), "GT_dets": sum(len(i) for i in gt_ids),
+        "GT_ids": len({r.object_id for r in gt}), "frames": n_frames,
+    }

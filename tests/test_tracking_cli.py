@@ -1,0 +1,56 @@
+"""``hwbench demo track`` as a real subprocess on a generated video."""
+
+from __future__ import annotations
+
+import cv2
+import pytest
+
+from conftest import run_cli
+from hwbench_gui.demos.tracking import darknet, synthetic
+from hwbench_gui.demos.tracking.io import read_mot
+
+
+@pytest.fixture(scope="module")
+def video(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("track")
+    spec = synthetic.random_spec(n_frames=60, width=320, height=240, n_objects=3, seed=4)
+    return synthetic.write_sequence(spec, folder / "scene.mp4", folder / "gt.txt")
+
+
+def test_motion_detector_writes_tracks_and_an_annotated_mp4(video, tmp_path, cli_env):
+    out, mp4 = tmp_path / "tracks.txt", tmp_path / "annotated.mp4"
+    proc = run_cli(["demo", "track", "--source", str(video), "--detector", "motion", "--out", str(out),
+                    "--video", str(mp4)], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "60 frames" in proc.stdout and "FPS" in proc.stdout and "associate" in proc.stdout
+    rows = read_mot(out)
+    assert rows and len({r.object_id for r in rows}) >= 2
+    assert all(1 <= r.frame <= 60 for r in rows)
+    cap = cv2.VideoCapture(str(mp4))
+    assert cap.isOpened() and int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) == 60
+    ok, frame = cap.read()
+    assert ok and frame.shape == (240, 320, 3)
+
+
+def test_yolov3_without_weights_fails_with_the_reason(video, tmp_path, cli_env):
+    proc = run_cli(["demo", "track", "--source", str(video), "--detector", "yolov3", "--out",
+                    str(tmp_path / "t.txt")], cli_env)
+    assert proc.returncode == 2
+    assert "no YOLOv3 weights" in proc.stderr and "pjreddie.com" in proc.stderr
+    assert not (tmp_path / "t.txt").exists()
+
+
+def test_yolov3_tiny_with_a_weights_file_runs_on_cpu(video, tmp_path, cli_env):
+    tiny = darknet.parse_cfg(darknet.shipped_cfg("yolov3-tiny"))
+    weights = darknet.write_weights(tmp_path / "tiny.weights", darknet.random_weights(tiny, seed=0))
+    proc = run_cli(["demo", "track", "--source", str(video), "--detector", "yolov3", "--cfg",
+                    str(darknet.shipped_cfg("yolov3-tiny")), "--weights", str(weights), "--size", "128",
+                    "--max-frames", "5", "--out", str(tmp_path / "t.txt"), "--json"], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    assert '"frames": 5' in proc.stdout and '"precision": "FP32"' in proc.stdout
+
+
+def test_missing_video_is_an_error(tmp_path, cli_env):
+    proc = run_cli(["demo", "track", "--source", str(tmp_path / "none.mp4"), "--out", str(tmp_path / "t.txt")],
+                   cli_env)
+    assert proc.returncode == 2 and "video file not found" in proc.stderr
