@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything hwbench checks on a GPU box, through its own CLI, writing as it goes under $OUT.
-#   OUT=/tmp/out bash scripts/device_check.sh [steps...]     (steps: inventory monitor bench cancel overhead snake)
+#   OUT=/tmp/out bash scripts/device_check.sh [steps...]     (steps: inventory monitor bench matmul cancel overhead track snake)
 set -u
 OUT=${OUT:-/tmp/hwbench-device}
 mkdir -p "$OUT"
@@ -29,17 +29,7 @@ bench)
     hw run "$b" --quiet >>"$LOG" 2>&1; echo "exit $?" >>"$LOG"
   done
   hw run gpu.p2p >>"$LOG" 2>&1; echo "gpu.p2p exit $? (one GPU: expected to refuse with a reason)" >>"$LOG"
-  python3 - >>"$LOG" 2>&1 <<'PY'
-import json, glob
-for path in sorted(glob.glob("/tmp/hwbench-results/*.json")):
-    d = json.load(open(path))
-    f = d.get("figure") or {}
-    print(d["benchmark"]["id"], d["status"], d.get("precision"), f.get("name"), f.get("value"), f.get("unit"), d.get("reason") or "")
-    for name, fig in (d.get("figures") or {}).items():
-        print("   ", name, fig.get("value"), fig.get("unit"))
-    for w in d.get("warnings") or []:
-        print("    warning:", w)
-PY
+  python3 scripts/summarize_results.py /tmp/hwbench-results/*.json >>"$LOG" 2>&1
   tar -C /tmp -czf "$OUT/results.tar.gz" hwbench-results ;;
 cancel)
   say "cancel a GPU run with SIGINT, then check the GPU memory is freed"
@@ -49,6 +39,15 @@ cancel)
 overhead)
   say "sampler overhead"
   python3 scripts/telemetry_overhead.py --seconds 20 >>"$LOG" 2>&1 ;;
+matmul)
+  say "gpu.matmul burst (default) and sustained"
+  hw run gpu.matmul --quiet --json >"$OUT/matmul_burst.json" 2>>"$LOG"; echo "exit $?" >>"$LOG"
+  hw run gpu.matmul --param mode=sustained --param precision=bf16 --param sizes=8192 --quiet --json >"$OUT/matmul_sustained.json" 2>>"$LOG"
+  python3 scripts/summarize_results.py "$OUT/matmul_burst.json" "$OUT/matmul_sustained.json" >>"$LOG" 2>&1 ;;
+track)
+  say "tracking: YOLOv3 416 on CUDA with random weights (speed only) + Deep SORT"
+  python3 scripts/tracking_speed.py --detector yolov3 --device cuda --random-weights --size 416 --json "$OUT/track_h200.json" >>"$LOG" 2>&1
+  python3 scripts/tracking_speed.py --detector yolov3 --device cuda --random-weights --size 416 --precision fp16 >>"$LOG" 2>&1 ;;
 snake)
   say "snake training speed on CUDA"
   hw demo snake train --minutes 2 --device cuda --out /tmp/snake_cuda.pt >>"$LOG" 2>&1
