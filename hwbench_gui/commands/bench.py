@@ -2,6 +2,8 @@
 
     hwbench list [--json] [--params]
     hwbench run gpu.matmul --param size=8192 --param dtype=fp16 [--out DIR] [--json] [--timeout S] [--quiet]
+    hwbench run --suite seed [--param framework=torch] [--param steps=20]
+    hwbench maxbatch model.resnet50 --param precision=bf16-amp [--start 8] [--limit 8192] [--step 8]
 
 ``run`` shows progress on stderr (one updating line on a terminal, plain lines otherwise) and
 prints the result file's path on stdout (the whole document with ``--json``). Exit status: 0 ok,
@@ -23,7 +25,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
 
 def add_parser(subparsers) -> None:
-    """Adds two subcommands, ``list`` and ``run``."""
+    """Adds the subcommands ``list``, ``run`` and ``maxbatch``."""
     lister = subparsers.add_parser(
         "list", help="list the benchmarks and whether each can run here",
         description="List the benchmarks: id, title, category, and whether each can run on this machine (and why not).")
@@ -36,7 +38,10 @@ def add_parser(subparsers) -> None:
         description="Run benchmark ID in a child process; the result document (also for a failed or "
                     "cancelled run) goes to --out, else $HWBENCH_RESULTS_DIR, else the user data folder. "
                     "See 'hwbench list --params' for each benchmark's parameters.")
-    runner.add_argument("id", metavar="ID", help="benchmark id, e.g. gpu.matmul (see 'hwbench list')")
+    runner.add_argument("id", metavar="ID", nargs="?", help="benchmark id, e.g. gpu.matmul (see 'hwbench list')")
+    runner.add_argument("--suite", metavar="NAME",
+                        help="run a named suite instead of one benchmark (seed: the seed evaluation's model matrix); "
+                             "--param values for an axis the suite varies narrow it, others apply to every run")
     runner.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                         help="set a parameter (repeatable); lists are comma-separated: sizes=1,2,4")
     runner.add_argument("--out", metavar="DIR", help="folder for the result document")
@@ -45,6 +50,19 @@ def add_parser(subparsers) -> None:
                         help="kill the run after S seconds (default: the benchmark's own limit)")
     runner.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
     runner.set_defaults(handler=run_command)
+
+    finder = subparsers.add_parser(
+        "maxbatch", help="find the largest batch that fits in memory (each try a short child run)",
+        description="Double the batch from --start until a run runs out of memory, then bisect to within --step. "
+                    "Other parameters as for 'hwbench run'.")
+    finder.add_argument("id", metavar="ID", help="benchmark id with a 'batch' parameter, e.g. model.resnet50")
+    finder.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
+    finder.add_argument("--start", type=int, default=8, help="first batch tried (default 8)")
+    finder.add_argument("--limit", type=int, default=8192, help="largest batch tried (default 8192)")
+    finder.add_argument("--step", type=int, default=8, help="stop when the gap is this small (default 8)")
+    finder.add_argument("--steps", type=int, default=3, help="timed steps per try (default 3)")
+    finder.add_argument("--json", action="store_true", help="print the result as JSON")
+    finder.set_defaults(handler=maxbatch_command)
 
 
 # -- list ------------------------------------------------------------------------------------------
@@ -103,6 +121,8 @@ def run_command(args: argparse.Namespace) -> int:
     from hwbench_gui.engine.bench import registry, runner
     from hwbench_gui.engine.bench.api import ParamError
 
+    if args.suite or not args.id:
+        return _suite_command(args)
     try:
         params = parse_param_args(args.param)
         bench = registry.get(args.id)
@@ -158,6 +178,91 @@ def run_command(args: argparse.Namespace) -> int:
         for line in (doc.get("log_tail") or [])[-10:]:
             print(f"  | {line}", file=sys.stderr)
     return EXIT_FAILED
+
+
+def _suite_command(args: argparse.Namespace) -> int:
+    """``hwbench run --suite NAME``: every run of the suite, then one line per run."""
+    from hwbench_gui.engine.bench import suites
+    from hwbench_gui.engine.bench.api import ParamError
+
+    if not args.suite or args.id:
+        print("hwbench run: give either a benchmark ID or --suite NAME", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        runs = suites.expand_suite(args.suite, parse_param_args(args.param))
+        for run in runs:
+            _registry_get(run.bench_id).resolve_params(run.params)
+    except (KeyError, ParamError) as exc:
+        print(f"hwbench run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return EXIT_USAGE
+    cancel = threading.Event()
+    displays: list[ProgressDisplay] = []
+
+    def on_run(i, total, run):
+        display = ProgressDisplay(run.bench_id, sys.stderr, quiet=args.quiet)
+        displays.append(display)
+        display.note(f"[{i + 1}/{total}] {run.label}")
+        return display.on_event
+
+    previous_handler = _install_sigint(cancel, ProgressDisplay(args.suite, sys.stderr, quiet=args.quiet))
+    try:
+        done = suites.run_suite(args.suite, parse_param_args(args.param), on_run=on_run, cancel=cancel,
+                                timeout_s=args.timeout, results_dir=args.out)
+    except KeyboardInterrupt:
+        print("hwbench run: suite cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
+    finally:
+        if previous_handler is not None:
+            signal.signal(signal.SIGINT, previous_handler)
+    for display in displays:
+        display.finish()
+    for run, result in done:
+        doc = result.document
+        shown = format_figure(doc) if result.status == "ok" else f"{result.status}: {doc.get('reason')}"
+        print(f"{run.label}: {shown}" + (f"  [{result.path}]" if result.path else ""))
+    if cancel.is_set():
+        return EXIT_CANCELLED
+    return EXIT_OK if all(result.status == "ok" for _, result in done) else EXIT_FAILED
+
+
+def _registry_get(bench_id: str):
+    from hwbench_gui.engine.bench import registry
+
+    return registry.get(bench_id)
+
+
+def maxbatch_command(args: argparse.Namespace) -> int:
+    """``hwbench maxbatch ID``: prints each try, then the largest batch that fit."""
+    from hwbench_gui.engine.bench import maxbatch
+    from hwbench_gui.engine.bench.api import ParamError
+
+    try:
+        params = parse_param_args(args.param)
+        bench = _registry_get(args.id)
+        bench.param("batch")
+        bench.resolve_params(params)
+    except (KeyError, ParamError) as exc:
+        print(f"hwbench maxbatch: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def on_try(batch, doc):
+        what = "fits" if doc["status"] == "ok" else f"{doc.get('error_kind')}: {doc.get('reason')}"
+        print(f"batch {batch}: {what}", file=sys.stderr, flush=True)
+
+    try:
+        result = maxbatch.max_batch(bench.id, params, start=args.start, limit=args.limit, step=args.step,
+                                    steps=args.steps, on_try=on_try)
+    except (maxbatch.MaxBatchError, ValueError) as exc:
+        print(f"hwbench maxbatch: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.json:
+        json.dump({"benchmark": bench.id, "params": params, "largest_batch": result.largest,
+                   "smallest_failing_batch": result.smallest_failing, "tries": result.tries}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        tail = f" ({result.smallest_failing} did not)" if result.smallest_failing else f" (the limit {args.limit})"
+        print(f"{bench.id}: largest batch that fits: {result.largest}{tail}")
+    return EXIT_OK
 
 
 def parse_param_args(items: list[str]) -> dict[str, str]:

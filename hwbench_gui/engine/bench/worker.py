@@ -165,6 +165,8 @@ def error_event(exc: BaseException) -> dict[str, Any]:
     summary = f"{type(exc).__name__}: {exc}".rstrip(": ")
     if isinstance(exc, MemoryError) or names & _OOM_CLASS_NAMES:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        if detail.startswith("CUDA out of memory at"):  # a benchmark's own message, already with its advice
+            return {"type": "error", "kind": "out_of_memory", "traceback": tail, "message": detail}
         return {"type": "error", "kind": "out_of_memory", "traceback": tail,
                 "message": f"out of memory: {detail} (try smaller sizes or batch)"}
     return {"type": "error", "kind": "exception", "message": summary, "traceback": tail}

@@ -1,0 +1,79 @@
+"""model.resnet50, model.vgg16, model.fasterrcnn, model.unet: training and inference throughput of the
+seed's four models in PyTorch and TensorFlow (see ``model_common`` for the parameters and figures)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from typing import Any
+
+from hwbench_gui.engine.bench import multigpu
+from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Reporter
+from hwbench_gui.engine.bench.model_common import MODELS, ModelSpec, build_outcome, model_params, parse_device
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: Reporter) -> Outcome:
+    """Dispatch by framework and GPU count; every path returns the same kind of Outcome."""
+    parse_device(params["device"])  # a bad device is a ParamError before anything heavy loads
+    if params["framework"] == "tf":
+        from hwbench_gui.engine.bench import model_tf
+
+        if spec.key == "fasterrcnn":
+            raise BenchmarkUnavailable(model_tf.FASTERRCNN_TF_REASON)
+        if importlib.util.find_spec("tensorflow") is None:
+            raise BenchmarkUnavailable("TensorFlow is not installed (pip install 'hwbench-gui[tf]')")
+        if params["gpus"] > 1:
+            return multigpu.run_tf_mirrored(spec, params, reporter)
+        tf = model_tf.import_tf()
+        kind, index = parse_device(params["device"])
+        model_tf.select_devices(tf, kind, index, 1)
+        run, details, where = model_tf.measure(spec, params, reporter, tf_module=tf)
+        warnings = list(details.pop("warnings", []))
+        return build_outcome(spec, params, run, framework_label=f"TensorFlow {tf.__version__}", device_label=where,
+                             method_extra=model_tf.method_text(params), details=details, warnings=warnings)
+
+    if importlib.util.find_spec("torch") is None:
+        raise BenchmarkUnavailable("PyTorch is not installed")
+    if multigpu.is_rank_process():
+        return multigpu.rank_main(bench_id, spec, params, reporter)
+    if params["gpus"] > 1 or params["nnodes"] > 1:
+        return multigpu.run_torch_ddp(bench_id, spec, params, reporter)
+    from hwbench_gui.engine.bench import model_torch
+
+    run, details, where = model_torch.measure(spec, params, reporter)
+    return build_outcome(spec, params, run, framework_label=f"PyTorch {_torch_version()}", device_label=where,
+                         method_extra=model_torch.method_text(params, where.startswith("cuda")), details=details,
+                         warnings=[])
+
+
+def _availability() -> str | None:
+    """Runnable when either framework is installed; the run itself says when the chosen one is not."""
+    if importlib.util.find_spec("torch") is None and importlib.util.find_spec("tensorflow") is None:
+        return "neither PyTorch nor TensorFlow is installed"
+    return None
+
+
+def _benchmark(spec: ModelSpec) -> Benchmark:
+    bench_id = f"model.{spec.key}"
+    return Benchmark(
+        id=bench_id,
+        title=f"{spec.title} training / inference",
+        category="Models",
+        description=(f"{spec.title} images/s in PyTorch ({spec.torch_source}) or TensorFlow ({spec.tf_source}); "
+                     "training or inference, FP32 / TF32 / FP16-AMP / BF16-AMP, one or more GPUs, synthetic or "
+                     "real data, with step-time and latency percentiles, peak VRAM and data-wait time."),
+        params=model_params(spec),
+        run=functools.partial(run_model, spec, bench_id),
+        version="1",
+        availability=_availability,
+        default_timeout_s=1800.0,
+    )
+
+
+BENCHMARKS = [_benchmark(MODELS[key]) for key in ("resnet50", "vgg16", "fasterrcnn", "unet")]

@@ -1,0 +1,269 @@
+"""What the model benchmarks share: the models, their parameters, precision labels, the step timing
+record, the figures computed from it, and the out-of-memory error.
+
+Nothing here imports torch or TensorFlow. ``model_torch`` and ``model_tf`` measure; this module
+turns a :class:`TimedRun` into the :class:`~hwbench_gui.engine.bench.api.Outcome` both report.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from hwbench_gui.engine.bench.api import Outcome, Param, ParamError
+
+GIB = 1 << 30
+
+#: Parameter value -> the label in results. FP32 means TF32 off; TF32 is never called FP32.
+PRECISION_LABELS = {"fp32": "FP32", "tf32": "TF32", "fp16-amp": "FP16-AMP", "bf16-amp": "BF16-AMP"}
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model of the suite: its id part, the task it does and its seed-compatible defaults."""
+
+    key: str  # "resnet50", "vgg16", "fasterrcnn", "unet"
+    title: str
+    task: str  # "classify" | "detect" | "segment"
+    image_size: int
+    batch: int
+    batch_note: str
+    torch_source: str
+    tf_source: str
+
+
+MODELS = {
+    "resnet50": ModelSpec("resnet50", "ResNet-50", "classify", 224, 128, "128 as in the seed",
+                          "torchvision.models.resnet50(weights=None)",
+                          "keras.applications.ResNet50(weights=None)"),
+    "vgg16": ModelSpec("vgg16", "VGG16", "classify", 224, 128, "128 as in the seed",
+                       "torchvision.models.vgg16(weights=None)",
+                       "keras.applications.VGG16(weights=None)"),
+    "fasterrcnn": ModelSpec("fasterrcnn", "Faster R-CNN R50-FPN", "detect", 800, 16,
+                            "16: 128 images of 800 px do not fit in any current GPU's memory",
+                            "torchvision.models.detection.fasterrcnn_resnet50_fpn(weights=None, "
+                            "weights_backbone=None)",
+                            "none (see the reason when framework=tf)"),
+    "unet": ModelSpec("unet", "U-Net", "segment", 512, 32,
+                      "32: 128 images of 512 px need about 190 GB for training in FP32",
+                      "hwbench_gui.engine.bench.unet.UNet (Ronneberger et al. 2015, padded convs, batch norm)",
+                      "hwbench_gui.engine.bench.unet.keras_unet (same architecture)"),
+}
+
+#: Classes of the synthetic heads: ImageNet for the classifiers, Pascal VOC (20 + background) for
+#: Faster R-CNN, KiTS (background, kidney, tumour) for U-Net, as in the seed's data sets.
+SYNTHETIC_CLASSES = {"classify": 1000, "detect": 21, "segment": 3}
+
+#: Steps timed at batch 1 for the latency figures of an inference run (at most).
+LATENCY_STEPS_MAX = 100
+
+
+def model_params(spec: ModelSpec) -> tuple[Param, ...]:
+    """The parameters every model benchmark has, with this model's defaults."""
+    cpus = os.cpu_count() or 1
+    return (
+        Param("framework", "choice", "torch", "PyTorch (torch) or TensorFlow/Keras (tf).", choices=("torch", "tf")),
+        Param("mode", "choice", "train", "Training steps (forward, backward, SGD update) or inference.",
+              choices=("train", "infer")),
+        Param("precision", "choice", "fp32",
+              "fp32 = IEEE FP32 with TF32 off; tf32 = FP32 tensors on TF32 tensor cores; fp16-amp / bf16-amp = "
+              "automatic mixed precision (FP32 weights, FP16/BF16 compute; FP16 with loss scaling).",
+              choices=tuple(PRECISION_LABELS)),
+        Param("batch", "int", spec.batch, f"Images per step per GPU (default {spec.batch_note}).",
+              minimum=1, maximum=1 << 16),
+        Param("image_size", "int", spec.image_size, "Square image side in pixels.", minimum=32, maximum=4096,
+              unit="px"),
+        Param("steps", "int", 50, "Timed steps.", minimum=1, maximum=100000),
+        Param("warmup", "int", 10, "Untimed steps first (cuDNN autotuning, compilation).", minimum=0,
+              maximum=10000),
+        Param("device", "str", "cuda:0", "'cuda:N' (first GPU of the run) or 'cpu'."),
+        Param("gpus", "int", 1, "GPUs on this machine: N > 1 runs PyTorch DDP (NCCL) started like torchrun, or "
+              "TensorFlow MirroredStrategy, and a one-GPU run for the scaling efficiency.", minimum=1, maximum=64),
+        Param("nnodes", "int", 1, "Machines taking part (PyTorch DDP only); every machine runs the same command "
+              "with the same rdzv_endpoint.", minimum=1, maximum=1024),
+        Param("rdzv_endpoint", "str", "", "host:port of the rendezvous (torchrun's --rdzv-endpoint); needed when "
+              "nnodes > 1, else a free local port is used."),
+        Param("channels_last", "bool", False, "NHWC memory format (PyTorch; Keras is NHWC already)."),
+        Param("compile", "bool", False, "torch.compile (default mode) / Keras XLA jit_compile."),
+        Param("data", "str", "synthetic",
+              "'synthetic' (random tensors made on the device once) or a folder: ImageFolder tree for the "
+              "classifiers, Pascal VOC (JPEGImages/ + Annotations/) for Faster R-CNN, images/ + masks/ for U-Net."),
+        Param("workers", "int", min(8, cpus), "Data-loader worker processes (folder data).", minimum=0,
+              maximum=256),
+    )
+
+
+def precision_label(value: str) -> str:
+    try:
+        return PRECISION_LABELS[value]
+    except KeyError:
+        raise ParamError(f"precision: {value!r} is not one of {', '.join(PRECISION_LABELS)}") from None
+
+
+def parse_device(text: str) -> tuple[str, int]:
+    """``"cuda:1"`` -> ``("cuda", 1)``, ``"cuda"`` -> ``("cuda", 0)``, ``"cpu"`` -> ``("cpu", 0)``."""
+    text = str(text).strip().lower()
+    if text == "cpu":
+        return "cpu", 0
+    if text == "cuda" or text.startswith("cuda:"):
+        try:
+            return "cuda", int(text.partition(":")[2] or 0)
+        except ValueError:
+            pass
+    raise ParamError(f"device: {text!r} is not 'cpu', 'cuda' or 'cuda:N'")
+
+
+class OutOfMemoryError(RuntimeError):
+    """The accelerator ran out of memory. The worker recognises the class name and files the run
+    as error kind ``out_of_memory``; the message is the reason shown to the user."""
+
+
+def oom_message(batch: int, peak_bytes: float | None, total_bytes: float | None, where: str = "CUDA") -> str:
+    """``"CUDA out of memory at batch 512 (peak 131.4 GiB of 139.8 GiB); try ..."``: one line."""
+    if peak_bytes is not None and total_bytes:
+        held = f" (peak {peak_bytes / GIB:.1f} GiB of {total_bytes / GIB:.1f} GiB)"
+    elif peak_bytes is not None:
+        held = f" (peak {peak_bytes / GIB:.1f} GiB; total unknown)"
+    else:
+        held = ""
+    smaller = max(1, batch // 2)
+    return (f"{where} out of memory at batch {batch}{held}; suggestion: batch {smaller} or less, bf16-amp/fp16-amp, "
+            f"or 'hwbench maxbatch' to find the largest batch that fits")
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The ``q``-th percentile (0..100) by linear interpolation (numpy's default); None when empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass
+class TimedRun:
+    """What one measured loop produced (one process; one rank of a multi-GPU run).
+
+    ``total_s`` is wall time from the synchronized start of the first timed step to the
+    synchronize after the last one. ``step_s`` are per-step times (CUDA events, or wall time on
+    the CPU / in TensorFlow where each step ends in a fetch). ``data_wait_s`` is the time the loop
+    spent waiting for the loader's next batch (0 with synthetic data).
+    """
+
+    batch: int
+    steps: int
+    total_s: float
+    step_s: list[float]
+    data_wait_s: float = 0.0
+    warmup_s: float | None = None  # warm-up steps including compilation
+    first_step_s: float | None = None  # the first warm-up step alone (compilation happens there)
+    latency_b1_s: list[float] = field(default_factory=list)
+    peak_allocated_bytes: float | None = None
+    peak_reserved_bytes: float | None = None
+    total_memory_bytes: float | None = None
+    peak_reason: str | None = None
+    final_loss: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def images(self) -> int:
+        return self.batch * self.steps
+
+    def images_per_s(self) -> float:
+        return self.images / self.total_s
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "TimedRun":
+        return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+def _ms_figure(values_s: list[float], name_unit: str = "ms") -> dict[str, Any]:
+    ms = [v * 1e3 for v in values_s]
+    return {"unit": name_unit, "higher_is_better": False, "samples": ms,
+            "p50": percentile(ms, 50), "p90": percentile(ms, 90), "p99": percentile(ms, 99)}
+
+
+def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, framework_label: str,
+                  device_label: str, method_extra: str, details: dict[str, Any], warnings: list[str],
+                  world_size: int = 1, rank_runs: list[TimedRun] | None = None,
+                  single_gpu: TimedRun | None = None) -> Outcome:
+    """The Outcome of a model run: images/s = all images of all ranks / the longest rank's timed wall
+    time (never a mean of per-step rates), step time and latency percentiles, peak memory, data wait."""
+    label = precision_label(params["precision"])
+    ranks = rank_runs or [run]
+    total_images = sum(r.images for r in ranks)
+    total_s = max(r.total_s for r in ranks)
+    rate = total_images / total_s
+    figures: dict[str, dict[str, Any]] = {}
+    figures["step_time"] = {**_ms_figure(run.step_s), "what": "time per step (rank 0)"}
+    if run.latency_b1_s:
+        figures["latency_batch1"] = {**_ms_figure(run.latency_b1_s), "what": "one image per call, synchronized"}
+    if params["mode"] == "infer":
+        figures["latency_batch"] = {**_ms_figure(run.step_s), "what": f"one call of {run.batch} images"}
+    compute_s = max(0.0, run.total_s - run.data_wait_s)
+    figures["data_wait_fraction"] = {"value": run.data_wait_s / run.total_s if run.total_s else None,
+                                     "unit": "fraction", "higher_is_better": False}
+    figures["data_wait_s"] = {"value": run.data_wait_s, "unit": "s", "higher_is_better": False}
+    figures["compute_s"] = {"value": compute_s, "unit": "s", "higher_is_better": False,
+                            "what": "timed wall time not spent waiting for data"}
+    for key in ("peak_allocated_bytes", "peak_reserved_bytes"):
+        value = getattr(run, key)
+        entry = {"value": None if value is None else value / GIB, "unit": "GiB", "higher_is_better": False}
+        if value is None:
+            entry["reason"] = run.peak_reason or "not measured"
+        figures[key.replace("_bytes", "_gib")] = entry
+    if run.warmup_s is not None:
+        figures["warmup_s"] = {"value": run.warmup_s, "unit": "s", "higher_is_better": False,
+                               "what": "all warm-up steps, including compilation when compile=true"}
+    if run.first_step_s is not None:
+        figures["first_step_s"] = {"value": run.first_step_s, "unit": "s", "higher_is_better": False,
+                                   "what": "first warm-up step (compile time when compile=true)"}
+    if world_size > 1:
+        figures["per_gpu_images_per_s"] = {"value": rate / world_size, "unit": "images/s",
+                                           "samples": [r.images_per_s() for r in ranks]}
+        if single_gpu is not None:
+            one = single_gpu.images_per_s()
+            efficiency = rate / (world_size * one)
+            figures["single_gpu_images_per_s"] = {"value": one, "unit": "images/s"}
+            figures["scaling_efficiency"] = {"value": efficiency, "unit": "fraction"}
+            if efficiency > 1.0:
+                warnings.append(f"scaling efficiency {efficiency:.0%} is above 100 %: the one-GPU run was slowed by "
+                                "something the multi-GPU run was not (or the measurement is off); check both")
+            elif efficiency < 0.5:
+                warnings.append(f"scaling efficiency {efficiency:.0%} is below 50 %: communication or the data path "
+                                "limits the multi-GPU run")
+    if params["data"] != "synthetic" and run.total_s and run.data_wait_s / run.total_s > 0.1:
+        warnings.append(f"{run.data_wait_s / run.total_s:.0%} of the timed time was spent waiting for data: the "
+                        "input pipeline, not the GPU, limits this run")
+    what = "training" if params["mode"] == "train" else "inference"
+    data = ("synthetic data made once on the device (random, not zeros; no host-to-device copy)"
+            if params["data"] == "synthetic" else
+            f"images read from {params['data']} through the loader ({params['workers']} workers)")
+    method = (
+        f"{spec.title} {what} in {framework_label}, {label}, batch {run.batch} per GPU × {world_size} GPU(s), "
+        f"{params['image_size']} px, {data}. {params['warmup']} warm-up steps, then {run.steps} timed steps; "
+        f"images/s = all images of the timed steps / total timed wall time, measured from a synchronized start to "
+        f"a synchronize after the last step (not a mean of per-step rates). {method_extra}"
+    )
+    details = {**details, "model": spec.key, "task": spec.task, "framework": params["framework"],
+               "precision_label": label, "world_size": world_size, "images_timed": total_images,
+               "total_timed_s": total_s, "final_loss": run.final_loss, **run.extra}
+    return Outcome(
+        figure_name=f"{spec.title} {what} throughput",
+        unit="images/s",
+        samples=[rate],
+        higher_is_better=True,
+        precision=label,
+        method=method,
+        figures=figures,
+        warnings=warnings,
+        details=details,
+        device=device_label,
+    )

@@ -1,0 +1,277 @@
+"""Real-data input pipelines for the model benchmarks (``data=<folder>``).
+
+Layouts (what the seed trained on):
+
+- classify: an ImageFolder tree, ``root/<class name>/<image>.jpg`` (flower102, ImageNet).
+- detect: Pascal VOC, ``root/JPEGImages/*.jpg`` + ``root/Annotations/*.xml`` (``root`` may also be a
+  VOCdevkit folder holding one VOC20xx folder); ``ImageSets/Main/trainval.txt`` picks the images
+  when present.
+- segment: ``root/images/<name>.(jpg|png)`` + ``root/masks/<name>.png``; mask pixels are class
+  indices, except that a 0/255 mask is read as 0/1.
+
+PyTorch reads through ``torch.utils.data.DataLoader`` (worker processes, pinned memory, prefetch);
+TensorFlow through ``tf.data`` (parallel map, prefetch). :class:`BatchStream` cycles a loader
+forever and measures the time the training loop waits on it. torch/TF are imported inside.
+"""
+
+from __future__ import annotations
+
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from hwbench_gui.engine.bench.api import ParamError
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
+
+VOC_CLASSES = ("aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "cat", "chair", "cow",
+               "diningtable", "dog", "horse", "motorbike", "person", "pottedplant", "sheep", "sofa", "train",
+               "tvmonitor")
+
+#: Normalisation of the torchvision ImageNet recipes (the random-init models do not care, a real
+#: pipeline does this work).
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+
+# -- file layouts (no framework) -----------------------------------------------------------------
+
+def image_folder_items(root: str | Path) -> tuple[list[tuple[str, int]], list[str]]:
+    """``([(path, class index)], class names)`` of an ImageFolder tree; ParamError when it is not one."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ParamError(f"data: {root} is not a folder")
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir())
+    items = [(str(f), i) for i, name in enumerate(classes) for f in sorted((root / name).iterdir())
+             if f.suffix.lower() in IMAGE_SUFFIXES]
+    if not items:
+        raise ParamError(f"data: {root} holds no images in class folders (expected root/<class>/<image>.jpg)")
+    return items, classes
+
+
+def voc_root(root: str | Path) -> Path:
+    """The folder holding JPEGImages/ and Annotations/ (``root`` itself or a VOC20xx inside it)."""
+    root = Path(root)
+    candidates = [root, *sorted(root.glob("VOC*")), *sorted(root.glob("VOCdevkit/VOC*"))]
+    for candidate in candidates:
+        if (candidate / "JPEGImages").is_dir() and (candidate / "Annotations").is_dir():
+            return candidate
+    raise ParamError(f"data: {root} is not a Pascal VOC folder (no JPEGImages/ and Annotations/)")
+
+
+def parse_voc_xml(path: str | Path) -> tuple[list[list[float]], list[int]]:
+    """Boxes ``[x1, y1, x2, y2]`` (pixels) and labels (1..20; 0 is background) of one VOC annotation.
+    Objects of classes outside VOC's 20 are left out."""
+    boxes, labels = [], []
+    for obj in ET.parse(path).getroot().iter("object"):
+        name = (obj.findtext("name") or "").strip()
+        box = obj.find("bndbox")
+        if name not in VOC_CLASSES or box is None:
+            continue
+        x1, y1, x2, y2 = (float(box.findtext(k) or 0) for k in ("xmin", "ymin", "xmax", "ymax"))
+        if x2 > x1 and y2 > y1:
+            boxes.append([x1, y1, x2, y2])
+            labels.append(VOC_CLASSES.index(name) + 1)
+    return boxes, labels
+
+
+def voc_items(root: str | Path) -> list[tuple[str, str]]:
+    """``[(image path, annotation path)]`` of a VOC folder with at least one object each."""
+    base = voc_root(root)
+    listing = base / "ImageSets" / "Main" / "trainval.txt"
+    if listing.is_file():
+        stems = [line.split()[0] for line in listing.read_text().splitlines() if line.strip()]
+    else:
+        stems = sorted(p.stem for p in (base / "Annotations").glob("*.xml"))
+    items = []
+    for stem in stems:
+        image, xml = base / "JPEGImages" / f"{stem}.jpg", base / "Annotations" / f"{stem}.xml"
+        if image.is_file() and xml.is_file() and parse_voc_xml(xml)[0]:
+            items.append((str(image), str(xml)))
+    if not items:
+        raise ParamError(f"data: {base} has no image with an annotated VOC object")
+    return items
+
+
+def mask_items(root: str | Path) -> list[tuple[str, str]]:
+    """``[(image path, mask path)]`` from ``root/images`` and ``root/masks`` (matched by file stem)."""
+    root = Path(root)
+    images, masks = root / "images", root / "masks"
+    if not images.is_dir() or not masks.is_dir():
+        raise ParamError(f"data: {root} needs images/ and masks/ folders")
+    by_stem = {p.stem: p for p in masks.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
+    items = [(str(p), str(by_stem[p.stem])) for p in sorted(images.iterdir())
+             if p.suffix.lower() in IMAGE_SUFFIXES and p.stem in by_stem]
+    if not items:
+        raise ParamError(f"data: no image in {images} has a mask of the same name in {masks}")
+    return items
+
+
+def _check_enough(count: int, batch: int, root: str) -> None:
+    if count < batch:
+        raise ParamError(f"data: {root} has {count} usable images, fewer than one batch of {batch}")
+
+
+# -- PyTorch ---------------------------------------------------------------------------------------
+
+def torch_dataset(task: str, root: str, image_size: int) -> Any:
+    """The torch Dataset of ``task`` over ``root`` (decodes with PIL in the loader's workers)."""
+    import numpy as np
+    import torch
+    from PIL import Image
+    from torchvision import transforms as T
+
+    if task == "classify":
+        from torchvision.datasets import ImageFolder
+
+        image_folder_items(root)  # a clear error before torchvision's
+        return ImageFolder(root, transform=T.Compose([
+            T.RandomResizedCrop(image_size), T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)]))
+
+    to_tensor = T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
+
+    class VOCBoxes(torch.utils.data.Dataset):
+        """Images at their own size; Faster R-CNN's transform resizes them (min_size = image_size)."""
+
+        def __init__(self):
+            self.items = voc_items(root)
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            image_path, xml_path = self.items[i]
+            boxes, labels = parse_voc_xml(xml_path)
+            image = to_tensor(Image.open(image_path).convert("RGB"))
+            return image, {"boxes": torch.tensor(boxes, dtype=torch.float32),
+                           "labels": torch.tensor(labels, dtype=torch.int64)}
+
+    class ImageMasks(torch.utils.data.Dataset):
+        def __init__(self):
+            self.items = mask_items(root)
+
+        def __len__(self):
+            return len(self.items)
+
+        def __getitem__(self, i):
+            image_path, mask_path = self.items[i]
+            image = Image.open(image_path).convert("RGB").resize((image_size, image_size), Image.BILINEAR)
+            mask = np.array(Image.open(mask_path).convert("L").resize((image_size, image_size), Image.NEAREST))
+            mask = normalise_mask(mask)
+            return to_tensor(image), torch.from_numpy(mask.astype(np.int64))
+
+    if task == "detect":
+        return VOCBoxes()
+    if task == "segment":
+        return ImageMasks()
+    raise ValueError(f"unknown task {task!r}")
+
+
+def normalise_mask(mask: Any) -> Any:
+    """A 0/255 mask becomes 0/1; any other mask is taken as class indices already."""
+    import numpy as np
+
+    values = np.unique(mask)
+    if values.size <= 2 and set(values.tolist()) <= {0, 255}:
+        return (mask > 127).astype(mask.dtype)
+    return mask
+
+
+def _detection_collate(batch):
+    images, targets = zip(*batch)
+    return list(images), list(targets)
+
+
+def torch_loader(task: str, root: str, image_size: int, batch: int, workers: int, pin_memory: bool,
+                 sampler: Any = None, dataset: Any = None) -> Any:
+    """A DataLoader over ``root`` (or over ``dataset``, made by :func:`torch_dataset`): shuffled (or
+    ``sampler``, e.g. DistributedSampler), whole batches only, ``workers`` processes kept alive
+    between passes, 4 batches prefetched per worker, pinned host memory when the data goes to a GPU."""
+    import torch
+
+    if dataset is None:
+        dataset = torch_dataset(task, root, image_size)
+    _check_enough(len(dataset), batch, root)
+    kwargs: dict[str, Any] = {}
+    if workers > 0:
+        kwargs.update(persistent_workers=True, prefetch_factor=4)
+    loader = torch.utils.data.DataLoader(
+        dataset, batch_size=batch, shuffle=sampler is None, sampler=sampler, num_workers=workers,
+        pin_memory=pin_memory, drop_last=True, collate_fn=_detection_collate if task == "detect" else None,
+        **kwargs)
+    if len(loader) == 0:  # a DistributedSampler's share can be smaller than one batch
+        raise ParamError(f"data: each rank's share of {root} ({len(sampler)} images) is less than one batch of {batch}")
+    return loader
+
+
+class BatchStream:
+    """Endless batches from a finite loader; ``wait_s`` sums the time spent waiting in ``next()``.
+
+    ``to_device`` moves a batch (non-blocking copies from pinned memory); its time counts as compute.
+    """
+
+    def __init__(self, loader: Iterable, to_device: Callable[[Any], Any] = lambda b: b,
+                 on_epoch: Callable[[int], None] | None = None):
+        self.loader, self.to_device, self.on_epoch = loader, to_device, on_epoch
+        self.epoch = 0
+        self.wait_s = 0.0
+        self._it = None
+
+    def next(self) -> Any:
+        start = time.perf_counter()
+        if self._it is None:
+            self._start_epoch()
+        try:
+            batch = next(self._it)
+        except StopIteration:
+            self.epoch += 1
+            self._start_epoch()
+            batch = next(self._it)
+        self.wait_s += time.perf_counter() - start
+        return self.to_device(batch)
+
+    def _start_epoch(self) -> None:
+        if self.on_epoch is not None:
+            self.on_epoch(self.epoch)
+        self._it = iter(self.loader)
+
+
+# -- TensorFlow ------------------------------------------------------------------------------------
+
+def tf_dataset(task: str, root: str, image_size: int, batch: int, workers: int) -> Any:
+    """A repeating, shuffled, batched, prefetched ``tf.data.Dataset`` of (images, labels or masks),
+    NHWC float32 in [0, 1] normalised like torchvision; decoding runs in ``workers`` parallel calls."""
+    import tensorflow as tf
+
+    parallel = workers if workers > 0 else tf.data.AUTOTUNE
+    mean, std = tf.constant(MEAN), tf.constant(STD)
+
+    def load_image(path):
+        image = tf.io.decode_image(tf.io.read_file(path), channels=3, expand_animations=False)
+        image = tf.image.resize(tf.cast(image, tf.float32) / 255.0, (image_size, image_size))
+        return (image - mean) / std
+
+    if task == "classify":
+        items, _ = image_folder_items(root)
+        _check_enough(len(items), batch, root)
+        paths, labels = zip(*items)
+        ds = tf.data.Dataset.from_tensor_slices((list(paths), list(labels)))
+        ds = ds.shuffle(len(paths)).repeat().map(
+            lambda p, y: (tf.image.random_flip_left_right(load_image(p)), y), num_parallel_calls=parallel)
+    elif task == "segment":
+        items = mask_items(root)
+        _check_enough(len(items), batch, root)
+        images, masks = zip(*items)
+
+        def load_pair(image_path, mask_path):
+            mask = tf.io.decode_image(tf.io.read_file(mask_path), channels=1, expand_animations=False)
+            mask = tf.image.resize(mask, (image_size, image_size), method="nearest")[..., 0]
+            binary = tf.reduce_all((mask == 0) | (mask == 255))
+            mask = tf.where(binary, tf.cast(mask > 127, mask.dtype), mask)
+            return load_image(image_path), tf.cast(mask, tf.int32)
+
+        ds = tf.data.Dataset.from_tensor_slices((list(images), list(masks)))
+        ds = ds.shuffle(len(images)).repeat().map(load_pair, num_parallel_calls=parallel)
+    else:
+        raise ValueError(f"tf_dataset has no task {task!r}")
+    return ds.batch(batch, drop_remainder=True).prefetch(tf.data.AUTOTUNE)

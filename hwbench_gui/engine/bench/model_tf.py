@@ -1,0 +1,281 @@
+"""The TensorFlow / Keras side of the model benchmarks.
+
+Keras 3 models (``keras.applications`` ResNet50 and VGG16 with ``weights=None``, the Keras U-Net of
+:mod:`~hwbench_gui.engine.bench.unet`) trained with a ``tf.function`` step (optionally XLA
+``jit_compile``) under a ``tf.distribute`` strategy: the default one on one device,
+``MirroredStrategy`` on several GPUs. TensorFlow never takes all VRAM: memory growth is switched on
+before any GPU is touched. TensorFlow is imported inside the functions (the runner's child process
+is the only place it loads).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from hwbench_gui.engine.bench import model_data
+from hwbench_gui.engine.bench.api import BenchmarkUnavailable, Reporter
+from hwbench_gui.engine.bench.model_common import (LATENCY_STEPS_MAX, SYNTHETIC_CLASSES, ModelSpec,
+                                                   OutOfMemoryError, TimedRun, oom_message, parse_device,
+                                                   precision_label)
+
+SGD_LR = 1e-3
+SGD_MOMENTUM = 0.9
+LATENCY_WARMUP = 3
+
+#: Why there is no TensorFlow Faster R-CNN (checked with pip's resolver against TensorFlow 2.21).
+FASTERRCNN_TF_REASON = (
+    "no maintained TensorFlow Faster R-CNN installs beside TensorFlow 2.21: the TF Model Garden "
+    "(tf-models-official 2.20.0) requires tensorflow 2.20 and opencv-python-headless 5 and would replace both, "
+    "tf-models-nightly pulls tf-nightly, and KerasHub 0.32 has no Faster R-CNN (its object detectors are "
+    "RetinaNet and D-FINE); the PyTorch variant (framework=torch) measures torchvision's Faster R-CNN R50-FPN")
+
+_OOM_TEXT = ("out of memory", "resource exhausted", "dst tensor is not initialized")
+
+
+def import_tf() -> Any:
+    """TensorFlow with its C++ info logs quietened (they would fill the run's log)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    import tensorflow as tf
+
+    return tf
+
+
+def select_devices(tf: Any, kind: str, index: int, count: int) -> list[Any]:
+    """Memory growth on every GPU, then only GPUs ``index .. index+count-1`` visible (for the CPU: no
+    GPU, and ``count`` logical CPU devices). Must run before TensorFlow touches a device."""
+    gpus = tf.config.list_physical_devices("GPU")
+    for gpu in gpus:
+        tf.config.experimental.set_memory_growth(gpu, True)
+    if kind == "cpu":
+        tf.config.set_visible_devices([], "GPU")
+        if count > 1:  # several logical CPU devices let MirroredStrategy run (and be tested) without GPUs
+            cpu = tf.config.list_physical_devices("CPU")[0]
+            tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * count)
+        return []
+    if not gpus:
+        why = "built with CUDA; no driver or no visible GPU" if tf.test.is_built_with_cuda() else "a build without CUDA"
+        raise BenchmarkUnavailable(f"TensorFlow {tf.__version__} sees no GPU ({why}); use device=cpu")
+    if index + count > len(gpus):
+        raise BenchmarkUnavailable(f"GPUs {index}..{index + count - 1} asked for; TensorFlow sees {len(gpus)}")
+    chosen = gpus[index:index + count]
+    tf.config.set_visible_devices(chosen, "GPU")
+    return chosen
+
+
+def build_model(spec: ModelSpec, num_classes: int, size: int) -> Any:
+    import keras
+
+    if spec.key == "resnet50":
+        return keras.applications.ResNet50(weights=None, input_shape=(size, size, 3), classes=num_classes,
+                                           classifier_activation=None)
+    if spec.key == "vgg16":
+        return keras.applications.VGG16(weights=None, input_shape=(size, size, 3), classes=num_classes,
+                                        classifier_activation=None)
+    if spec.key == "unet":
+        from hwbench_gui.engine.bench.unet import keras_unet
+
+        if size % 16:
+            raise BenchmarkUnavailable(f"U-Net needs an image size that is a multiple of 16, not {size}")
+        return keras_unet(num_classes, size)
+    if spec.key == "fasterrcnn":
+        raise BenchmarkUnavailable(FASTERRCNN_TF_REASON)
+    raise ValueError(f"unknown model {spec.key!r}")
+
+
+def _is_oom(tf: Any, exc: BaseException) -> bool:
+    if isinstance(exc, tf.errors.ResourceExhaustedError):
+        return True
+    return isinstance(exc, tf.errors.OpError) and any(t in str(exc).lower() for t in _OOM_TEXT)
+
+
+def _total_memory_bytes(index: int) -> float | None:
+    from hwbench_gui.engine import nvml
+
+    info = nvml.query("nvmlDeviceGetMemoryInfo", nvml.handle(index)) if nvml.device_count() > index else None
+    return float(info.total) if info is not None else None
+
+
+def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter, *, replicas: int = 1,
+            tf_module: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
+    """Warm-up and timed steps on ``replicas`` GPUs (MirroredStrategy when more than one).
+
+    ``select_devices`` must have been called (``tf_module`` is the imported TensorFlow then).
+    Raises :class:`OutOfMemoryError` on a TensorFlow out-of-memory error.
+    """
+    tf = tf_module or import_tf()
+    kind, index = parse_device(params["device"])
+    logical = tf.config.list_logical_devices("GPU" if kind == "cuda" else "CPU")
+    if kind == "cuda":
+        tf.config.experimental.reset_memory_stats("GPU:0")
+    try:
+        return _measure(tf, spec, params, reporter, replicas, kind, index, logical)
+    except tf.errors.OpError as exc:
+        if not _is_oom(tf, exc):
+            raise
+        if kind != "cuda":
+            raise MemoryError(f"TensorFlow ran out of host memory at batch {params['batch']}: {exc.message[:200]}") \
+                from None
+    peak = tf.config.experimental.get_memory_info("GPU:0")["peak"]
+    raise OutOfMemoryError(oom_message(params["batch"], peak, _total_memory_bytes(index)))
+
+
+def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporter, replicas: int, kind: str,
+             index: int, logical: list[Any]) -> tuple[TimedRun, dict[str, Any], str]:
+    import keras
+
+    label = precision_label(params["precision"])
+    batch, size, train = params["batch"], params["image_size"], params["mode"] == "train"
+    # TensorFlow runs FP32 convolutions and matmuls as TF32 by default on Ampere and newer.
+    tf.config.experimental.enable_tensor_float_32_execution(label != "FP32")
+    policy = {"FP16-AMP": "mixed_float16", "BF16-AMP": "mixed_bfloat16"}.get(label, "float32")
+    keras.backend.clear_session()  # first: clear_session also resets the global dtype policy
+    keras.mixed_precision.set_global_policy(policy)
+    jit = bool(params["compile"])
+    warnings: list[str] = []
+    if replicas > 1:
+        strategy = tf.distribute.MirroredStrategy([d.name for d in logical[:replicas]])
+        if jit:
+            jit = False
+            warnings.append("compile (XLA) is off under MirroredStrategy: Keras does not combine jit_compile "
+                            "with tf.distribute")
+    else:
+        strategy = tf.distribute.get_strategy()
+    global_batch = batch * replicas
+
+    data = params["data"]
+    if data == "synthetic":
+        num_classes = SYNTHETIC_CLASSES[spec.task]
+    else:
+        num_classes = (len(model_data.image_folder_items(data)[1]) if spec.task == "classify"
+                       else SYNTHETIC_CLASSES[spec.task])
+    num_classes = max(2, num_classes)
+
+    with strategy.scope():
+        model = build_model(spec, num_classes, size)
+        optimizer = keras.optimizers.SGD(learning_rate=SGD_LR, momentum=SGD_MOMENTUM)
+        if label == "FP16-AMP":
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+        if train:
+            optimizer.build(model.trainable_variables)
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
+
+    def replica_train(x, y):
+        with tf.GradientTape() as tape:
+            per_pixel = loss_fn(y, model(x, training=True))
+            per_image = tf.reduce_mean(tf.reshape(per_pixel, (tf.shape(per_pixel)[0], -1)), axis=1)
+            loss = tf.nn.compute_average_loss(per_image, global_batch_size=global_batch)
+            scaled = optimizer.scale_loss(loss) if label == "FP16-AMP" else loss
+        grads = tape.gradient(scaled, model.trainable_variables)
+        optimizer.apply(grads, model.trainable_variables)
+        return loss
+
+    def replica_infer(x):
+        return tf.reduce_sum(tf.cast(model(x, training=False), tf.float32))
+
+    replica_fn = tf.function(replica_train if train else replica_infer, jit_compile=jit)
+
+    @tf.function
+    def step(batch_values):
+        out = strategy.run(replica_fn, args=batch_values if train else batch_values[:1])
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, out, axis=None)
+
+    def synthetic(_context=None):
+        x = tf.random.normal((batch, size, size, 3))
+        shape = (batch, size, size) if spec.task == "segment" else (batch,)
+        return x, tf.random.uniform(shape, 0, num_classes, dtype=tf.int32)
+
+    stream = None
+    if data == "synthetic":
+        if replicas > 1:
+            fixed = strategy.experimental_distribute_values_from_function(synthetic)
+        else:
+            with tf.device("/GPU:0" if kind == "cuda" else "/CPU:0"):
+                fixed = synthetic()
+        next_batch = lambda: fixed  # noqa: E731
+    else:
+        dataset = model_data.tf_dataset(spec.task, data, size, global_batch, params["workers"])
+        if replicas > 1:
+            dataset = strategy.experimental_distribute_dataset(dataset)
+        stream = model_data.BatchStream(dataset)
+        next_batch = stream.next
+
+    warmup, steps = params["warmup"], params["steps"]
+    reporter.progress(0.0, f"warm-up ({warmup} steps{', XLA compiling' if jit else ''})")
+    first_step_s = None
+    t0 = time.perf_counter()
+    for i in range(warmup):
+        float(step(next_batch()))  # fetching the scalar waits for the step
+        if i == 0:
+            first_step_s = time.perf_counter() - t0
+    warmup_s = time.perf_counter() - t0 if warmup else None
+
+    wait_before = stream.wait_s if stream is not None else 0.0
+    step_s: list[float] = []
+    value = None
+    start = last = time.perf_counter()
+    for i in range(steps):
+        value = float(step(next_batch()))
+        now = time.perf_counter()
+        step_s.append(now - last)
+        last = now
+        if (i + 1) % max(1, steps // 10) == 0:
+            reporter.progress((i + 1) / steps * (1.0 if train else 0.9), f"step {i + 1}/{steps}")
+    total_s = time.perf_counter() - start
+    data_wait_s = (stream.wait_s - wait_before) if stream is not None else 0.0
+
+    latency: list[float] = []
+    if not train:
+        reporter.progress(0.9, "latency at batch 1")
+        one_fn = tf.function(replica_infer, jit_compile=jit)
+        sample = next_batch()[0]
+        if replicas > 1:
+            sample = strategy.experimental_local_results(sample)[0]
+        one = sample[:1]
+        for i in range(LATENCY_WARMUP + min(steps, LATENCY_STEPS_MAX)):
+            t = time.perf_counter()
+            float(one_fn(one))
+            if i >= LATENCY_WARMUP:
+                latency.append(time.perf_counter() - t)
+
+    run = TimedRun(batch=batch, steps=steps, total_s=total_s, step_s=step_s, data_wait_s=data_wait_s,
+                   warmup_s=warmup_s, first_step_s=first_step_s, latency_b1_s=latency,
+                   final_loss=value if train else None)
+    if replicas > 1:
+        run.extra["replicas"] = replicas
+    if kind == "cuda":
+        peaks = [tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"] for i in range(replicas)]
+        run.peak_allocated_bytes = float(peaks[0])
+        run.peak_reason = "TensorFlow reports its allocator's peak (reserved memory is not reported)"
+        run.total_memory_bytes = _total_memory_bytes(index)
+        run.extra["peak_allocated_gib_per_gpu"] = [p / (1 << 30) for p in peaks]
+        details_name = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
+        where = f"cuda:{index} ({details_name.get('device_name', 'GPU')}) via TensorFlow"
+    else:
+        run.peak_reason = "peak memory is measured on GPUs only"
+        where = f"cpu ({os.cpu_count()} CPUs) via TensorFlow"
+    build = tf.sysconfig.get_build_info()
+    details = {"tensorflow": tf.__version__, "keras": keras.__version__, "cuda_build": build.get("cuda_version"),
+               "cudnn_build": build.get("cudnn_version"), "keras_policy": policy,
+               "model_dtype_policy": model.dtype_policy.name,
+               "tensor_float_32_execution": tf.config.experimental.tensor_float_32_execution_enabled(),
+               "jit_compile": jit, "num_classes": num_classes, "source": spec.tf_source,
+               "strategy": type(strategy).__name__, "replicas": replicas, "warnings": warnings,
+               "optimizer": f"SGD lr {SGD_LR} momentum {SGD_MOMENTUM}" if train else None,
+               "memory_growth": True}
+    return run, details, where
+
+
+def method_text(params: dict[str, Any]) -> str:
+    text = ("TensorFlow/Keras: one tf.function step per batch (XLA jit_compile when compile=true), run through "
+            "strategy.run; each step ends by fetching its scalar loss (training) or output sum (inference), so "
+            "per-step times are wall times between fetches. FP32 = enable_tensor_float_32_execution(False); TF32 "
+            "= True (TensorFlow's default); AMP = Keras mixed_float16 / mixed_bfloat16 policies (LossScaleOptimizer "
+            "with FP16). Memory growth on: TensorFlow does not pre-allocate all VRAM.")
+    if params["mode"] == "infer":
+        text += f" Latency at batch 1: each call fetched, after {LATENCY_WARMUP} warm-up calls."
+    if params["data"] != "synthetic":
+        text += (" Data: tf.data (parallel map decoding, prefetch AUTOTUNE); the time spent waiting for the next "
+                 "batch is data_wait_s.")
+    return text

@@ -1,0 +1,338 @@
+"""The PyTorch side of the model benchmarks: build the model, feed it, time it.
+
+One process measures one device. A DDP rank (see ``multigpu``) calls :func:`measure` with its
+``DistContext``; everything else is the same as a one-GPU run. torch is imported inside.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hwbench_gui.engine.bench import model_data
+from hwbench_gui.engine.bench.api import BenchmarkUnavailable, Reporter
+from hwbench_gui.engine.bench.model_common import (LATENCY_STEPS_MAX, SYNTHETIC_CLASSES, ModelSpec,
+                                                   OutOfMemoryError, TimedRun, oom_message, parse_device,
+                                                   precision_label)
+
+SGD_LR = 1e-3  # small: random data and random init must not drive the detector's boxes to NaN
+SGD_MOMENTUM = 0.9
+LATENCY_WARMUP = 3
+
+
+@dataclass
+class DistContext:
+    """Where this process sits in a DDP run (from torchrun's environment variables)."""
+
+    rank: int
+    local_rank: int
+    world_size: int
+
+
+def detection_max_size(image_size: int) -> int:
+    """torchvision's 800/1333 ratio: the longer side limit for a shorter side of ``image_size``."""
+    return max(image_size, round(image_size * 1333 / 800))
+
+
+def build_model(spec: ModelSpec, num_classes: int, image_size: int) -> Any:
+    """The random-init torch model of ``spec`` (no download)."""
+    import torchvision
+
+    if spec.key == "resnet50":
+        return torchvision.models.resnet50(weights=None, num_classes=num_classes)
+    if spec.key == "vgg16":
+        return torchvision.models.vgg16(weights=None, num_classes=num_classes)
+    if spec.key == "fasterrcnn":
+        from torchvision.models.detection import fasterrcnn_resnet50_fpn
+
+        return fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=num_classes,
+                                       min_size=image_size, max_size=detection_max_size(image_size))
+    if spec.key == "unet":
+        from hwbench_gui.engine.bench.unet import torch_unet
+
+        if image_size % 16:
+            raise BenchmarkUnavailable(f"U-Net needs an image size that is a multiple of 16, not {image_size}")
+        return torch_unet(num_classes)
+    raise ValueError(f"unknown model {spec.key!r}")
+
+
+def set_precision_mode(torch: Any, label: str) -> dict[str, Any]:
+    """FP32 turns TF32 off for matmuls and cuDNN; TF32 turns it on. AMP runs keep PyTorch's
+    defaults for the ops autocast leaves in FP32. Returns the settings in force, for the document."""
+    if label in ("FP32", "TF32"):
+        tf32 = label == "TF32"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    return {"cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
+
+
+def synthetic_batch(torch: Any, spec: ModelSpec, batch: int, size: int, num_classes: int, device: Any,
+                    channels_last: bool, generator: Any) -> Any:
+    """Random inputs and targets made on ``device`` (uniform/normal, never zeros)."""
+    if spec.task == "detect":
+        images = [torch.rand(3, size, size, device=device, generator=generator) for _ in range(batch)]
+        targets = []
+        for _ in range(batch):
+            n = 4
+            xy = torch.rand(n, 2, device=device, generator=generator) * size * 0.6
+            wh = (torch.rand(n, 2, device=device, generator=generator) * 0.3 + 0.1) * size
+            targets.append({"boxes": torch.cat([xy, xy + wh], dim=1),
+                            "labels": torch.randint(1, num_classes, (n,), device=device, generator=generator)})
+        return images, targets
+    images = torch.randn(batch, 3, size, size, device=device, generator=generator)
+    if channels_last:
+        images = images.contiguous(memory_format=torch.channels_last)
+    if spec.task == "segment":
+        return images, torch.randint(0, num_classes, (batch, size, size), device=device, generator=generator)
+    return images, torch.randint(0, num_classes, (batch,), device=device, generator=generator)
+
+
+def _to_device(torch: Any, spec: ModelSpec, device: Any, channels_last: bool) -> Callable[[Any], Any]:
+    def move(batch):
+        images, targets = batch
+        if spec.task == "detect":
+            return ([im.to(device, non_blocking=True) for im in images],
+                    [{k: v.to(device, non_blocking=True) for k, v in t.items()} for t in targets])
+        images = images.to(device, non_blocking=True)
+        if channels_last:
+            images = images.contiguous(memory_format=torch.channels_last)
+        return images, targets.to(device, non_blocking=True)
+
+    return move
+
+
+def _sgd(torch: Any, model: Any, cuda: bool) -> Any:
+    """SGD with momentum; on CUDA the fused kernel (one launch for all parameters) where PyTorch has it."""
+    if cuda:
+        try:
+            return torch.optim.SGD(model.parameters(), lr=SGD_LR, momentum=SGD_MOMENTUM, fused=True)
+        except (TypeError, RuntimeError, ValueError):
+            pass
+    return torch.optim.SGD(model.parameters(), lr=SGD_LR, momentum=SGD_MOMENTUM)
+
+
+def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
+            dist: DistContext | None = None, *, dataset: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
+    """Run the warm-up and timed steps; returns the run, details for the document and the device label.
+
+    ``dataset`` (folder data only) replaces the one :func:`model_data.torch_dataset` would build over
+    ``params["data"]``: a map-style dataset of (image tensor, target) with a ``classes`` list (the
+    data-path analyzer feeds its own reader through the same loader and training step).
+
+    Raises :class:`OutOfMemoryError` (message from :func:`oom_message`) when CUDA runs out of memory,
+    after freeing what it can.
+    """
+    import torch
+
+    kind, index = parse_device(params["device"])
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise BenchmarkUnavailable(f"PyTorch {torch.__version__} cannot use CUDA here (built for CUDA "
+                                       f"{torch.version.cuda}; no driver or no visible GPU); use device=cpu")
+        if dist is not None:
+            index += dist.local_rank
+        if index >= torch.cuda.device_count():
+            raise BenchmarkUnavailable(f"GPU {index} does not exist: PyTorch sees {torch.cuda.device_count()}")
+        device = torch.device("cuda", index)
+        torch.cuda.set_device(device)
+        torch.cuda.reset_peak_memory_stats(device)
+    else:
+        device = torch.device("cpu")
+    label = precision_label(params["precision"])
+    try:
+        return _measure(torch, spec, params, reporter, dist, device, label, dataset)
+    except RuntimeError as exc:  # torch.cuda.OutOfMemoryError is one; cuDNN's allocation failures are plain ones
+        if kind != "cuda" or not (isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()):
+            raise
+    # Out of the except block, the exception and its frames (holding the model and the
+    # activations) are gone, so the memory can be given back before the error is raised.
+    peak = torch.cuda.max_memory_reserved(device)
+    total = torch.cuda.get_device_properties(device).total_memory
+    gc.collect()
+    torch.cuda.empty_cache()
+    raise OutOfMemoryError(oom_message(params["batch"], peak, total))
+
+
+def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporter, dist: DistContext | None,
+             device: Any, label: str, dataset: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
+    cuda = device.type == "cuda"
+    batch, size, train = params["batch"], params["image_size"], params["mode"] == "train"
+    channels_last = bool(params["channels_last"]) and spec.task != "detect"
+    settings = set_precision_mode(torch, label)
+    if cuda:
+        torch.backends.cudnn.benchmark = True  # fixed shapes: let cuDNN pick the fastest kernels
+    amp_dtype = {"FP16-AMP": torch.float16, "BF16-AMP": torch.bfloat16}.get(label)
+    if amp_dtype is torch.bfloat16 and cuda and not torch.cuda.is_bf16_supported():
+        raise BenchmarkUnavailable(f"{torch.cuda.get_device_name(device)} has no BF16 support")
+
+    stream = None
+    if params["data"] == "synthetic":
+        num_classes = SYNTHETIC_CLASSES[spec.task]
+    else:
+        if dataset is None:
+            dataset = model_data.torch_dataset(spec.task, params["data"], size)
+        num_classes = {"classify": len(getattr(dataset, "classes", []) or [0]),
+                       "detect": len(model_data.VOC_CLASSES) + 1,
+                       "segment": SYNTHETIC_CLASSES["segment"]}[spec.task]
+        sampler = None
+        if dist is not None:
+            sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=dist.world_size, rank=dist.rank,
+                                                          drop_last=True)
+        loader = model_data.torch_loader(spec.task, params["data"], size, batch, params["workers"], cuda,
+                                         sampler=sampler, dataset=dataset)
+        stream = model_data.BatchStream(
+            loader, _to_device(torch, spec, device, channels_last),
+            on_epoch=(lambda epoch: sampler.set_epoch(epoch)) if sampler is not None else None)
+
+    model = build_model(spec, max(2, num_classes), size).to(device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    model.train(train)
+    net = model
+    if dist is not None:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model, device_ids=[device.index] if cuda else None)
+    if params["compile"]:
+        net = torch.compile(net)  # default mode; max-autotune would spend minutes autotuning
+
+    generator = torch.Generator(device=device).manual_seed(1234 + (dist.rank if dist else 0))
+    if stream is None:
+        fixed = synthetic_batch(torch, spec, batch, size, num_classes, device, channels_last, generator)
+        next_batch = lambda: fixed  # noqa: E731
+    else:
+        next_batch = stream.next
+
+    optimizer = scaler = None
+    if train:
+        optimizer = _sgd(torch, model, cuda)
+        if amp_dtype is torch.float16:
+            scaler = torch.amp.GradScaler(device.type)
+    criterion = torch.nn.CrossEntropyLoss()
+
+    def autocast():
+        return torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None)
+
+    def train_step(b):
+        images, targets = b
+        with autocast():
+            if spec.task == "detect":
+                loss = sum(net(images, targets).values())
+            else:
+                loss = criterion(net(images), targets)
+        optimizer.zero_grad(set_to_none=True)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            optimizer.step()
+        return loss
+
+    def infer_step(b):
+        with torch.inference_mode(), autocast():
+            return net(b[0])
+
+    step = train_step if train else infer_step
+    sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
+
+    warmup, steps = params["warmup"], params["steps"]
+    reporter.progress(0.0, f"warm-up ({warmup} steps{', compiling' if params['compile'] else ''})")
+    first_step_s = None
+    t0 = time.perf_counter()
+    for i in range(warmup):
+        step(next_batch())
+        if i == 0:
+            sync()
+            first_step_s = time.perf_counter() - t0
+    sync()
+    warmup_s = time.perf_counter() - t0 if warmup else None
+    if dist is not None:
+        torch.distributed.barrier()
+
+    wait_before = stream.wait_s if stream is not None else 0.0
+    step_s: list[float] = []
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(steps + 1)] if cuda else []
+    out = None
+    sync()
+    start = time.perf_counter()
+    last = start
+    for i in range(steps):
+        if cuda:
+            events[i].record()
+        out = step(next_batch())
+        if not cuda:
+            now = time.perf_counter()
+            step_s.append(now - last)
+            last = now
+        if (i + 1) % max(1, steps // 10) == 0:
+            reporter.progress((i + 1) / steps * (1.0 if train else 0.9), f"step {i + 1}/{steps}")
+    if cuda:
+        events[steps].record()
+    sync()
+    total_s = time.perf_counter() - start
+    if cuda:
+        step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(steps)]
+    data_wait_s = (stream.wait_s - wait_before) if stream is not None else 0.0
+    final_loss = float(out.detach().float()) if train and out is not None else None
+
+    latency: list[float] = []
+    if not train:
+        one = ([next_batch()[0][0]],) if spec.task == "detect" else (next_batch()[0][:1],)
+        reporter.progress(0.9, "latency at batch 1")
+        n_latency = min(steps, LATENCY_STEPS_MAX)
+        for i in range(LATENCY_WARMUP + n_latency):
+            t = time.perf_counter()
+            infer_step(one)
+            sync()
+            if i >= LATENCY_WARMUP:
+                latency.append(time.perf_counter() - t)
+
+    run = TimedRun(batch=batch, steps=steps, total_s=total_s, step_s=step_s, data_wait_s=data_wait_s,
+                   warmup_s=warmup_s, first_step_s=first_step_s, latency_b1_s=latency, final_loss=final_loss)
+    if cuda:
+        run.peak_allocated_bytes = float(torch.cuda.max_memory_allocated(device))
+        run.peak_reserved_bytes = float(torch.cuda.max_memory_reserved(device))
+        run.total_memory_bytes = float(torch.cuda.get_device_properties(device).total_memory)
+        where = f"cuda:{device.index} ({torch.cuda.get_device_name(device)})"
+    else:
+        run.peak_reason = "peak memory is measured on CUDA devices only"
+        where = f"cpu ({torch.get_num_threads()} threads)"
+    if stream is not None:
+        run.extra["epochs_started"] = stream.epoch + 1
+    import torchvision
+
+    details = {"torch": torch.__version__, "torchvision": torchvision.__version__,
+               "cuda_runtime": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if cuda else None,
+               "precision_settings": settings, "autocast_dtype": str(amp_dtype).replace("torch.", "")
+               if amp_dtype else None, "grad_scaler": scaler is not None, "channels_last": channels_last,
+               "compile": "torch.compile(mode='default')" if params["compile"] else None,
+               "cudnn_benchmark": cuda, "num_classes": num_classes, "source": spec.torch_source,
+               "optimizer": (f"SGD lr {SGD_LR} momentum {SGD_MOMENTUM}"
+                             f"{' (fused)' if optimizer.defaults.get('fused') else ''}") if train else None,
+               "total_memory_gib": run.total_memory_bytes / (1 << 30) if run.total_memory_bytes else None}
+    if spec.task == "detect":
+        details["min_size"], details["max_size"] = size, detection_max_size(size)
+    return run, details, where
+
+
+def method_text(params: dict[str, Any], cuda: bool) -> str:
+    """How the PyTorch figures were taken (appended to the common method paragraph)."""
+    timing = ("Per-step times from CUDA events recorded at every step boundary (no synchronize inside the "
+              "timed loop)" if cuda else "Per-step times from perf_counter at every step boundary")
+    text = (f"{timing}. Training = forward, loss, backward, SGD step (GradScaler with FP16-AMP); inference = "
+            "forward under torch.inference_mode. FP32 sets cuda.matmul.allow_tf32 = cudnn.allow_tf32 = False; "
+            "TF32 sets both True; AMP = torch.autocast. cudnn.benchmark on (CUDA).")
+    if params["mode"] == "infer":
+        text += (" Latency at batch 1: each call timed with a synchronize after it, after "
+                 f"{LATENCY_WARMUP} warm-up calls.")
+    if params["data"] != "synthetic":
+        text += (" Data: torch DataLoader with worker processes, pinned memory, prefetch 4 batches per worker; "
+                 "the time spent waiting for the next batch is reported as data_wait_s.")
+    return text
