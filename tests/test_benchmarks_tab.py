@@ -83,3 +83,15 @@ def test_cancel_ends_the_child_and_records_cancelled(qtbot, tab):
     assert _last_row(tab)[5] == "cancelled"
     for pid in filter(None, pids):
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_seed_suite_preset_queues_the_runs_that_can_run_here(tab, monkeypatch):
+    started = []
+    monkeypatch.setattr(tab, "_start_next", lambda: started.append(True))
+    queued = tab.enqueue_suite("seed")
+    ids = [bench_id for bench_id, _ in tab._queue]
+    assert queued == len(ids) > 0
+    assert set(ids) <= {"model.resnet50", "model.vgg16", "model.fasterrcnn", "model.unet"}
+    assert all(params["precision"] in ("fp32", "fp16-amp") for _, params in tab._queue)
+    assert tab.queue_list.count() == queued
+    tab._clear_queue()

@@ -6,6 +6,7 @@ The parameter form, availability and reasons all come from the engine's declarat
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import time
 from collections import deque
@@ -17,6 +18,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -38,6 +40,7 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.bench import registry
 from hwbench_gui.engine.bench.api import Benchmark, ParamError
+from hwbench_gui.engine.bench.suites import expand_suite, suite_names
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.run_thread import RunThread
@@ -107,9 +110,19 @@ class BenchmarksTab(QWidget):
         self.cancel_button.clicked.connect(self.cancel_current)
         self.clear_queue_button = QPushButton("Clear queue")
         self.clear_queue_button.clicked.connect(self._clear_queue)
+        self.suite_combo = QComboBox()
+        self.suite_combo.addItems(suite_names())
+        self.suite_button = QPushButton("Queue suite")
+        self.suite_button.setToolTip("Queue every run of the chosen preset (the seed suite: 4 models × "
+                                     "PyTorch/TensorFlow × train/infer at FP32 and FP16-AMP)")
+        self.suite_button.clicked.connect(lambda: self.enqueue_suite(self.suite_combo.currentText()))
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.clear_queue_button)
+        buttons.addSpacing(24)
+        buttons.addWidget(QLabel("Preset"))
+        buttons.addWidget(self.suite_combo)
+        buttons.addWidget(self.suite_button)
         buttons.addStretch(1)
         right_layout.addLayout(buttons)
 
@@ -242,6 +255,29 @@ class BenchmarksTab(QWidget):
         self._queue.append((bench_id, params))
         self._refresh_queue()
         self._start_next()
+
+    def enqueue_suite(self, name: str) -> int:
+        """Queue every run of suite ``name`` that can run here; the log says why others were left out."""
+        queued = 0
+        for run in expand_suite(name):
+            bench = self._benchmarks.get(run.bench_id)
+            reason = self._reasons.get(run.bench_id) if bench is not None else "not registered"
+            if reason is None and run.params.get("framework") == "tf" and importlib.util.find_spec("tensorflow") is None:
+                reason = "TensorFlow is not installed (pip install 'hwbench-gui[tf]')"
+            if reason is not None:
+                self.log.appendPlainText(f"suite {name}: skipped {run.label}: {reason}")
+                continue
+            try:
+                params = bench.resolve_params(run.params)
+            except ParamError as exc:
+                self.log.appendPlainText(f"suite {name}: skipped {run.label}: {exc}")
+                continue
+            self._queue.append((run.bench_id, params))
+            queued += 1
+        self._refresh_queue()
+        self.context.show_status(f"suite {name}: {queued} runs queued", 8000)
+        self._start_next()
+        return queued
 
     def _refresh_queue(self) -> None:
         self.queue_list.clear()
