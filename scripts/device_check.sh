@@ -33,9 +33,18 @@ bench)
   tar -C /tmp -czf "$OUT/results.tar.gz" hwbench-results ;;
 cancel)
   say "cancel a GPU run with SIGINT, then check the GPU memory is freed"
-  hw run gpu.matmul --param precision=bf16 --param sizes=16384 --param repeats=1000 --param mode=sustained >>"$LOG" 2>&1 &
-  sleep 12; kill -INT $!; wait $!; echo "exit $? (130 = cancelled)" >>"$LOG"
-  sleep 1; nvidia-smi --query-gpu=memory.used --format=csv >>"$LOG"; nvidia-smi --query-compute-apps=pid,used_memory --format=csv >>"$LOG" ;;
+  python3 -m hwbench_gui.cli run gpu.matmul --param precision=bf16 --param sizes=16384 --param repeats=1000 \
+    --param mode=sustained >>"$LOG" 2>&1 &
+  pid=$!
+  sleep 12; nvidia-smi --query-gpu=memory.used --format=csv,noheader >>"$LOG"
+  kill -INT $pid; wait $pid; echo "exit $? (130 = cancelled)" >>"$LOG"
+  sleep 1; nvidia-smi --query-gpu=memory.used --format=csv >>"$LOG"; nvidia-smi --query-compute-apps=pid,used_memory --format=csv >>"$LOG"
+  ps -eo pid,args | grep -c "[h]wbench-worker" | sed 's/^/worker processes left: /' >>"$LOG" ;;
+tf32)
+  say "ResNet-50 TF32 training: channels_last at batch 128 and 256"
+  hw run model.resnet50 --param precision=tf32 --param channels_last=true --param batch=128 --param steps=30 --param warmup=5 --quiet >>"$LOG" 2>&1
+  hw run model.resnet50 --param precision=tf32 --param channels_last=true --param batch=256 --param steps=30 --param warmup=5 --quiet >>"$LOG" 2>&1
+  python3 scripts/summarize_results.py /tmp/hwbench-results/*model.resnet50*.json >>"$LOG" 2>&1 ;;
 overhead)
   say "sampler overhead"
   python3 scripts/telemetry_overhead.py --seconds 20 >>"$LOG" 2>&1 ;;
@@ -50,7 +59,7 @@ track)
   python3 scripts/tracking_speed.py --detector yolov3 --device cuda --random-weights --size 416 --precision fp16 >>"$LOG" 2>&1 ;;
 snake)
   say "snake training speed on CUDA"
-  hw demo snake train --minutes 2 --device cuda --out /tmp/snake_cuda.pt >>"$LOG" 2>&1
+  hw demo snake train --minutes 1 --device cuda --out /tmp/snake_cuda.pt >>"$LOG" 2>&1
   hw demo snake eval /tmp/snake_cuda.pt --episodes 100 >>"$LOG" 2>&1 ;;
 esac
 done

@@ -26,8 +26,13 @@ class ColorHogEmbedder:
         self.color_weight = color_weight
         # Non-overlapping 16×16 blocks: 2×4 blocks × 4 cells × 9 bins = 288 values. Overlapping blocks
         # (756 values) cost more per distance and did not track better on the generated sequences.
-        self._hog = cv2.HOGDescriptor((32, 64), (16, 16), (16, 16), (8, 8), 9)
-        self.dim = hue_bins * sat_bins + int(self._hog.getDescriptorSize())
+        # OpenCV 5 dropped HOGDescriptor (hwbench pins opencv < 5, but a GPU box may carry 5.x):
+        # then the same layout is computed with numpy (hard binning instead of OpenCV's interpolation).
+        self._hog = cv2.HOGDescriptor((32, 64), (16, 16), (16, 16), (8, 8), 9) if hasattr(cv2, "HOGDescriptor") \
+            else None
+        if self._hog is None:
+            self.description = DESCRIPTION + " (HOG computed with numpy: this OpenCV has no HOGDescriptor)"
+        self.dim = hue_bins * sat_bins + (int(self._hog.getDescriptorSize()) if self._hog is not None else 288)
 
     def embed(self, frame: np.ndarray, boxes: np.ndarray) -> np.ndarray:
         boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
@@ -56,9 +61,33 @@ class ColorHogEmbedder:
         hist = np.sqrt(hist / np.maximum(hist.sum(1, keepdims=True), 1.0))  # Hellinger: cosine on sqrt-histograms
         strip = cv2.cvtColor(np.ascontiguousarray(crops.transpose(1, 0, 2, 3).reshape(64, n * 32, 3)),
                              cv2.COLOR_BGR2GRAY)
-        hog = self._hog.compute(strip, winStride=(32, 64)).reshape(n, -1)
+        if self._hog is not None:
+            hog = self._hog.compute(strip, winStride=(32, 64)).reshape(n, -1)
+        else:
+            hog = numpy_hog(strip.reshape(64, n, 32).transpose(1, 0, 2))
         hog = hog / np.maximum(np.linalg.norm(hog, axis=1, keepdims=True), 1e-6)
         feats = np.concatenate([self.color_weight * hist, (1.0 - self.color_weight) * hog], 1)
         feats /= np.maximum(np.linalg.norm(feats, axis=1, keepdims=True), 1e-6)
         out[valid] = feats[valid]
         return out
+
+
+def numpy_hog(gray: np.ndarray) -> np.ndarray:
+    """HOG of ``(n, 64, 32)`` grey crops: 8×8-pixel cells, 9 unsigned orientation bins, 2×2-cell
+    blocks without overlap, each block L2-normalised: ``(n, 288)``, OpenCV's layout for these settings."""
+    g = gray.astype(np.float32)
+    gx = np.zeros_like(g)
+    gy = np.zeros_like(g)
+    gx[:, :, 1:-1] = g[:, :, 2:] - g[:, :, :-2]
+    gy[:, 1:-1, :] = g[:, 2:, :] - g[:, :-2, :]
+    magnitude = np.hypot(gx, gy)
+    bins = (np.degrees(np.arctan2(gy, gx)) % 180.0 // 20.0).astype(np.int64).clip(0, 8)
+    n = len(g)
+    # cell index per pixel: (row // 8) * 4 + (col // 8), 8 × 4 cells per crop
+    cell = (np.arange(64)[:, None] // 8) * 4 + np.arange(32)[None, :] // 8
+    index = (np.arange(n)[:, None, None] * 32 + cell[None]) * 9 + bins
+    cells = np.bincount(index.ravel(), weights=magnitude.ravel(), minlength=n * 32 * 9).reshape(n, 8, 4, 9)
+    blocks = cells.reshape(n, 4, 2, 2, 2, 9).transpose(0, 3, 1, 2, 4, 5).reshape(n, 2, 4, 36)
+    blocks = blocks.transpose(0, 2, 1, 3).reshape(n, 8, 36)  # block order as OpenCV: down a column first
+    blocks /= np.maximum(np.linalg.norm(blocks, axis=2, keepdims=True), 1e-6)
+    return blocks.reshape(n, 288).astype(np.float32)

@@ -114,6 +114,9 @@ class HogPeopleDetector:
     def __init__(self, conf_threshold: float = 0.3, nms_threshold: float = 0.4, max_width_px: int = 640) -> None:
         self.conf_threshold, self.nms_threshold = conf_threshold, nms_threshold
         self.max_width_px = max_width_px
+        if not hasattr(cv2, "HOGDescriptor"):
+            raise RuntimeError(f"the HOG people detector needs OpenCV 4.x; this is OpenCV {cv2.__version__}, "
+                               "which dropped it (pip install 'opencv-python>=4.10,<5')")
         self._hog = cv2.HOGDescriptor()
         self._hog.setSVMDetector(cv2.HOGDescriptor_getDefaultPeopleDetector())
 
