@@ -142,7 +142,7 @@ def test_all_figures_adds_rows_outside_the_composite():
 # -- published references --------------------------------------------------------------------------
 
 def test_shipped_reference_documents_load_and_stay_published():
-    found = library.scan([library.reference_dir()])
+    found = library.scan([library.reference_dir()], recursive=False)  # h200/ holds measured documents
     assert not found.errors, library.errors_text(found.errors)
     assert len(found.docs) >= 6
     for doc in found.docs:
@@ -157,10 +157,20 @@ def test_shipped_reference_documents_load_and_stay_published():
     assert any("FP32" in w for w in lambda_tf32["warnings"])
 
 
+def test_shipped_h200_measurements_are_measured_documents():
+    measured = library.scan([library.reference_dir() / "h200"])
+    assert not measured.errors, library.errors_text(measured.errors)
+    ids = {doc["benchmark"]["id"] for doc in measured.docs}
+    assert {"gpu.matmul", "gpu.pcie", "model.resnet50"} <= ids
+    for doc in measured.docs:
+        assert not library.is_published(doc) and doc["status"] == "ok" and doc["samples"]
+        assert "H200" in library.gpu_summary(doc)
+
+
 def test_published_figures_are_their_own_side_and_compare_with_measured():
     measured = model_doc("resnet50", framework="torch", mode="train", precision="TF32", value=2500.0,
                          host="h200box")
-    refs = library.scan([library.reference_dir()]).docs
+    refs = library.scan([library.reference_dir()], recursive=False).docs
     sides = compare.sides_by_machine([measured] + refs)
     assert sides[0].name == "h200box · 2× Test GPU A" and not sides[0].published
     assert all(s.published for s in sides[1:])

@@ -233,3 +233,12 @@ def test_written_file_is_complete_json_even_for_large_documents(tmp_path):
     path = write_result(big, tmp_path)
     assert os.path.getsize(path) > 100_000
     assert load_result(path)["stats"]["n"] == 20000
+
+
+def test_a_failed_run_keeps_the_precision_it_asked_for():
+    from hwbench_gui.engine.results.document import requested_precision
+
+    assert requested_precision({"precision": "fp16-amp"}) == "FP16-AMP"
+    assert requested_precision({"precision": "tf32"}) == "TF32"
+    assert requested_precision({"precision": "all"}) is None
+    assert requested_precision({}) is None

@@ -7,7 +7,8 @@ the reason is not obvious, a sibling ``<key>_reason`` says why::
     id               uuid4 hex string of this run
     benchmark        {id, title, category, version}
     params           every parameter, resolved (defaults filled in)
-    precision        "FP32", "TF32", "FP16-AMP", ... or "n/a"; null when the run failed
+    precision        "FP32", "TF32", "FP16-AMP", ... or "n/a"; for a failed run, the one its
+                     parameters asked for (null when they name none)
     figure           {name, value, unit, higher_is_better}; value = median of samples; null if failed
     samples          raw per-repeat values of the figure (null where one could not be measured)
     stats            {median, mean, p5, p95, stdev, min, max, n} of the samples (see stats.summarize)
@@ -85,6 +86,15 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def requested_precision(params: dict[str, Any]) -> str | None:
+    """The precision a run asked for ("fp16-amp" -> "FP16-AMP"), so that a failed run, which has no
+    outcome to name it, still compares with successful runs of the same precision; None for "all"."""
+    value = params.get("precision")
+    if not isinstance(value, str) or value.lower() in ("", "all", "auto"):
+        return None
+    return value.upper()
+
+
 def build_document(
     bench: Benchmark,
     params: dict[str, Any],
@@ -119,7 +129,7 @@ def build_document(
         "id": run_id or uuid.uuid4().hex,
         "benchmark": {"id": bench.id, "title": bench.title, "category": bench.category, "version": bench.version},
         "params": jsonable(params),
-        "precision": None,
+        "precision": requested_precision(params),
         "figure": None,
         "samples": [],
         "stats": None,
