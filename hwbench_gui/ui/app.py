@@ -20,7 +20,27 @@ def create_app(argv: list[str] | None = None):
     app.setOrganizationName("hwbench")
     app.setApplicationName("hwbench")
     app.setApplicationDisplayName("hwbench")
+    # Matches packaging/hwbench.desktop, so Wayland/X11 shells tie the window to the launcher entry.
+    app.setDesktopFileName("hwbench")
+    icon = app_icon()
+    if icon is not None:
+        app.setWindowIcon(icon)
     return app
+
+
+def app_icon():
+    """The hwbench icon from ``resources/icons`` (every PNG size), or ``None`` when none is found."""
+    from PySide6.QtGui import QIcon
+
+    from hwbench_gui.engine.paths import resources_dir
+
+    files = sorted((resources_dir() / "icons").glob("hwbench-*.png"))
+    if not files:
+        return None
+    icon = QIcon()
+    for path in files:
+        icon.addFile(str(path))
+    return icon
 
 
 def build_window(settings=None, start_sampler: bool = True):
@@ -48,6 +68,12 @@ def main(argv: list[str] | None = None) -> int:
         from hwbench_gui.engine.bench import worker
 
         return worker.main(argv[2:])
+    from hwbench_gui.ui.self_test import SELF_TEST_FLAG
+
+    if SELF_TEST_FLAG in argv[1:]:
+        from hwbench_gui.ui import self_test
+
+        return self_test.main()
     app = create_app(argv)
     window = build_window()
     if os.environ.get(EXIT_AFTER_SHOW_ENV):

@@ -1,0 +1,121 @@
+"""Packaging: icons, the desktop entry and its installer (fast); the PyInstaller build and its
+self-test (slow: several GB and many minutes, so marked ``slow`` and left out of the default run)."""
+
+from __future__ import annotations
+
+import configparser
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO_ROOT
+
+PACKAGING = REPO_ROOT / "packaging"
+ICONS = REPO_ROOT / "resources" / "icons"
+ICON_PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+
+
+def _desktop_entry(path: Path) -> configparser.SectionProxy:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.optionxform = str  # keys are case-sensitive
+    parser.read(path, encoding="utf-8")
+    return parser["Desktop Entry"]
+
+
+def test_icons_are_there_and_small():
+    from PIL import Image
+
+    for size in ICON_PNG_SIZES:
+        with Image.open(ICONS / f"hwbench-{size}.png") as image:
+            assert image.size == (size, size)
+            assert image.mode == "RGBA"
+    with Image.open(ICONS / "hwbench.ico") as ico:
+        assert (256, 256) in ico.info["sizes"] and (16, 16) in ico.info["sizes"]
+    with Image.open(ICONS / "hwbench.icns") as icns:
+        assert icns.format == "ICNS"
+    assert (ICONS / "hwbench.svg").read_text(encoding="utf-8").lstrip().startswith("<svg")
+    for path in ICONS.iterdir():
+        assert path.stat().st_size < 200_000, f"{path} is {path.stat().st_size} bytes"
+
+
+def test_icon_script_reproduces_the_committed_svg(tmp_path):
+    spec = importlib.util.spec_from_file_location("make_icons", PACKAGING / "make_icons.py")
+    make_icons = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_icons)
+    written = {p.name for p in make_icons.write_all(tmp_path)}
+    assert {"hwbench.svg", "hwbench.ico", "hwbench.icns", "hwbench-16.png", "hwbench-512.png"} <= written
+    assert (tmp_path / "hwbench.svg").read_text() == (ICONS / "hwbench.svg").read_text()
+
+
+def test_desktop_entry_template():
+    entry = _desktop_entry(PACKAGING / "hwbench.desktop")
+    assert entry["Type"] == "Application"
+    assert entry["Icon"] == "hwbench"
+    assert entry["Terminal"] == "false"
+    assert entry["Exec"] == "hwbench-gui"
+    assert entry["Categories"].endswith(";")
+    # Qt sets WM_CLASS to ("hwbench-gui", applicationName "hwbench"): docks match the window to the entry.
+    assert entry["StartupWMClass"] == "hwbench"
+
+
+def test_install_desktop_entry_points_at_the_executable(tmp_path):
+    folder = tmp_path / "my apps"
+    folder.mkdir()
+    exe = folder / "hwbench-gui"
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "share"), HOME=str(tmp_path))
+    script = PACKAGING / "install-desktop-entry.sh"
+    done = subprocess.run(["bash", str(script), str(exe)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    entry = _desktop_entry(tmp_path / "share" / "applications" / "hwbench.desktop")
+    assert entry["Exec"] == f'"{exe}"'  # quoted: the path has a space
+    assert entry["TryExec"] == str(exe)
+    hicolor = tmp_path / "share" / "icons" / "hicolor"
+    assert (hicolor / "scalable" / "apps" / "hwbench.svg").is_file()
+    for size in ICON_PNG_SIZES:
+        assert (hicolor / f"{size}x{size}" / "apps" / "hwbench.png").is_file()
+
+    done = subprocess.run(["bash", str(script), "--uninstall"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "share" / "applications" / "hwbench.desktop").exists()
+    assert not (hicolor / "scalable" / "apps" / "hwbench.svg").exists()
+
+
+def test_install_desktop_entry_refuses_a_missing_executable(tmp_path):
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "share"), HOME=str(tmp_path))
+    done = subprocess.run(["bash", str(PACKAGING / "install-desktop-entry.sh"), str(tmp_path / "nope")], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "not an executable" in done.stderr
+    assert not (tmp_path / "share" / "applications").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_frozen_build_passes_its_self_test(tmp_path):
+    if importlib.util.find_spec("PyInstaller") is None:
+        pytest.skip("PyInstaller is not installed (pip install pyinstaller)")
+    env = dict(os.environ, PYTHON=sys.executable, DIST_DIR=str(tmp_path / "dist"),
+               WORK_DIR=str(tmp_path / "work"), QT_QPA_PLATFORM="offscreen")
+    try:
+        build = subprocess.run(["bash", str(PACKAGING / "build.sh")], cwd=REPO_ROOT, env=env, capture_output=True,
+                               text=True, timeout=3000)
+        assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-4000:]
+        folder = "hwbench.app/Contents/MacOS" if sys.platform == "darwin" else "hwbench-gui"
+        exe = tmp_path / "dist" / folder / "hwbench-gui"
+        assert exe.is_file(), build.stdout[-2000:]
+        done = subprocess.run([str(exe), "--self-test"], env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr[-4000:]
+        assert done.stdout.splitlines()[-1].startswith("self-test passed"), done.stdout
+        assert "ok   benchmark cpu.decode" in done.stdout  # multiprocessing spawn inside the frozen worker
+    finally:
+        # The bundle is several GB: pytest keeps its last temporary folders, so remove it here.
+        shutil.rmtree(tmp_path / "dist", ignore_errors=True)
+        shutil.rmtree(tmp_path / "work", ignore_errors=True)
