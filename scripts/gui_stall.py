@@ -21,6 +21,9 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--bench", default="host.membw")
     parser.add_argument("--param", action="append", default=[])
+    parser.add_argument("--switch-tabs", action="store_true",
+                        help="switch tabs every 300 ms (each switch repaints a whole tab); default: stay on the "
+                             "Monitor tab, whose live plots redraw as samples arrive")
     args = parser.parse_args()
 
     from PySide6.QtCore import QSettings, QTimer
@@ -61,11 +64,14 @@ def main() -> int:
     switcher.setInterval(300)
     switcher.timeout.connect(lambda: window.tabs.setCurrentIndex((window.tabs.currentIndex() + 1) % len(titles)))
 
+    window.tabs.setCurrentIndex(titles.index("Monitor"))
+
     def start() -> None:
         phase["running"] = True
         last[0] = time.perf_counter()
         bench_tab.enqueue(args.bench, params)
-        switcher.start()
+        if args.switch_tabs:
+            switcher.start()
 
     def check_done() -> None:
         if phase["running"] and not bench_tab.is_running():
@@ -82,7 +88,8 @@ def main() -> int:
     run_s = time.perf_counter() - started - 1.5
     window.close()
     stalls_ms = sorted((g - 0.005) * 1e3 for g in gaps)
-    print(f"benchmark {args.bench} ran {run_s:.1f} s with tab switching every 300 ms; {len(gaps)} timer ticks")
+    doing = "tab switching every 300 ms" if args.switch_tabs else "the live Monitor tab shown"
+    print(f"benchmark {args.bench} ran {run_s:.1f} s with {doing}; {len(gaps)} timer ticks")
     print(f"event-loop stall: max {stalls_ms[-1]:.1f} ms, p99 {stalls_ms[int(0.99 * len(stalls_ms))]:.1f} ms, "
           f"median {statistics.median(stalls_ms):.1f} ms  (goal: max <= 50 ms)")
     return 0

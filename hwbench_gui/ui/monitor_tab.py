@@ -336,9 +336,16 @@ class MonitorTab(QWidget):
     def _plotted_metrics(self) -> list[str]:
         return [c.metric for p in self._plots for c, _ in p.curves]
 
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._last_ts = None  # draw the history gathered while hidden at once
+        self.redraw()
+
     def redraw(self) -> bool:
         """Redraw from the sampler if a new sample arrived (timer slot). Returns whether it drew."""
         if self._recorded is not None or self._pause_button.isChecked():
+            return False
+        if not self.isVisible():  # another tab is shown: the record goes on, drawing waits for showEvent
             return False
         latest = self._sampler.latest()
         if latest is None:
