@@ -43,6 +43,8 @@ from hwbench_gui.engine.bench.api import Benchmark, ParamError
 from hwbench_gui.engine.bench.suites import expand_suite, suite_names
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
+from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
+from hwbench_gui.ui.pipeline_view import PipelineView
 from hwbench_gui.ui.run_thread import RunThread
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR, is_dark
 
@@ -158,6 +160,7 @@ class BenchmarksTab(QWidget):
         self.bottom.addTab(self.results, "Results")
         self.bottom.addTab(self.plot, "Plot")
         self.bottom.addTab(self.log, "Log")
+        self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
         right_layout.addWidget(self.bottom, 1)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
@@ -366,6 +369,8 @@ class BenchmarksTab(QWidget):
         self._add_result_row(document, select=True)
         if document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
+        if self._show_pipeline(document):
+            self.bottom.setCurrentWidget(self.pipeline)
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: {status}", 8000)
         self._start_next()
 
@@ -413,6 +418,7 @@ class BenchmarksTab(QWidget):
         if len(rows) != 1:
             return
         document = self._documents[rows.pop()]
+        self._show_pipeline(document)
         series = document.get("series") or []
         if not series:
             return
@@ -420,6 +426,16 @@ class BenchmarksTab(QWidget):
         self._draw_curves([(s["label"], s["x"], s["y"]) for s in series], x_label=first.get("x_label", ""),
                           y_label=first.get("y_label", ""), x_log=bool(first.get("x_log")))
         self.plot.setTitle(document.get("benchmark", {}).get("title", ""))
+
+    def _show_pipeline(self, document: dict[str, Any]) -> bool:
+        """Show a finished datapath.analyze document in the "Pipeline" tab; False for other documents."""
+        if (document.get("benchmark") or {}).get("id") != PIPELINE_BENCH_ID or document.get("status") != "ok":
+            return False
+        if self.pipeline is None:
+            self.pipeline = PipelineView()
+            self.bottom.addTab(self.pipeline, "Pipeline")
+        self.pipeline.set_document(document)
+        return True
 
     def _draw_curves(self, curves, x_label: str, y_label: str, x_log: bool) -> None:
         self.plot.clear()

@@ -42,6 +42,8 @@ def build_model(spec: ModelSpec, num_classes: int, image_size: int) -> Any:
 
     if spec.key == "resnet50":
         return torchvision.models.resnet50(weights=None, num_classes=num_classes)
+    if spec.key == "resnet18":  # the data-path analyzer's small, data-hungry model
+        return torchvision.models.resnet18(weights=None, num_classes=num_classes)
     if spec.key == "vgg16":
         return torchvision.models.vgg16(weights=None, num_classes=num_classes)
     if spec.key == "fasterrcnn":

@@ -21,7 +21,7 @@ from hwbench_gui.engine.bench.api import Benchmark
 
 #: Built-in benchmark modules under ``hwbench_gui.engine.bench``, in the order they are listed.
 BENCHMARK_MODULES = ("disk", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d", "gpu_p2p", "gpu_matmul",
-                     "model_benchmarks")
+                     "model_benchmarks", "datapath")
 
 #: Environment variable naming extra benchmark modules (dotted names, comma-separated).
 EXTRA_ENV = "HWBENCH_EXTRA_BENCHMARKS"

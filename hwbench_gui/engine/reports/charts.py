@@ -9,6 +9,7 @@
 - ``mixed_precision``: speed-up of each lower precision over FP32, from model runs that differ
   only in precision and from benchmarks that report one figure per precision (gpu.matmul)
 - ``series:<benchmark id>``: the sweeps a benchmark stores in ``series`` (bandwidth vs size, ...)
+- ``datapath``: the data-path analyzer's stage rates with the slowest link highlighted
 - ``perf_per_watt``: headline figure per watt of mean GPU power, where power was sampled
 
 Model benchmarks are the documents whose benchmark id starts with ``model.``; they are read through
@@ -67,6 +68,7 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
         charts += _optional(telemetry_chart(sides, key, figure_name, title, scale, unit))
     charts += _optional(mixed_precision_chart(sides))
     charts += series_charts(sides)
+    charts += _optional(datapath_chart(sides))
     charts += _optional(perf_per_watt_chart(sides))
     return charts
 
@@ -326,7 +328,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
     for side in sides:
         newest: dict[str, dict[str, Any]] = {}
         for doc in _ok(side.docs):
-            if doc.get("series"):
+            if doc.get("series") and not _is_datapath(doc):  # datapath stages get their own chart
                 newest[(doc.get("benchmark") or {}).get("id")] = doc
         for bench_id, doc in newest.items():
             by_bench[bench_id].append((side, doc))
@@ -370,6 +372,58 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
         charts.append(Chart(f"series:{bench_id}", f"{title} ({bench_id})", figure,
                             "Median per point; the band is p5–p95 of the repeats."))
     return charts
+
+
+# -- data path -------------------------------------------------------------------------------------
+
+#: The data path's links in chain order, as datapath.analyze names its stages.
+DATAPATH_STAGES = (("disk_cold", "Disk (cache bypassed)"), ("disk_cached", "RAM (page cache)"),
+                   ("cpu_n", "CPU decode + augment"), ("transfer", "PCIe copy"), ("compute", "GPU/CPU compute"),
+                   ("end_to_end", "End-to-end training"))
+
+
+def _is_datapath(doc: dict[str, Any]) -> bool:
+    return (doc.get("benchmark") or {}).get("id") == "datapath.analyze"
+
+
+def datapath_chart(sides: Sequence[Side]) -> Chart | None:
+    """Each side's newest datapath.analyze run: stage rates as horizontal bars (log scale), the
+    limiting stage in red, end-to-end hatched."""
+    runs = []
+    for side in sides:
+        docs = [d for d in _ok(side.docs) if _is_datapath(d)]
+        if docs:
+            runs.append((side, docs[-1]))
+    if not runs:
+        return None
+    figure, ax = _new_figure(8.5, 1.2 + 0.45 * len(DATAPATH_STAGES) * len(runs))
+    height = 0.8 / len(runs)
+    for n, (side, doc) in enumerate(runs):
+        details = doc.get("details") or {}
+        rates = {s.get("key"): s.get("rate_images_per_s") for s in details.get("stages") or [] if isinstance(s, dict)}
+        ys, values, colors, hatches = [], [], [], []
+        for y, (key, _) in enumerate(DATAPATH_STAGES):
+            if not library._is_number(rates.get(key)):
+                continue
+            ys.append(y + (n - (len(runs) - 1) / 2) * height)
+            values.append(float(rates[key]))
+            colors.append("#dc2626" if key == details.get("limiting_stage") else f"C{n}")
+            hatches.append("//" if key == "end_to_end" else "")
+        bars = ax.barh(ys, values, height * 0.9, color=colors, label=_short(
+            _hue(side, sides, f"verdict: {details.get('bottleneck_name') or details.get('bottleneck')}"), 70))
+        for bar, hatch in zip(bars, hatches):
+            bar.set_hatch(hatch)
+        ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(DATAPATH_STAGES)), [title for _, title in DATAPATH_STAGES], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("images/s, each stage alone (log scale); red: the slowest link")
+    ax.grid(axis="x", alpha=0.3, which="both")
+    _legend(ax)
+    ax.set_title("Data path: where training waits", fontsize=10)
+    texts = [f"{side.name}: {(doc.get('details') or {}).get('verdict', '')}" if len(runs) > 1 else
+             str((doc.get("details") or {}).get("verdict", "")) for side, doc in runs]
+    return Chart("datapath", "Data path bottleneck", figure, " ".join(texts))
 
 
 _POWER = re.compile(r"^gpu\d+_power_w$")
