@@ -9,20 +9,7 @@ import pytest
 
 from hwbench_gui.engine.bench import cpu_decode, host_membw, imagegen
 from hwbench_gui.engine.bench.api import BenchmarkUnavailable
-
-
-class Recorder:
-    def __init__(self):
-        self.progress_calls, self.logs, self.metrics = [], [], []
-
-    def progress(self, fraction, message=""):
-        self.progress_calls.append((fraction, message))
-
-    def log(self, message):
-        self.logs.append(message)
-
-    def metric(self, name, value, unit, **extra):
-        self.metrics.append((name, value, unit, extra))
+from recording import Recorder
 
 
 def test_generated_jpegs_have_real_content():

@@ -8,23 +8,10 @@ import pytest
 
 from hwbench_gui.engine.bench import disk
 from hwbench_gui.engine.bench.api import BenchmarkUnavailable
+from recording import Recorder
 
 BENCHMARK = disk.BENCHMARK
 TINY = {"file_size_mib": 4, "random_reads": 200, "repeats": 2}
-
-
-class Recorder:
-    def __init__(self):
-        self.progress_calls, self.logs, self.metrics = [], [], []
-
-    def progress(self, fraction, message=""):
-        self.progress_calls.append((fraction, message))
-
-    def log(self, message):
-        self.logs.append(message)
-
-    def metric(self, name, value, unit, **extra):
-        self.metrics.append((name, value, unit, extra))
 
 
 def _run(folder, **overrides):

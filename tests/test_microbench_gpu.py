@@ -9,23 +9,10 @@ import pytest
 from hwbench_gui.engine import nvml
 from hwbench_gui.engine.bench import gpu_d2d, gpu_matmul, gpu_p2p, gpu_pcie
 from hwbench_gui.engine.bench.api import BenchmarkUnavailable, ParamError
+from recording import Recorder
 
 torch_missing = importlib.util.find_spec("torch") is None
 GPU_COUNT = nvml.device_count()
-
-
-class Recorder:
-    def __init__(self):
-        self.progress_calls, self.logs, self.metrics = [], [], []
-
-    def progress(self, fraction, message=""):
-        self.progress_calls.append((fraction, message))
-
-    def log(self, message):
-        self.logs.append(message)
-
-    def metric(self, name, value, unit, **extra):
-        self.metrics.append((name, value, unit, extra))
 
 
 def _matmul(**given):

@@ -15,22 +15,9 @@ import time
 import types
 
 import pytest
+from recording import Recorder
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch not installed")
-
-
-class Recorder:
-    def __init__(self):
-        self.progress_calls, self.logs, self.metrics = [], [], []
-
-    def progress(self, fraction, message=""):
-        self.progress_calls.append((fraction, message))
-
-    def log(self, message):
-        self.logs.append(message)
-
-    def metric(self, name, value, unit, **extra):
-        self.metrics.append((name, value, unit, extra))
 
 
 class _Event:

@@ -25,11 +25,11 @@ import datetime as _dt
 import json
 import os
 import socket
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
+from hwbench_gui.engine.atomic import atomic_open
 from hwbench_gui.engine.inventory import cpu as _cpu
 from hwbench_gui.engine.inventory import disks as _disks
 from hwbench_gui.engine.inventory import gpus as _gpus
@@ -86,19 +86,7 @@ def collect(use_torch_probe: bool = True, python_argv: list[str] | None = None,
 def write_json(inv: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write ``inv`` as indented JSON atomically (temp file in the same folder, then rename)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(inv, handle, indent=2, sort_keys=False)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(target) as handle:
+        json.dump(inv, handle, indent=2, sort_keys=False)
+        handle.write("\n")
     return target

@@ -6,10 +6,10 @@ import csv
 import io
 import json
 import os
-import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
+from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import library
 from hwbench_gui.engine.reports.charts import mean_gpu_power_w
 
@@ -83,19 +83,4 @@ def write_csv(docs: Sequence[dict[str, Any]], path: str | os.PathLike) -> Path:
     return write_atomic(Path(path), csv_text(docs).encode("utf-8"))
 
 
-def write_atomic(path: Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # open(..., "xb") rather than mkstemp: the file gets the user's usual permissions (umask), not 0600.
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        with open(tmp, "xb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from hwbench_gui.engine import paths
+from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.results.document import SCHEMA_VERSION
 
 
@@ -62,19 +62,7 @@ def write_result(doc: dict[str, Any], directory: str | os.PathLike | None = None
     while target.exists():  # same second, same benchmark, same short id: practically never
         target = folder / f"{target.stem.rsplit('~', 1)[0]}~{suffix}.json"
         suffix += 1
-    fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".", suffix=".json.tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except OSError:
-            pass
-        raise
+    write_atomic(target, text)
     _fsync_dir(folder)
     return target
 

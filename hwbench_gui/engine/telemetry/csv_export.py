@@ -8,11 +8,12 @@ from __future__ import annotations
 import csv
 import math
 import os
-import tempfile
 from pathlib import Path
 from typing import IO, Iterable, Sequence
 
 import numpy as np
+
+from hwbench_gui.engine.atomic import atomic_open
 
 
 def format_value(value: float | None) -> str:
@@ -55,19 +56,8 @@ class CsvRowWriter:
 def write_history_csv(path: str | os.PathLike, timestamps: np.ndarray, values: dict[str, np.ndarray]) -> Path:
     """Write a whole history atomically (temp file in the same folder, then rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", newline="", encoding="utf-8") as fh:
-            writer = CsvRowWriter(fh, list(values))
-            writer.write_rows(timestamps, values.values())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_open(path, newline="") as fh:
+        CsvRowWriter(fh, list(values)).write_rows(timestamps, values.values())
     return path
 
 
