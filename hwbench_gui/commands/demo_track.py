@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         stats = track_video(pipeline, args.source, args.out, args.video, args.max_frames,
                             getattr(detector, "class_names", None),
                             on_frame=lambda r: ids.update(t.track_id for t in r.tracks))
-    except SourceError as exc:
+    except (SourceError, OSError) as exc:  # unreadable input, or an MP4 that cannot be written
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -23,6 +23,7 @@ from hwbench_gui.demos.motion.mapping import MappedPose, MappingSettings, Motion
 from hwbench_gui.demos.motion.sources import FrameSource
 from hwbench_gui.demos.motion.targets import Target
 from hwbench_gui.demos.motion.warp import ThinPlateWarp
+from hwbench_gui.demos.video import Mp4Writer
 
 TRACE_SCHEMA_VERSION = 1
 STAGES = ("read", "keypoints", "map", "warp")
@@ -138,25 +139,8 @@ def draw_target_points(result: FrameResult) -> np.ndarray:
     return img
 
 
-class Mp4Recorder:
-    """Writes BGR frames of one size to an MP4 (MPEG-4 part 2, the codec opencv-python always has)."""
-
-    def __init__(self, path: str | os.PathLike, fps: float, size_wh: tuple[int, int]) -> None:
-        self.path = Path(path)
-        self.size_wh = size_wh
-        self.frames = 0
-        self._writer = cv2.VideoWriter(str(self.path), cv2.VideoWriter_fourcc(*"mp4v"), fps or 30.0, size_wh)
-        if not self._writer.isOpened():
-            raise OSError(f"cannot write video {self.path}: OpenCV could not open an MP4 writer there")
-
-    def write(self, frame: np.ndarray) -> None:
-        if (frame.shape[1], frame.shape[0]) != self.size_wh:
-            frame = cv2.resize(frame, self.size_wh)
-        self._writer.write(frame)
-        self.frames += 1
-
-    def close(self) -> None:
-        self._writer.release()
+#: The MP4 the motion demo records (shared with the other demos).
+Mp4Recorder = Mp4Writer
 
 
 def _pts(a: np.ndarray) -> list:

@@ -13,6 +13,7 @@ from typing import Iterable, Iterator
 
 import cv2
 import numpy as np
+from hwbench_gui.demos.video import Mp4Writer
 
 
 class SourceError(RuntimeError):
@@ -64,32 +65,8 @@ class VideoSource:
         self.close()
 
 
-class VideoWriter:
-    """Annotated MP4 (MPEG-4 Part 2, fourcc ``mp4v``: in every OpenCV wheel). Use as a context manager."""
-
-    def __init__(self, path: str | os.PathLike, fps: float, size_wh: tuple[int, int]) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.size_wh = (int(size_wh[0]), int(size_wh[1]))
-        self._writer = cv2.VideoWriter(str(self.path), cv2.VideoWriter_fourcc(*"mp4v"), float(fps), self.size_wh)
-        if not self._writer.isOpened():
-            raise SourceError(f"OpenCV cannot write {self.path} with codec mp4v")
-        self.frames = 0
-
-    def write(self, frame: np.ndarray) -> None:
-        if (frame.shape[1], frame.shape[0]) != self.size_wh:
-            frame = cv2.resize(frame, self.size_wh)
-        self._writer.write(frame)
-        self.frames += 1
-
-    def close(self) -> None:
-        self._writer.release()
-
-    def __enter__(self) -> "VideoWriter":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
+#: The annotated MP4 the tracking demo records (shared with the other demos).
+VideoWriter = Mp4Writer
 
 
 def mot_line(frame: int, track_id: int, box_xyxy, score: float) -> str:
