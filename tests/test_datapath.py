@@ -157,9 +157,14 @@ def test_one_decode_worker_on_big_images_is_decode_bound(tmp_path):
     folder = _big_image_folder(tmp_path / "big", 24, 2400, 1800)
     doc = _run(tmp_path, dataset=folder, count=24, workers=1, batch=4, steps=8, model="resnet18")
     details = doc["details"]
-    assert details["bottleneck"] == "decode", details["verdict"]
-    assert details["limiting_stage"] == "cpu_n"
-    assert "JPEG decode" in details["verdict"]
+    assert details["limiting_stage"] == "cpu_n", details["verdict"]
+    # On a loaded 2-core machine the training process and the one worker fight for CPU, and the
+    # verdict may rightly say the stages interfere; it must still name decode as the slowest stage.
+    if details["bottleneck"] == "interference":
+        assert "decode" in details["verdict"], details["verdict"]
+    else:
+        assert details["bottleneck"] == "decode", details["verdict"]
+        assert "JPEG decode" in details["verdict"]
     rates = _stage_rates(doc)
     assert rates["decode_1"] < rates["augment_1"] and rates["cpu_n"] < rates["compute"]
     _assert_consistent(doc)
