@@ -116,6 +116,10 @@ class _Plot:
         item.setLabel("left", spec.unit)
         item.getAxis("left").enableAutoSIPrefix(False)  # "GiB (x0.001)" reads worse than 0.5
         item.showGrid(x=True, y=True, alpha=0.25)
+        # Major ticks and grid lines only: the minor levels cost a third of each repaint of the
+        # eight live plots (31 → 19 ms here) and add little to a 1-30 minute view.
+        for axis in ("left", "bottom"):
+            item.getAxis(axis).setStyle(maxTickLevel=0)
         item.setDownsampling(auto=True, mode="peak")
         item.setClipToView(True)
         item.setMenuEnabled(False)
