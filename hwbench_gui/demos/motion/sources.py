@@ -6,6 +6,7 @@ says what was tried (camera indices, the file and why it could not be read).
 
 from __future__ import annotations
 
+import abc
 import os
 import sys
 import time
@@ -45,7 +46,7 @@ def list_cameras(indices=PROBE_INDICES) -> list[int]:
     return found
 
 
-class FrameSource:
+class FrameSource(abc.ABC):
     """Common interface: ``read()`` gives the next BGR frame or None at the end; ``close()`` frees it."""
 
     description = ""
@@ -53,8 +54,9 @@ class FrameSource:
     #: Frames per second the source delivers (a file's nominal rate; a camera's reported one, may be 0).
     fps = 0.0
 
+    @abc.abstractmethod
     def read(self) -> np.ndarray | None:
-        raise NotImplementedError
+        """The next BGR frame, or None at the end of the source."""
 
     def close(self) -> None:
         pass
