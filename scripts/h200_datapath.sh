@@ -2,10 +2,11 @@
 # The data-path analyzer on one H200 box (16 cores, PyTorch only, no Qt), through hwbench's own CLI:
 # generated 500×375 JPEGs (16384, about 1 GB, written once to $DATASET_DISK and reused; 64 batches per
 # epoch, so epoch restarts stay rare) into ResNet-50 BF16-AMP channels-last training at batch 256, first
-# with 2 loader workers, then with all 16; then a table
-# of every stage's rate, the verdict and the advice of both runs. About 3-4 minutes in all:
-#   bash scripts/h200_datapath.sh                  (both runs, then the summary)
-#   bash scripts/h200_datapath.sh 2 summary        (one worker count; any of: 2 16 <N> summary)
+# with 2 loader workers, then with all 16, then with 16 in FP32 without channels-last (the GPU is
+# then the limit, and the analyzer measures BF16 and channels-last as what-ifs); then a table of every
+# stage's rate, the verdict and the advice of each run. About 5 minutes in all:
+#   bash scripts/h200_datapath.sh                  (the three runs, then the summary)
+#   bash scripts/h200_datapath.sh 2 summary        (one worker count; any of: 2 16 <N> <N>fp32 summary)
 # Documents go to $HWBENCH_RESULTS_DIR (default /tmp/hwbench-datapath-results); with $OUT set, the log, the
 # summary and the documents are copied there too.
 set -u
@@ -22,17 +23,17 @@ mkdir -p "$(dirname "$LOG")"
 say() { echo "=== $* ($(date +%T))" | tee -a "$LOG"; }
 
 analyze() {
-  local workers=$1
-  say "datapath.analyze, $workers loader workers"
+  local workers=$1 precision=${2:-bf16-amp} channels_last=${3:-true}
+  say "datapath.analyze, $workers loader workers, $precision, channels_last=$channels_last"
   python3 -m hwbench_gui.cli run datapath.analyze \
     --param width=500 --param height=375 --param count=16384 --param dataset_disk="$DATASET_DISK" \
-    --param model=resnet50 --param precision=bf16-amp --param channels_last=true --param batch=256 \
+    --param model=resnet50 --param precision="$precision" --param channels_last="$channels_last" --param batch=256 \
     --param workers="$workers" --param device=cuda:0 --param steps=40 --param warmup=10 \
     --timeout 300 2>&1 | tee -a "$LOG"
   echo "exit ${PIPESTATUS[0]}" | tee -a "$LOG"
 }
 
-for step in ${*:-2 16 summary}; do
+for step in ${*:-2 16 16fp32 summary}; do
 case $step in
 summary)
   say summary
@@ -59,6 +60,8 @@ for doc in sorted(docs, key=lambda d: d.get("started_at") or ""):
     wait, util = d.get("data_wait_fraction"), d.get("gpu_util_percent")
     print(f"  data wait {wait:.0%}" if wait is not None else "  data wait -",
           f"| GPU util {util:.0f} %" if util is not None else f"| GPU util - ({d.get('gpu_util_reason')})")
+    e2e = next((s for s in d.get("stages", []) if s.get("key") == "end_to_end"), {}).get("extra") or {}
+    print(f"  loader drain: {e2e.get('drain_steps')} extra warm-up steps, drained {e2e.get('drained')}")
     print(f"  VERDICT [{d.get('bottleneck')}]: {d.get('verdict')}")
     for a in d.get("advice", []):
         gain = f" -> {a['expected_images_per_s']:.0f} images/s (x{a['expected_gain']:.2f})" \
@@ -70,6 +73,8 @@ PY
   if [ -n "${OUT:-}" ]; then
     mkdir -p "$OUT/datapath_results" && cp "$HWBENCH_RESULTS_DIR"/*.json "$OUT/datapath_results/" 2>/dev/null
   fi ;;
+*fp32)
+  analyze "${step%fp32}" fp32 false ;;
 *)
   analyze "$step" ;;
 esac

@@ -75,6 +75,37 @@ def test_compute_bound_advice_names_precision_and_layout():
     assert all(a.expected_images_per_s is None for a in verdict.advice)  # nothing measured to predict from
 
 
+def test_compute_what_ifs_price_the_compute_advice():
+    rates = _rates(cpu_n=9000.0, compute=2300.0, end_to_end=2250.0, compute_bf16=5200.0, compute_channels_last=2100.0)
+    verdict = analyze(rates, _ctx(precision="TF32"), data_wait_fraction=0.01)
+    actions = {a.action: a for a in verdict.advice}
+    bf16 = actions["Mixed precision (bf16-amp)"]
+    assert bf16.expected_images_per_s == pytest.approx(5200.0) and bf16.expected_gain == pytest.approx(5200 / 2250)
+    layout = actions["Channels-last memory format"]  # measured slower: the advice says to keep the setting
+    assert layout.expected_images_per_s == pytest.approx(2100.0) and "keep the current setting" in layout.detail
+    capped = analyze({**rates, "cpu_n": 3000.0}, _ctx(precision="TF32"), data_wait_fraction=0.01)
+    bf16 = next(a for a in capped.advice if a.action.startswith("Mixed precision"))
+    assert bf16.expected_images_per_s == pytest.approx(3000.0) and "capped" in bf16.basis
+
+
+def test_more_workers_advice_uses_the_measured_decode_scaling():
+    verdict = analyze(_rates(decode_n=1300.0, decode_all=5200.0, cpu_n=900.0, end_to_end=850.0),
+                      _ctx(workers=2), data_wait_fraction=0.9)
+    more = next(a for a in verdict.advice if a.action == "Use 15 loader workers instead of 2")
+    assert more.expected_images_per_s == pytest.approx(900.0 * 5200 / 1300)  # 4×, not the linear 7.5×
+    assert "measured decode speed-up" in more.basis
+
+
+def test_a_training_step_slowed_by_the_workers_is_reported():
+    verdict = analyze(_rates(), _ctx(workers=16), data_wait_fraction=0.1, step_slowdown=1.33)
+    assert verdict.bottleneck == "decode" and "33% longer than alone" in verdict.text
+    assert any(a.action == "Use 15 loader workers instead of 16" for a in verdict.advice)
+    starved = analyze(_rates(end_to_end=700.0), _ctx(workers=16), data_wait_fraction=0.8, step_slowdown=1.6)
+    assert starved.bottleneck == "interference" and "1.6× slower than alone" in starved.causes[0]
+    calm = analyze(_rates(), _ctx(workers=16), data_wait_fraction=0.1, step_slowdown=1.05)
+    assert "longer than alone" not in calm.text
+
+
 def test_interference_and_its_cause():
     verdict = analyze(_rates(end_to_end=700.0), _ctx(workers=16), data_wait_fraction=0.8)
     assert verdict.bottleneck == "interference"
@@ -172,7 +203,13 @@ def test_one_decode_worker_on_big_images_is_decode_bound(tmp_path):
     assert set(STAGE_KEYS) <= set(doc["figures"])
     assert doc["figures"]["gpu_decode"]["value"] is None and doc["figures"]["gpu_decode"]["reason"]
     assert doc["figure"]["unit"] == "images/s" and doc["precision"] == "FP32"
-    assert len(doc["series"]) == 9 and all(len(s["y"]) == 1 for s in doc["series"])
+    measured = [s for s in details["stages"] if s["rate_images_per_s"] is not None]
+    assert len(doc["series"]) == len(measured) and all(len(s["y"]) == 1 for s in doc["series"])
+    # One worker on two cores: decode is also measured with both, to price "more workers".
+    decode_all = next(s for s in details["stages"] if s["key"] == "decode_all")
+    assert decode_all["extra"]["workers"] == 2 and decode_all["rate_images_per_s"] > 0
+    e2e = next(s for s in details["stages"] if s["key"] == "end_to_end")
+    assert e2e["extra"]["drain_steps"] >= 1 and "prefetch queue" in e2e["method"]
     assert all("expected_gain" in a for a in details["advice"])
 
 
@@ -193,6 +230,11 @@ def test_slow_model_on_few_images_is_compute_bound(tmp_path):
     details = doc["details"]
     assert details["bottleneck"] == "compute", details["verdict"]
     assert any(a["action"] == "Train on a GPU" for a in details["advice"])
+    # Compute is the limit, so channels-last is measured as a what-if and prices its advice.
+    layout = next(s for s in details["stages"] if s["key"] == "compute_channels_last")
+    assert layout["rate_images_per_s"] > 0
+    advice = next(a for a in details["advice"] if a["action"] == "Channels-last memory format")
+    assert advice["expected_images_per_s"] is not None and "measured with this setting" in advice["basis"]
     _assert_consistent(doc)
 
 
@@ -214,3 +256,32 @@ def test_cuda_asked_for_without_a_gpu_fails_with_the_reason(tmp_path):
                                   results_dir=tmp_path / "results", timeout_s=120)
     assert result.status == "failed" and "cannot use CUDA" in result.document["reason"]
     assert result.document["figure"] is None
+
+
+def test_loader_drain_stops_once_the_step_waits_for_data():
+    """The prefetch queue holds 6 ready batches; after that each batch takes 20 ms to arrive."""
+    import time
+
+    from hwbench_gui.engine.bench.model_torch import DRAIN_WINDOW_STEPS, _drain_loader
+
+    class Reporter:
+        def progress(self, *a):
+            pass
+
+    class Stream:
+        wait_s, served = 0.0, 0
+
+        def next(self):
+            self.served += 1
+            if self.served > 6:
+                time.sleep(0.02)
+                self.wait_s += 0.02
+            return self.served
+
+    stream = Stream()
+    taken, drained = _drain_loader(100, stream, lambda b: time.sleep(0.005), stream.next, Reporter())
+    assert drained is True and 6 < taken <= 6 + DRAIN_WINDOW_STEPS
+    never = Stream()
+    never.served = -10**6  # always a ready batch: the cap ends it
+    assert _drain_loader(12, never, lambda b: None, never.next, Reporter()) == (12, False)
+    assert _drain_loader(0, stream, lambda b: None, stream.next, Reporter()) == (0, None)

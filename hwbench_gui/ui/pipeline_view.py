@@ -22,9 +22,11 @@ BOXES = (
     ("Disk", "disk_cold", (("cache bypassed", "disk_cold"),)),
     ("RAM (page cache)", "disk_cached", (("cached read", "disk_cached"),)),
     ("CPU decode/augment", "cpu_n", (("decode, 1 worker", "decode_1"), ("decode, N workers", "decode_n"),
+                                     ("decode, every core (what-if)", "decode_all"),
                                      ("augment, 1 worker", "augment_1"))),
     ("PCIe copy", "transfer", (("pin + copy", "transfer"),)),
-    ("GPU compute", "compute", (("model alone", "compute"),)),
+    ("GPU compute", "compute", (("model alone", "compute"), ("channels-last (what-if)", "compute_channels_last"),
+                                ("BF16 (what-if)", "compute_bf16"))),
 )
 
 #: Which box a verdict's bottleneck lights up.
@@ -64,7 +66,7 @@ def boxes_of(document: dict[str, Any]) -> list[Box]:
         if key == "compute" and device == "cpu":
             title = "CPU compute"
         lines = [f"{label}: {format_rate((stages.get(sub) or {}).get('rate_images_per_s'))}"
-                 for label, sub in subs if sub != key]
+                 for label, sub in subs if sub != key and sub in stages]  # what-ifs only where measured
         if key == "cpu_n" and context.get("workers") is not None:
             workers = context["workers"]
             lines = [f"{workers} loader worker{'' if workers == 1 else 's'}", *lines]

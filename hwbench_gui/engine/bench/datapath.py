@@ -26,7 +26,7 @@ E2E_PREFETCH_BATCHES = 4  # model_data.torch_loader's prefetch_factor
 
 #: Progress fraction at which each phase starts.
 _PHASES = {"dataset": 0.0, "disk": 0.08, "decode": 0.18, "augment": 0.3, "cpu": 0.36, "transfer": 0.48,
-           "compute": 0.52, "end_to_end": 0.72, "verdict": 0.98}
+           "compute": 0.52, "end_to_end": 0.68, "what_if": 0.9, "verdict": 0.98}
 
 
 class _PhaseReporter:
@@ -149,7 +149,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     from hwbench_gui.engine.bench import model_torch
     from hwbench_gui.engine.bench.model_common import precision_label
     from hwbench_gui.engine.datapath import stages as st
-    from hwbench_gui.engine.datapath.verdict import Context, analyze
+    from hwbench_gui.engine.datapath.verdict import Context, analyze, usable_workers
 
     if params["batch"] > params["count"]:
         raise ParamError(f"batch ({params['batch']}) is larger than count ({params['count']}): the loader needs at "
@@ -192,8 +192,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
     decode_files = st.subset_by_bytes(dataset.files, dataset.mean_file_bytes, st.DECODE_SET_BYTES)[:DECODE_SET_MAX]
     jpegs = [st.read_file(p) for p in decode_files]
-    phase("decode", f"JPEG decode with 1 and {readers} workers")
-    results["decode_1"], results["decode_n"] = st.decode_rates(jpegs, readers, stage_s, repeats)
+    usable = usable_workers(kind, cpus)
+    phase("decode", f"JPEG decode with 1 and {readers} workers" + (f" (and {usable}: what-if)" if usable > readers
+                                                                    else ""))
+    results.update(st.decode_rates(jpegs, readers, stage_s, repeats, what_if_workers=usable))
 
     phase("augment", "augmentation, 1 worker")
     decoded = [st.decode_pil(data) for data in jpegs[:st.AUGMENT_SET_IMAGES]]
@@ -237,14 +239,15 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         f"on a random batch made once on the device: no loader, no copy. {params['warmup']} warm-up, "
         f"{params['steps']} timed steps; images/s = images / timed wall time. {method_common}")
 
-    sub = _PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["verdict"])
+    sub = _PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
     sub.progress(0.0, f"end-to-end: loader with {workers} workers feeding the training step")
     file_images = st.FileImages(dataset.files, dataset.labels, dataset.classes,
                                 st.train_transform(params["image_size"]), delay_s)
     e2e_params = _model_params(params, device, precision, dataset.root)
     # Slow first steps (cuDNN autotuning, allocator warm-up) let the workers fill the prefetch queue
     # (4 batches per worker); timing before it drains would credit the loader with that head start.
-    e2e_params["warmup"] = max(params["warmup"], E2E_PREFETCH_BATCHES * workers + 2)
+    # Draining takes longer the closer the loader's rate is to the step's, hence the generous cap.
+    e2e_params["drain_loader_steps"] = 4 * E2E_PREFETCH_BATCHES * max(1, workers) + 8
     sampler = _GpuUtilSampler(device.index or 0, sub.timed) if kind == "cuda" else None
     if sampler is not None:
         with sampler:
@@ -258,10 +261,20 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         f"the same training step fed by torch DataLoader over all {len(dataset.files)} files: {workers} workers "
         f"reading (read_delay_ms={params['read_delay_ms']:g}), PIL decode, the training transform, collate; "
         f"pin_memory={kind == 'cuda'}, prefetch_factor=4, persistent workers, shuffled, non-blocking copies. Files "
-        f"start in the page cache when they fit (they were just read). {e2e_params['warmup']} warm-up steps "
-        f"(at least 4 per worker + 2, so the prefetch queue filled during slow first steps is drained), "
-        f"{params['steps']} timed; data wait = time the step spent in next(loader).")
+        f"start in the page cache when they fit (they were just read). {e2e_params['warmup']} warm-up steps, then "
+        f"{e2e_run.extra.get('drain_steps')} more until the prefetch queue filled during the slow first steps was "
+        + ("drained (the step waited for data at least 8 % of the time over 4 steps)" if e2e_run.extra.get("drained")
+           else f"drained or the cap of {e2e_params['drain_loader_steps']} steps or 60 s came first (the loader kept up "
+           "with the step, so its head start does not matter)")
+        + f"; {params['steps']} timed; data wait = time the step spent in next(loader).")
+    results["end_to_end"].extra.update(drain_steps=e2e_run.extra.get("drain_steps"),
+                                       drained=e2e_run.extra.get("drained"))
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
+    # The step's own time with the loader running against alone: how much the workers slow training itself.
+    step_slowdown = None
+    if e2e_run.steps and compute_run.steps and compute_run.total_s > 0:
+        step_slowdown = ((e2e_run.total_s - e2e_run.data_wait_s) / e2e_run.steps) / (compute_run.total_s /
+                                                                                      compute_run.steps)
 
     phase("verdict", "verdict")
     ctx = Context(device=kind, workers=workers, cpus=cpus, batch=params["batch"], images=len(dataset.files),
@@ -271,7 +284,14 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                   dali_installed=importlib.util.find_spec("nvidia.dali") is not None if kind == "cuda" else False)
     rates = {key: result.rate for key, result in results.items()}
     verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
-                      gpu_util_reason=gpu_util_reason)
+                      gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown)
+    what_ifs = _compute_what_ifs(params, device, kind, precision, spec, reporter) \
+        if verdict.limiting_stage == "compute" else {}
+    if what_ifs:
+        results.update(what_ifs)
+        rates.update({key: result.rate for key, result in what_ifs.items()})
+        verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
+                          gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown)
     if verdict.consistency.get("consistent") is False:
         warnings.append(f"end-to-end ({verdict.end_to_end:.0f} images/s) exceeds the slowest stage "
                         f"({verdict.limiting_stage}, {verdict.limiting_rate:.0f} images/s) by more than "
@@ -279,6 +299,33 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     reporter.log(verdict.text)
     e2e_details["allocator"] = allocator
     return _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch)
+
+
+def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision: str, spec: Any,
+                      reporter: Reporter) -> dict[str, Any]:
+    """When compute is the slowest link: the compute-only step again with channels-last (if off) and
+    with BF16 autocast (on CUDA, if the run used FP32/TF32), to price that advice with measurements."""
+    from hwbench_gui.engine.bench import model_torch
+    from hwbench_gui.engine.datapath import stages as st
+
+    variants = []
+    if not params["channels_last"]:
+        variants.append(("compute_channels_last", dict(params, channels_last=True), precision, "channels-last"))
+    if kind == "cuda" and precision in ("fp32", "tf32"):
+        variants.append(("compute_bf16", params, "bf16-amp", "BF16-AMP"))
+    out = {}
+    for key, variant, variant_precision, what in variants:
+        sub = _PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
+        sub.progress(0.0, f"what-if: model compute with {what}")
+        try:
+            run, _, _ = model_torch.measure(model_spec(params["model"]),
+                                            _model_params(variant, device, variant_precision, "synthetic"), sub)
+        except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU) must not cost the analysis
+            out[key] = st.not_measured(key, f"{type(exc).__name__}: {exc}")
+            continue
+        out[key] = st.timed_run_stage(key, run, f"the compute-only stage again with {what}, everything else equal "
+                                      "(measured because compute is the slowest link, to price the advice).")
+    return out
 
 
 def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx: Any, dataset: Any, label: str,

@@ -11,9 +11,14 @@ The stages, in the order an image meets them (keys of :data:`STAGE_TITLES`):
   (``torchvision.transforms.v2``) on decoded images, one thread, as one loader worker runs it.
 - ``cpu_n``: decode + augment + collate in a real DataLoader with N workers over the files' bytes
   held in memory: the CPU side of the pipeline without the disk.
+- ``decode_all`` (what-if, when the loader has fewer workers than usable cores): PIL decode in
+  as many processes as there are usable cores, to price "more workers" with the scaling the
+  machine really has rather than a linear guess.
 - ``gpu_decode`` (CUDA only, what-if): batched nvJPEG decode with ``torchvision.io.decode_jpeg``.
 - ``transfer``: collate, then the pinned-memory copy and the host→device copy of whole batches.
 - ``compute``: the model benchmark's compute-only training rate (synthetic batch made on the device).
+- ``compute_channels_last`` / ``compute_bf16`` (what-if, measured only when compute is the
+  slowest link): the same step in channels-last memory format, or under BF16 autocast.
 - ``end_to_end``: the same training step fed by the real loader over the files (the measured truth).
 
 torch and torchvision are imported inside the functions.
@@ -39,9 +44,12 @@ STAGE_TITLES = {
     "decode_n": "JPEG decode, N workers",
     "augment_1": "Augment, 1 worker",
     "cpu_n": "Decode + augment, N workers",
+    "decode_all": "JPEG decode, every usable core (what-if)",
     "gpu_decode": "JPEG decode on the GPU (what-if)",
     "transfer": "Collate + pinned copy to device",
     "compute": "Model compute only",
+    "compute_channels_last": "Model compute, channels-last (what-if)",
+    "compute_bf16": "Model compute, BF16 mixed precision (what-if)",
     "end_to_end": "End-to-end training",
 }
 
@@ -247,8 +255,11 @@ def disk_read(files: Sequence[str], threads: int, *, cold: bool, repeats: int, r
 
 # -- CPU -------------------------------------------------------------------------------------------
 
-def decode_rates(jpegs: list[bytes], workers: int, stage_s: float, repeats: int) -> tuple[StageResult, StageResult]:
-    """PIL decode in 1 and in ``workers`` spawned processes (``cpu_decode``'s pool; bytes in memory)."""
+def decode_rates(jpegs: list[bytes], workers: int, stage_s: float, repeats: int,
+                 what_if_workers: int | None = None) -> dict[str, StageResult]:
+    """PIL decode in 1 and in ``workers`` spawned processes (``cpu_decode``'s pool; bytes in memory):
+    ``decode_1`` and ``decode_n``, and ``decode_all`` in ``what_if_workers`` processes when that
+    count is larger than ``workers``."""
     from hwbench_gui.engine.bench.cpu_decode import _rates
 
     start = time.perf_counter()
@@ -260,13 +271,20 @@ def decode_rates(jpegs: list[bytes], workers: int, stage_s: float, repeats: int)
             f"memory (no disk), {passes} passes per repeat in a pool of spawned processes after a warm-up pass; "
             f"{repeats} repeats, images/s = images decoded by all workers / wall time.")
     one = _rates("pil", jpegs, 1, passes, repeats)
-    result_1 = StageResult("decode_1", median(one), one, "1 worker: " + what)
-    if workers == 1:
-        return result_1, StageResult("decode_n", median(one), one, "1 worker (workers = 1): " + what)
-    many = _rates("pil", jpegs, workers, passes, repeats)
-    scaling = median(many) / (workers * median(one))
-    return result_1, StageResult("decode_n", median(many), many, f"{workers} workers: " + what,
-                                 extra={"workers": workers, "scaling_efficiency": scaling})
+    out = {"decode_1": StageResult("decode_1", median(one), one, "1 worker: " + what)}
+
+    def at(key: str, n: int, label: str) -> StageResult:
+        many = _rates("pil", jpegs, n, passes, repeats)
+        return StageResult(key, median(many), many, f"{n} workers{label}: " + what,
+                           extra={"workers": n, "scaling_efficiency": median(many) / (n * median(one))})
+
+    out["decode_n"] = StageResult("decode_n", median(one), one, "1 worker (workers = 1): " + what,
+                                  extra={"workers": 1, "scaling_efficiency": 1.0}) if workers <= 1 \
+        else at("decode_n", workers, "")
+    if what_if_workers is not None and what_if_workers > max(1, workers):
+        out["decode_all"] = at("decode_all", what_if_workers, " (every usable core; what-if for more loader "
+                               "workers)")
+    return out
 
 
 def augment_rate(images: list[Any], image_size: int, stage_s: float, repeats: int) -> tuple[StageResult, list[Any]]:

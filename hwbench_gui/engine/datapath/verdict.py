@@ -20,6 +20,9 @@ CONSISTENCY_NOISE = 0.15
 RAM_FIT_FRACTION = 0.5
 #: Data wait above this fraction of the timed time is worth acting on.
 DATA_WAIT_NOTABLE = 0.1
+#: A training step slower than this factor × its compute-only time while the loader runs = the
+#: loader takes resources (CPU time, memory bandwidth) from the training process.
+STEP_SLOWDOWN_NOTABLE = 1.15
 
 BOTTLENECK_NAMES = {
     "disk": "storage (reading the files)",
@@ -59,6 +62,15 @@ class Context:
     def batches_per_epoch(self) -> int:
         return self.images // max(1, self.batch)
 
+    @property
+    def usable_workers(self) -> int:
+        return usable_workers(self.device, self.cpus)
+
+
+def usable_workers(device: str, cpus: int) -> int:
+    """Loader workers worth running: every CPU, less one for the training process when a GPU computes."""
+    return max(1, cpus - 1) if device == "cuda" else max(1, cpus)
+
 
 @dataclass
 class Advice:
@@ -83,6 +95,7 @@ class Verdict:
     data_wait_fraction: float | None = None
     gpu_util_percent: float | None = None
     gpu_util_reason: str | None = None
+    step_slowdown: float | None = None  # the training step's own time with the loader running / alone
     chain: dict[str, str] = field(default_factory=dict)  # link -> stage key used for it
     consistency: dict[str, Any] = field(default_factory=dict)
     advice: list[Advice] = field(default_factory=list)
@@ -120,8 +133,14 @@ def _fmt(rate: float | None) -> str:
 
 
 def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction: float | None,
-            gpu_util_percent: float | None = None, gpu_util_reason: str | None = None) -> Verdict:
-    """The verdict for standalone ``rates`` (stage key -> images/s; ``end_to_end`` among them)."""
+            gpu_util_percent: float | None = None, gpu_util_reason: str | None = None,
+            step_slowdown: float | None = None) -> Verdict:
+    """The verdict for standalone ``rates`` (stage key -> images/s; ``end_to_end`` among them).
+
+    ``step_slowdown``: the end-to-end run's time per step outside the data wait divided by the
+    compute-only time per step (None when unknown); above :data:`STEP_SLOWDOWN_NOTABLE` the loader
+    visibly slows the training process itself.
+    """
     links = chain_links(rates, ctx)
     e2e = _rate(rates, "end_to_end")
     if not links:
@@ -141,7 +160,7 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
         consistency["consistent"] = e2e <= slowest_rate * (1 + CONSISTENCY_NOISE)
 
     interfere = e2e is not None and e2e < INTERFERENCE_RATIO * slowest_rate
-    causes = interference_causes(rates, ctx, data_wait_fraction) if interfere else []
+    causes = interference_causes(rates, ctx, data_wait_fraction, step_slowdown) if interfere else []
     bottleneck = "interference" if interfere else stage_bottleneck
 
     others = ", ".join(f"{link} {_fmt(rate)}" for link, rate in link_rates.items() if link != slowest_link)
@@ -156,8 +175,11 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
     if data_wait_fraction is not None:
         text += f" The training step waited for data {data_wait_fraction:.0%} of the timed time"
         text += f"; GPU utilisation {gpu_util_percent:.0f} %." if gpu_util_percent is not None else "."
+    if step_slowdown is not None and step_slowdown > STEP_SLOWDOWN_NOTABLE and not interfere:
+        text += (f" Outside the data wait each training step took {step_slowdown - 1:.0%} longer than alone: the "
+                 f"{ctx.workers} loader workers take CPU time or memory bandwidth from the training process.")
     verdict = Verdict(bottleneck, limiting_stage, slowest_rate, e2e, text, causes, data_wait_fraction,
-                      gpu_util_percent, gpu_util_reason, links, consistency)
+                      gpu_util_percent, gpu_util_reason, step_slowdown, links, consistency)
     verdict.advice = advise(rates, ctx, verdict, stage_bottleneck)
     return verdict
 
@@ -171,9 +193,13 @@ STAGE_PHRASES = {
 }
 
 
-def interference_causes(rates: dict[str, float | None], ctx: Context, data_wait: float | None) -> list[str]:
+def interference_causes(rates: dict[str, float | None], ctx: Context, data_wait: float | None,
+                        step_slowdown: float | None = None) -> list[str]:
     """Likely reasons, most likely first, why end-to-end is far below every stage alone."""
     causes = []
+    if step_slowdown is not None and step_slowdown > STEP_SLOWDOWN_NOTABLE:
+        causes.append(f"the training step itself ran {step_slowdown:.1f}× slower than alone while the {ctx.workers} "
+                      "loader workers ran (measured): they compete with it for CPU time or memory bandwidth.")
     if ctx.device == "cpu":
         causes.append(f"training and the {ctx.workers} loader workers share the same {ctx.cpus} CPUs; each stage "
                       "had every core to itself when measured alone.")
@@ -202,6 +228,20 @@ def _advice(action: str, detail: str, expected: float | None, e2e: float | None,
     return Advice(action, detail, expected, gain, basis)
 
 
+def _compute_what_if(action: str, detail: str, what_if: float | None, compute: float | None, feed: float | None,
+                     e2e: float | None, how_to_measure: str) -> Advice:
+    """Advice from a compute rate measured with one setting changed, capped by what the data path feeds."""
+    if what_if is None:
+        return _advice(action, detail, None, e2e, f"not measured here; {how_to_measure}")
+    expected = _min_rate([what_if, feed])
+    basis = f"compute-only rate measured with this setting: {_fmt(what_if)}"
+    if compute and what_if < compute:
+        detail += f" Measured slower here ({_fmt(what_if)} against {_fmt(compute)}): keep the current setting."
+    elif feed is not None and compute and feed < what_if:
+        basis += f", capped by the data path's {_fmt(feed)}"
+    return _advice(action, detail, expected, e2e, basis)
+
+
 def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage_bottleneck: str) -> list[Advice]:
     """Concrete changes with the end-to-end rate each should reach (``None`` where it cannot be
     predicted from this run's measurements; ``basis`` says how each was estimated)."""
@@ -212,16 +252,25 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
     cuda = ctx.device == "cuda"
     interfere = verdict.bottleneck == "interference"
 
-    usable = max(1, ctx.cpus - 1) if cuda else ctx.cpus
+    usable = ctx.usable_workers
     if stage_bottleneck in ("decode", "augment") and r.get("cpu") and ctx.workers < usable and not interfere:
-        cpu_new = r["cpu"] / max(1, ctx.workers) * usable
+        decode_all, decode_n = _rate(rates, "decode_all"), _rate(rates, "decode_n")
+        if decode_all and decode_n:
+            cpu_new = r["cpu"] * decode_all / decode_n
+            basis = (f"decode + augment rate measured here × the measured decode speed-up from "
+                     f"{max(1, ctx.workers)} to {usable} worker processes ({decode_all / decode_n:.2f}×, against "
+                     f"{usable / max(1, ctx.workers):.1f}× if it scaled linearly), capped by the other stages")
+        else:
+            cpu_new = r["cpu"] / max(1, ctx.workers) * usable
+            basis = ("decode + augment rate per worker measured here × the new worker count, capped by the other "
+                     "stages (assumes linear scaling across cores: the decode scaling was not measured)")
         expected = _min_rate([r.get("storage"), cpu_new, r.get("transfer"), r.get("compute")])
         advice.append(_advice(
             f"Use {usable} loader workers instead of {ctx.workers}",
             f"num_workers={usable}" + (" (one core left for the training process)" if cuda else "") + ".",
-            expected, e2e, "decode + augment rate per worker measured here × the new worker count, capped by the "
-            "other stages (assumes linear scaling across cores)"))
-    if interfere and cuda and ctx.workers >= ctx.cpus:
+            expected, e2e, basis))
+    starved = (interfere or (verdict.step_slowdown or 0) > STEP_SLOWDOWN_NOTABLE) and ctx.workers >= ctx.cpus
+    if starved and cuda:
         advice.append(_advice(f"Use {usable} loader workers instead of {ctx.workers}",
                               "Leave a core to the training process and the pin-memory thread.",
                               None, e2e, "not predictable from standalone rates; rerun with workers="
@@ -289,22 +338,24 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
                 "assumed unchanged"))
 
     if stage_bottleneck == "compute" and not interfere:
-        if cuda:
-            if ctx.precision in ("FP32", "TF32"):
-                advice.append(_advice("Mixed precision (bf16-amp)", "torch.autocast(dtype=torch.bfloat16) runs "
-                                      "convolutions and matmuls on the tensor cores.", None, e2e,
-                                      f"not measured here; run model.{ctx.model} with precision=bf16-amp to measure"))
-            if not ctx.channels_last:
-                advice.append(_advice("Channels-last memory format", "model and inputs "
-                                      ".to(memory_format=torch.channels_last): cuDNN's fastest convolution kernels "
-                                      "are NHWC.", None, e2e,
-                                      "not measured here; rerun with channels_last=true to measure"))
-        else:
+        feed = _min_rate([r.get("storage"), r.get("cpu"), r.get("transfer")])
+        if cuda and ctx.precision in ("FP32", "TF32"):
+            advice.append(_compute_what_if(
+                "Mixed precision (bf16-amp)", "torch.autocast(dtype=torch.bfloat16) runs convolutions and matmuls "
+                "on the tensor cores.", _rate(rates, "compute_bf16"), r.get("compute"), feed, e2e,
+                f"run model.{ctx.model} with precision=bf16-amp to measure"))
+        if not ctx.channels_last:
+            advice.append(_compute_what_if(
+                "Channels-last memory format", "model and inputs .to(memory_format=torch.channels_last)"
+                + (": cuDNN's fastest convolution kernels are NHWC." if cuda else "."),
+                _rate(rates, "compute_channels_last"), r.get("compute"), feed, e2e,
+                "rerun with channels_last=true to measure"))
+        if not cuda:
             advice.append(_advice("Train on a GPU", "The CPU computes the model; the data path is faster than it.",
                                   None, e2e, "not measurable on this machine"))
         if r.get("compute") and e2e:
             advice.append(_advice("Nothing to gain in the data path", f"The input pipeline can deliver "
-                                  f"{_fmt(_min_rate([r.get('storage'), r.get('cpu'), r.get('transfer')]))}; the "
+                                  f"{_fmt(feed)}; the "
                                   "model is the limit.", None, None, "stage rates measured here"))
 
     if stage_bottleneck == "transfer" and not interfere and cuda:
