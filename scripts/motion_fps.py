@@ -24,14 +24,14 @@ import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 
 from hwbench_gui.demos.motion import synthetic as syn  # noqa: E402
-from hwbench_gui.demos.motion.pipeline import Mp4Recorder, MotionPipeline, draw_driver  # noqa: E402
-from hwbench_gui.demos.motion.sources import VideoFileSource  # noqa: E402
+from hwbench_gui.demos.motion.pipeline import MotionPipeline, draw_driver  # noqa: E402
 from hwbench_gui.demos.motion.targets import load_target, shipped_targets  # noqa: E402
+from hwbench_gui.demos.video import Mp4Writer, VideoFileSource  # noqa: E402
 
 
 def measure(video: str, target, frames: int, warmup: int, record_to: str | None) -> dict:
     pipe = MotionPipeline(VideoFileSource(video, loop=True), target, out_size_px=512)
-    recorder = Mp4Recorder(record_to, 30.0, (512, 512)) if record_to else None
+    recorder = Mp4Writer(record_to, 30.0, (512, 512)) if record_to else None
     stages: list[dict] = []
     tracked = 0
     try:

@@ -40,9 +40,9 @@ from hwbench_gui.demos.tracking.pipeline import TrackingPipeline  # noqa: E402
 
 def load_frames(args) -> list:
     if args.source:
-        from hwbench_gui.demos.tracking.io import VideoSource
+        from hwbench_gui.demos.video import open_source
 
-        with VideoSource(args.source) as src:
+        with open_source(args.source, camera_size_wh=None) as src:
             frames = [f for _, f in zip(range(args.warmup + args.frames), src)]
         if len(frames) < args.warmup + 10:
             raise SystemExit(f"{args.source}: only {len(frames)} frames")

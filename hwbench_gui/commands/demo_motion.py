@@ -42,8 +42,8 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from hwbench_gui.demos.motion.mapping import MappingSettings
     from hwbench_gui.demos.motion.pipeline import MotionPipeline, run_to_files
-    from hwbench_gui.demos.motion.sources import SourceError, open_source
     from hwbench_gui.demos.motion.targets import TargetError, load_target
+    from hwbench_gui.demos.video import SourceError, open_source
 
     try:
         target = load_target(args.target)

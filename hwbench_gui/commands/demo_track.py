@@ -75,8 +75,8 @@ def build_detector(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from hwbench_gui.demos.tracking.appearance import DESCRIPTION
     from hwbench_gui.demos.tracking.darknet import CfgError, WeightsError
-    from hwbench_gui.demos.tracking.io import SourceError, parse_source
     from hwbench_gui.demos.tracking.pipeline import TrackingPipeline, track_video
+    from hwbench_gui.demos.video import SourceError, parse_source
 
     if isinstance(parse_source(args.source), int) and args.max_frames is None:
         print("note: reading a camera until interrupted (Ctrl+C); --max-frames N stops after N frames",

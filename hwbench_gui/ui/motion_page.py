@@ -164,8 +164,8 @@ class MotionWorker(QThread):
         self._shown = max(0, self._shown - 1)
 
     def run(self) -> None:  # on the worker thread: no widgets here
-        from hwbench_gui.demos.motion.pipeline import Mp4Recorder, MotionPipeline, draw_driver
-        from hwbench_gui.demos.motion.sources import Pacer, SourceError, open_source
+        from hwbench_gui.demos.motion.pipeline import MotionPipeline, draw_driver
+        from hwbench_gui.demos.video import DEFAULT_FPS, Mp4Writer, Pacer, SourceError, open_source
 
         try:
             source = open_source(self.source_spec, loop=True)
@@ -175,7 +175,7 @@ class MotionWorker(QThread):
         recorder = None
         try:
             self.pipeline = MotionPipeline(source, self.target, roi=self.roi, out_size_px=self.out_size_px)
-            pacer = Pacer(0.0 if source.live else source.fps or 30.0)
+            pacer = Pacer(0.0 if source.live else source.fps)
             totals = collections.deque(maxlen=30)
             stamps = collections.deque(maxlen=30)
             while not self.isInterruptionRequested():
@@ -186,8 +186,8 @@ class MotionWorker(QThread):
                         if recorder is not None:
                             recorder.close()
                         w, h = self.pipeline.target.size
-                        recorder = Mp4Recorder(args[0], source.fps if not source.live and source.fps else 30.0,
-                                               (w, h))
+                        # a camera's output comes at the processing rate, not the camera's
+                        recorder = Mp4Writer(args[0], DEFAULT_FPS if source.live else source.fps, (w, h))
                     elif name == "stop_recording":
                         if recorder is not None:
                             recorder.close()

@@ -73,7 +73,7 @@ class TrackWorker(QThread):
             return list(self._rows)
 
     def run(self) -> None:
-        from hwbench_gui.demos.tracking.io import SourceError
+        from hwbench_gui.demos.video import SourceError
 
         try:
             self._run()
@@ -95,9 +95,10 @@ class TrackWorker(QThread):
         return make_detector(name, **options)
 
     def _run(self) -> None:
-        from hwbench_gui.demos.tracking.io import VideoSource, VideoWriter, mot_line
+        from hwbench_gui.demos.tracking.io import mot_line
         from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
         from hwbench_gui.demos.tracking.render import draw_tracks
+        from hwbench_gui.demos.video import Mp4Writer, Pacer, open_source
 
         try:
             detector = self._build_detector()
@@ -108,10 +109,9 @@ class TrackWorker(QThread):
         names = getattr(detector, "class_names", None)
         writer, writer_path = None, None
         try:
-            with VideoSource(self.settings["source"]) as src:
-                period_s = 0.0 if (src.is_camera or not self.settings.get("realtime", True)) else 1.0 / src.fps
+            with open_source(self.settings["source"], camera_size_wh=None) as src:
+                pacer = Pacer(0.0 if (src.live or not self.settings.get("realtime", True)) else src.fps)
                 self.status.emit(f"running {detector.name} on {self.settings['source']}")
-                next_t = time.perf_counter()
                 while not self._stop.is_set():
                     frame = src.read()
                     if frame is None:
@@ -126,7 +126,7 @@ class TrackWorker(QThread):
                     if record_path != writer_path:
                         if writer:
                             writer.close()
-                        writer = VideoWriter(record_path, src.fps, (frame.shape[1], frame.shape[0])) \
+                        writer = Mp4Writer(record_path, src.fps, (frame.shape[1], frame.shape[0])) \
                             if record_path else None
                         writer_path = record_path
                     if writer:
@@ -137,13 +137,7 @@ class TrackWorker(QThread):
                     self.frame_ready.emit(image, {
                         "index": result.index, "tracks": len(result.tracks), "detections": len(result.detections),
                         **{k.replace("_s", "_ms"): v * 1e3 for k, v in result.timing_s.items()}})
-                    if period_s:
-                        next_t += period_s
-                        delay = next_t - time.perf_counter()
-                        if delay > 0:
-                            self._stop.wait(delay)
-                        else:
-                            next_t = time.perf_counter()
+                    pacer.wait(self._stop)
         finally:
             if writer:
                 writer.close()

@@ -20,10 +20,9 @@ import numpy as np
 
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints, LKKeypointSource
 from hwbench_gui.demos.motion.mapping import MappedPose, MappingSettings, MotionMapper
-from hwbench_gui.demos.motion.sources import FrameSource
 from hwbench_gui.demos.motion.targets import Target
 from hwbench_gui.demos.motion.warp import ThinPlateWarp
-from hwbench_gui.demos.video import Mp4Writer
+from hwbench_gui.demos.video import FrameSource, Mp4Writer
 
 TRACE_SCHEMA_VERSION = 1
 STAGES = ("read", "keypoints", "map", "warp")
@@ -89,7 +88,7 @@ class MotionPipeline:
     def _frame_time(self) -> float:
         if self.source.live:
             return time.perf_counter() - self._t0
-        return self.index / (self.source.fps if self.source.fps > 0 else 30.0)
+        return self.index / self.source.fps
 
     def step(self) -> FrameResult | None:
         """Process the next frame; None when the source has ended."""
@@ -139,10 +138,6 @@ def draw_target_points(result: FrameResult) -> np.ndarray:
     return img
 
 
-#: The MP4 the motion demo records (shared with the other demos).
-Mp4Recorder = Mp4Writer
-
-
 def _pts(a: np.ndarray) -> list:
     return np.round(np.asarray(a, dtype=np.float64), 2).tolist()
 
@@ -182,7 +177,6 @@ def run_to_files(pipeline: MotionPipeline, out_path=None, trace_path=None, *, ma
     """
     recorder = None
     records: list[dict] = []
-    fps = pipeline.source.fps if pipeline.source.fps > 0 else 30.0
     start = time.perf_counter()
     try:
         while (max_frames is None or len(records) < max_frames) and not should_stop():
@@ -192,7 +186,7 @@ def run_to_files(pipeline: MotionPipeline, out_path=None, trace_path=None, *, ma
             if out_path is not None:
                 if recorder is None:
                     h, w = result.output.shape[:2]
-                    recorder = Mp4Recorder(out_path, fps, (w, h))
+                    recorder = Mp4Writer(out_path, pipeline.source.fps, (w, h))
                 recorder.write(result.output)
             records.append(trace_record(result))
             if on_frame is not None:
@@ -205,7 +199,7 @@ def run_to_files(pipeline: MotionPipeline, out_path=None, trace_path=None, *, ma
     doc = {
         "schema_version": TRACE_SCHEMA_VERSION,
         "source": pipeline.source.description,
-        "source_fps": pipeline.source.fps or None,
+        "source_fps": pipeline.source.reported_fps,
         "keypoint_source": getattr(pipeline.keypoint_source, "name", type(pipeline.keypoint_source).__name__),
         "roi": list(pipeline.keypoint_source.roi) if getattr(pipeline.keypoint_source, "roi", None) else None,
         "target": {"name": target.name, "path": str(target.path) if target.path else None, "size": list(target.size),

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from hwbench_gui.demos.video import Mp4Writer
+
 
 @dataclass(frozen=True)
 class Pose:
@@ -110,12 +112,7 @@ def patch_roi(frame_size=(640, 480), patch_px: int = 200) -> tuple[int, int, int
 def write_video(path: str | os.PathLike, poses: list[Pose], frame_size=(640, 480), fps: float = 30.0,
                 patch_px: int = 200) -> str:
     """Render ``poses`` into an MP4 at ``path``; returns the path."""
-    writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"mp4v"), fps, frame_size)
-    if not writer.isOpened():
-        raise OSError(f"cannot write video {path}")
-    try:
+    with Mp4Writer(path, fps, frame_size) as writer:
         for pose in poses:
             writer.write(render(pose, frame_size, patch_px))
-    finally:
-        writer.release()
     return str(path)

@@ -1,4 +1,4 @@
-"""Video in and out, and tracks as MOTChallenge text.
+"""Tracks as MOTChallenge text (frames in and out: :mod:`hwbench_gui.demos.video`).
 
 MOTChallenge results: one line per box, ``frame,id,bb_left,bb_top,bb_width,bb_height,conf,-1,-1,-1``
 (frames from 1, pixels, comma-separated). Ground truth: ``frame,id,left,top,width,height,1,1,visibility``.
@@ -9,64 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
-import cv2
-import numpy as np
-from hwbench_gui.demos.video import Mp4Writer
-
-
-class SourceError(RuntimeError):
-    """A video file or camera that cannot be opened or read."""
-
-
-def parse_source(source: str | int) -> str | int:
-    """A camera index ("0", 0) becomes an int; anything else is a file path."""
-    if isinstance(source, int):
-        return source
-    text = str(source).strip()
-    return int(text) if text.isdigit() else text
-
-
-class VideoSource:
-    """Frames from a video file or a camera (by index), BGR uint8. Use as a context manager."""
-
-    def __init__(self, source: str | int) -> None:
-        self.source = parse_source(source)
-        if isinstance(self.source, str) and not Path(self.source).is_file():
-            raise SourceError(f"video file not found: {self.source}")
-        self._cap = cv2.VideoCapture(self.source)
-        if not self._cap.isOpened():
-            what = f"camera {self.source}" if isinstance(self.source, int) else f"video {self.source}"
-            raise SourceError(f"OpenCV cannot open {what} (no such device, no permission, or no codec)")
-        fps = self._cap.get(cv2.CAP_PROP_FPS)
-        self.fps = float(fps) if fps and fps > 0 else 25.0
-        self.frame_count = int(self._cap.get(cv2.CAP_PROP_FRAME_COUNT)) if isinstance(self.source, str) else None
-        self.is_camera = isinstance(self.source, int)
-
-    def read(self) -> np.ndarray | None:
-        ok, frame = self._cap.read()
-        return frame if ok else None
-
-    def __iter__(self) -> Iterator[np.ndarray]:
-        while True:
-            frame = self.read()
-            if frame is None:
-                return
-            yield frame
-
-    def close(self) -> None:
-        self._cap.release()
-
-    def __enter__(self) -> "VideoSource":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-#: The annotated MP4 the tracking demo records (shared with the other demos).
-VideoWriter = Mp4Writer
 
 
 def mot_line(frame: int, track_id: int, box_xyxy, score: float) -> str:

@@ -130,14 +130,19 @@ def track_video(pipeline: TrackingPipeline, source: str | int, tracks_path: str 
                 class_names: list[str] | None = None,
                 on_frame: Callable[[FrameResult], None] | None = None,
                 should_stop: Callable[[], bool] | None = None) -> TimingStats:
-    """Run ``pipeline`` over a file or camera; write MOT text and/or an annotated MP4 if paths are given."""
-    from hwbench_gui.demos.tracking.io import MotWriter, VideoSource, VideoWriter
+    """Run ``pipeline`` over a file or camera; write MOT text and/or an annotated MP4 if paths are given.
+
+    ``source`` is what :func:`~hwbench_gui.demos.video.open_source` takes (a camera opens at its default size);
+    raises :class:`~hwbench_gui.demos.video.SourceError` when it cannot be opened.
+    """
+    from hwbench_gui.demos.tracking.io import MotWriter
     from hwbench_gui.demos.tracking.render import draw_tracks
+    from hwbench_gui.demos.video import Mp4Writer, open_source
 
     mot = MotWriter(tracks_path) if tracks_path else None
     writer = None
     try:
-        with VideoSource(source) as src:
+        with open_source(source, camera_size_wh=None) as src:
             for frame in src:
                 if (max_frames is not None and pipeline.frame_index >= max_frames) or (should_stop and should_stop()):
                     break
@@ -147,7 +152,7 @@ def track_video(pipeline: TrackingPipeline, source: str | int, tracks_path: str 
                         mot.write(result.index, t.track_id, t.box, t.score)
                 if video_path:
                     if writer is None:
-                        writer = VideoWriter(video_path, src.fps, (frame.shape[1], frame.shape[0]))
+                        writer = Mp4Writer(video_path, src.fps, (frame.shape[1], frame.shape[0]))
                     writer.write(draw_tracks(frame, result, class_names))
                 if on_frame:
                     on_frame(result)

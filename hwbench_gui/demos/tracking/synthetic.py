@@ -196,11 +196,12 @@ def render(spec: SequenceSpec) -> Iterator[tuple[int, np.ndarray, list[GtBox]]]:
 def write_sequence(spec: SequenceSpec, video_path: str | os.PathLike,
                    gt_path: str | os.PathLike | None = None) -> Path:
     """Render ``spec`` to an MP4 (mp4v) and, if asked, its ground truth in MOTChallenge gt format."""
-    from hwbench_gui.demos.tracking.io import VideoWriter, write_gt
+    from hwbench_gui.demos.tracking.io import write_gt
+    from hwbench_gui.demos.video import Mp4Writer
 
     video_path = Path(video_path)
     rows = []
-    with VideoWriter(video_path, spec.fps, (spec.width, spec.height)) as writer:
+    with Mp4Writer(video_path, spec.fps, (spec.width, spec.height)) as writer:
         for n, frame, gt in render(spec):
             writer.write(frame)
             rows += [(n, g) for g in gt]
