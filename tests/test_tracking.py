@@ -339,3 +339,45 @@ def test_pipeline_steps_with_numpy_blas_held_to_one_thread():
             pipeline.step(np.zeros((120, 160, 3), np.uint8))
         assert seen == [[1] * len(before)] * 3
         assert blas_threads() == before
+
+
+def test_overlapped_run_gives_the_results_of_step_by_step():
+    """run() detects the next frame in a thread while this one is tracked; ids and boxes must not change."""
+    import threading
+
+    from hwbench_gui.demos.tracking.detectors import MotionDetector
+    from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
+
+    frames = [frame for _, frame, _ in synthetic.render(synthetic.crossing_spec(n_frames=40))]
+    threads: set[int] = set()
+
+    class ThreadRecording(MotionDetector):
+        def detect(self, frame):
+            threads.add(threading.get_ident())
+            return super().detect(frame)
+
+    step_pipeline = TrackingPipeline(MotionDetector(scale=1.0))
+    sequential = [step_pipeline.step(f) for f in frames]
+    overlapped = list(TrackingPipeline(ThreadRecording(scale=1.0)).run(iter(frames)))
+    assert [r.index for r in overlapped] == list(range(1, 41))
+    assert threading.get_ident() not in threads and len(threads) == 1
+    for a, b in zip(sequential, overlapped):
+        assert [t.track_id for t in a.tracks] == [t.track_id for t in b.tracks]
+        if a.tracks:
+            np.testing.assert_allclose([t.box for t in a.tracks], [t.box for t in b.tracks])
+        assert b.frame is not None and b.timing_s["frame_s"] > 0
+    assert max(len(r.tracks) for r in overlapped) >= 2  # the comparison covered real tracks
+
+
+def test_a_detector_error_in_the_overlapped_run_reaches_the_caller():
+    from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
+
+    class Broken:
+        def reset(self):
+            pass
+
+        def detect(self, frame):
+            raise RuntimeError("CUDA error: out of memory")
+
+    with pytest.raises(RuntimeError, match="out of memory"):
+        list(TrackingPipeline(Broken()).run([np.zeros((48, 64, 3), np.uint8)] * 3))

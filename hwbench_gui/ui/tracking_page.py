@@ -112,13 +112,20 @@ class TrackWorker(QThread):
             with open_source(self.settings["source"], camera_size_wh=None) as src:
                 pacer = Pacer(0.0 if (src.live or not self.settings.get("realtime", True)) else src.fps)
                 self.status.emit(f"running {detector.name} on {self.settings['source']}")
-                while not self._stop.is_set():
-                    frame = src.read()
-                    if frame is None:
-                        break
-                    detector.conf_threshold = self.conf_threshold
-                    detector.nms_threshold = self.nms_threshold
-                    result = pipeline.step(frame)
+
+                def frames():
+                    # Read one frame ahead of the tracker (the next frame's detection overlaps this one's
+                    # tracking), so slider changes reach the detector with the frame read after them.
+                    while not self._stop.is_set():
+                        frame = src.read()
+                        if frame is None:
+                            return
+                        detector.conf_threshold = self.conf_threshold
+                        detector.nms_threshold = self.nms_threshold
+                        yield frame
+
+                for result in pipeline.run(frames()):
+                    frame = result.frame
                     annotated = draw_tracks(frame, result, names)
                     with self._lock:
                         self._rows += [mot_line(result.index, t.track_id, t.box, t.score) for t in result.tracks]

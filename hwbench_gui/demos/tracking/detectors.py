@@ -7,6 +7,8 @@ YOLO detector is built.
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,7 +230,10 @@ class YoloDetector:
 
         from hwbench_gui.demos.tracking.yolo import letterbox, postprocess
 
-        with torch.inference_mode():
+        # The tracking pipeline calls this from its detection thread, whose current CUDA device is
+        # cuda:0 until set: make it this detector's (the graph and the default stream follow it).
+        cuda_context = torch.cuda.device(self.device) if self.device.type == "cuda" else contextlib.nullcontext()
+        with torch.inference_mode(), cuda_context:
             src = torch.from_numpy(np.ascontiguousarray(frame))
             if self.device.type == "cuda":
                 src = src.pin_memory().to(self.device, non_blocking=True)
@@ -250,7 +255,6 @@ class YoloDetector:
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
         return Detections(boxes.astype(np.float32), out[:, 4].astype(np.float32), out[:, 5].astype(np.int64))
-
 
     def _forward_graph(self, x):
         """The network through a CUDA graph captured on first use (input shape is fixed: 1×3×size×size)."""

@@ -9,14 +9,23 @@ Each step runs with numpy's BLAS held to one thread. The tracker's matrix produc
 busy-wait after every product, and on a 16-core H200 box they took the cores the thread that feeds
 the GPU needed: YOLOv3 detect went from 8.5 to 22.7 ms per frame and the demo from 69 to 31 FPS
 (``scripts/track_diag.sh``).
+
+:meth:`TrackingPipeline.run` overlaps the two halves of the work: the next frame's detection (GPU
+work and its waits, in a thread) runs while this frame's appearance features and association run
+on the CPU. Detection needs nothing from the tracker, so the results are those of calling
+:meth:`~TrackingPipeline.step` frame by frame; only the wall time shrinks, towards the slower of
+the two halves instead of their sum. ``frame_s`` is that wall time per frame as the caller sees
+it (the wait for the detection, then embed and associate); with overlap the stage times add up
+to more than it.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -42,21 +51,18 @@ class FrameResult:
     index: int  # from 1
     tracks: list[TrackBox]
     detections: Detections
-    timing_s: dict[str, float]
-
-    @property
-    def total_s(self) -> float:
-        return sum(self.timing_s.values())
+    timing_s: dict[str, float]  # the STAGES, and frame_s: the wall time this frame cost the caller
+    frame: np.ndarray | None = None  # the BGR frame the result belongs to (run() hands it back for drawing)
 
 
 @dataclass
 class TimingStats:
     """Per-stage times of every frame stepped (seconds), and summaries of them."""
 
-    samples: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in STAGES})
+    samples: dict[str, list[float]] = field(default_factory=lambda: {k: [] for k in (*STAGES, "frame_s")})
 
     def add(self, timing_s: dict[str, float]) -> None:
-        for k in STAGES:
+        for k in (*STAGES, "frame_s"):
             self.samples[k].append(timing_s[k])
 
     @property
@@ -64,19 +70,16 @@ class TimingStats:
         return len(self.samples["detect_s"])
 
     def summary(self, skip: int = 0) -> dict:
-        """Mean, median and p95 per stage in ms, and frames per second over the total, after ``skip`` frames."""
+        """Mean, median and p95 in ms per stage and of the frame wall time (``frame_ms``), and frames
+        per second over the summed frame wall times, after ``skip`` frames."""
         out: dict = {"frames": max(0, self.frames - skip)}
         if out["frames"] == 0:
             return out
-        total = np.zeros(out["frames"])
-        for k in STAGES:
+        for k in (*STAGES, "frame_s"):
             a = np.asarray(self.samples[k][skip:]) * 1e3
-            total += a
             out[k.replace("_s", "_ms")] = {"mean": float(a.mean()), "median": float(np.median(a)),
                                            "p95": float(np.percentile(a, 95))}
-        out["total_ms"] = {"mean": float(total.mean()), "median": float(np.median(total)),
-                           "p95": float(np.percentile(total, 95))}
-        out["fps"] = float(out["frames"] / (total.sum() / 1e3))
+        out["fps"] = float(out["frames"] / (sum(self.samples["frame_s"][skip:]) or float("inf")))
         return out
 
 
@@ -104,13 +107,40 @@ class TrackingPipeline:
         self.frame_index = 0
 
     def step(self, frame: np.ndarray) -> FrameResult:
+        """Detect, embed and associate one frame, in that order, in this thread."""
         with self._threadpools.limit(limits=1, user_api="blas"):
-            return self._step(frame)
+            start = time.perf_counter()
+            dets, detect_s = self._detect(frame)
+            return self._track(frame, dets, detect_s, start)
 
-    def _step(self, frame: np.ndarray) -> FrameResult:
-        self.frame_index += 1
-        t0 = time.perf_counter()
+    def run(self, frames: Iterable[np.ndarray], overlap: bool = True) -> Iterator[FrameResult]:
+        """Results for ``frames`` in order, as :meth:`step` would give them; with ``overlap`` the
+        next frame's detection runs in a thread meanwhile. ``frames`` is read one frame ahead."""
+        if not overlap:
+            for frame in frames:
+                yield self.step(frame)
+            return
+        with self._threadpools.limit(limits=1, user_api="blas"), \
+                ThreadPoolExecutor(1, thread_name_prefix="hwbench-detect") as pool:
+            source = iter(frames)
+            frame = next(source, None)
+            pending = pool.submit(self._detect, frame) if frame is not None else None
+            while pending is not None:
+                following = next(source, None)
+                queued = pool.submit(self._detect, following) if following is not None else None
+                start = time.perf_counter()
+                dets, detect_s = pending.result()
+                yield self._track(frame, dets, detect_s, start)
+                frame, pending = following, queued
+
+    def _detect(self, frame: np.ndarray) -> tuple[Detections, float]:
+        start = time.perf_counter()
         dets = self.detector.detect(frame)
+        return dets, time.perf_counter() - start
+
+    def _track(self, frame: np.ndarray, dets: Detections, detect_s: float, start: float) -> FrameResult:
+        """Embed and associate ``dets``; ``start`` is when this frame began to cost the caller time."""
+        self.frame_index += 1
         t1 = time.perf_counter()
         features = self.embedder.embed(frame, dets.boxes) if self.embedder is not None and len(dets) else None
         t2 = time.perf_counter()
@@ -120,17 +150,18 @@ class TrackingPipeline:
         tracks = [TrackBox(t.track_id, t.last_box.copy(), float(t.score), int(t.class_id), list(t.trail))
                   for t in self.tracker.active_tracks()]
         t3 = time.perf_counter()
-        timing = {"detect_s": t1 - t0, "embed_s": t2 - t1, "associate_s": t3 - t2}
+        timing = {"detect_s": detect_s, "embed_s": t2 - t1, "associate_s": t3 - t2, "frame_s": t3 - start}
         self.stats.add(timing)
-        return FrameResult(self.frame_index, tracks, dets, timing)
+        return FrameResult(self.frame_index, tracks, dets, timing, frame)
 
 
 def track_video(pipeline: TrackingPipeline, source: str | int, tracks_path: str | os.PathLike | None = None,
                 video_path: str | os.PathLike | None = None, max_frames: int | None = None,
                 class_names: list[str] | None = None,
                 on_frame: Callable[[FrameResult], None] | None = None,
-                should_stop: Callable[[], bool] | None = None) -> TimingStats:
+                should_stop: Callable[[], bool] | None = None, overlap: bool = True) -> TimingStats:
     """Run ``pipeline`` over a file or camera; write MOT text and/or an annotated MP4 if paths are given.
+    ``overlap``: detect the next frame while this one is tracked (:meth:`TrackingPipeline.run`).
 
     ``source`` is what :func:`~hwbench_gui.demos.video.open_source` takes (a camera opens at its default size);
     raises :class:`~hwbench_gui.demos.video.SourceError` when it cannot be opened.
@@ -141,12 +172,17 @@ def track_video(pipeline: TrackingPipeline, source: str | int, tracks_path: str 
 
     mot = MotWriter(tracks_path) if tracks_path else None
     writer = None
+
+    def frames(src) -> Iterator[np.ndarray]:
+        for n, frame in enumerate(src):
+            if (max_frames is not None and n >= max_frames) or (should_stop and should_stop()):
+                return
+            yield frame
+
     try:
         with open_source(source, camera_size_wh=None) as src:
-            for frame in src:
-                if (max_frames is not None and pipeline.frame_index >= max_frames) or (should_stop and should_stop()):
-                    break
-                result = pipeline.step(frame)
+            for result in pipeline.run(frames(src), overlap=overlap):
+                frame = result.frame
                 if mot:
                     for t in result.tracks:
                         mot.write(result.index, t.track_id, t.box, t.score)
