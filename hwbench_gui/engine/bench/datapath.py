@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from hwbench_gui.engine.bench.api import Benchmark, Outcome, Param, ParamError, Reporter, Series
+from hwbench_gui.engine.bench.model_data import LOADER_PREFETCH_BATCHES
 from hwbench_gui.engine.bench.timing import cpu_count
 
 BENCH_ID = "datapath.analyze"
@@ -22,7 +23,6 @@ MODEL_CHOICES = ("resnet50", "resnet18", "vgg16")  # classifiers: an ImageFolder
 PRECISION_CHOICES = ("auto", "fp32", "tf32", "fp16-amp", "bf16-amp")
 DECODE_SET_MAX = 256
 GPU_UTIL_INTERVAL_S = 0.1
-E2E_PREFETCH_BATCHES = 4  # model_data.torch_loader's prefetch_factor
 
 #: Progress fraction at which each phase starts.
 _PHASES = {"dataset": 0.0, "disk": 0.08, "decode": 0.18, "augment": 0.3, "cpu": 0.36, "transfer": 0.48,
@@ -247,7 +247,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     # Slow first steps (cuDNN autotuning, allocator warm-up) let the workers fill the prefetch queue
     # (4 batches per worker); timing before it drains would credit the loader with that head start.
     # Draining takes longer the closer the loader's rate is to the step's, hence the generous cap.
-    e2e_params["drain_loader_steps"] = 4 * E2E_PREFETCH_BATCHES * max(1, workers) + 8
+    e2e_params["drain_loader_steps"] = 4 * LOADER_PREFETCH_BATCHES * max(1, workers) + 8
     sampler = _GpuUtilSampler(device.index or 0, sub.timed) if kind == "cuda" else None
     if sampler is not None:
         with sampler:

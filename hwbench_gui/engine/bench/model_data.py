@@ -33,6 +33,10 @@ VOC_CLASSES = ("aeroplane", "bicycle", "bird", "boat", "bottle", "bus", "car", "
 #: pipeline does this work).
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
+#: Batches each DataLoader worker may have in flight: with in-order delivery a worker that is
+#: this many batches ahead idles until the slowest one catches up, so deeper keeps more busy.
+LOADER_PREFETCH_BATCHES = 4
+
 
 # -- file layouts (no framework) -----------------------------------------------------------------
 
@@ -194,7 +198,7 @@ def torch_loader(task: str, root: str, image_size: int, batch: int, workers: int
     _check_enough(len(dataset), batch, root)
     kwargs: dict[str, Any] = {}
     if workers > 0:
-        kwargs.update(persistent_workers=True, prefetch_factor=4)
+        kwargs.update(persistent_workers=True, prefetch_factor=LOADER_PREFETCH_BATCHES)
     loader = torch.utils.data.DataLoader(
         dataset, batch_size=batch, shuffle=sampler is None, sampler=sampler, num_workers=workers,
         pin_memory=pin_memory, drop_last=True, collate_fn=_detection_collate if task == "detect" else None,

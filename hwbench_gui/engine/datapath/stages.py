@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from hwbench_gui.engine.bench.model_data import MEAN, STD
+from hwbench_gui.engine.bench.model_data import LOADER_PREFETCH_BATCHES, MEAN, STD
 from hwbench_gui.engine.bench.timing import median
 
 STAGE_TITLES = {
@@ -327,10 +327,12 @@ def cpu_pipeline_rate(jpegs: list[bytes], labels: list[int], image_size: int, ba
     # Windows of several batches per worker: a worker's half-done batch at a window's edge then
     # shifts the rate by little.
     per_repeat = max(4 * max(1, workers), math.ceil(stage_s * estimate_images_per_s / batch))
-    warmup = 2 * max(1, workers) + 1  # drains the prefetched batches: what follows is steady state
+    # The end-to-end loader's prefetch depth: with in-order delivery a shallower queue idles workers
+    # behind a slow batch, and the stage would then understate the loader.
+    warmup = LOADER_PREFETCH_BATCHES * max(1, workers) + 1  # drains the prefetched batches
     total = warmup + repeats * per_repeat
     sampler = torch.utils.data.RandomSampler(dataset, replacement=True, num_samples=total * batch)
-    kwargs = {"prefetch_factor": 2} if workers > 0 else {}
+    kwargs = {"prefetch_factor": LOADER_PREFETCH_BATCHES} if workers > 0 else {}
     loader = torch.utils.data.DataLoader(dataset, batch_size=batch, sampler=sampler, num_workers=workers,
                                          drop_last=True, **kwargs)
     samples = []
@@ -345,7 +347,8 @@ def cpu_pipeline_rate(jpegs: list[bytes], labels: list[int], image_size: int, ba
             samples.append(per_repeat * batch / (time.perf_counter() - start))
     finally:
         del iterator  # stops the worker processes
-    method = (f"torch DataLoader, {workers} worker processes, batch {batch}, over {len(jpegs)} of the dataset's "
+    method = (f"torch DataLoader, {workers} worker processes, batch {batch}, prefetch {LOADER_PREFETCH_BATCHES} "
+              f"batches per worker (as the end-to-end loader), over {len(jpegs)} of the dataset's "
               f"JPEGs held in memory (no disk, no pinning, no consumer): PIL decode + the training transform + "
               f"default collate. {warmup} untimed batches drain the prefetch queue, then {repeats} repeats of "
               f"{per_repeat} batches; images/s = images / wall time.")
