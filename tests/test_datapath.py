@@ -210,6 +210,7 @@ def test_one_decode_worker_on_big_images_is_decode_bound(tmp_path):
     assert decode_all["extra"]["workers"] == 2 and decode_all["rate_images_per_s"] > 0
     e2e = next(s for s in details["stages"] if s["key"] == "end_to_end")
     assert e2e["extra"]["drain_steps"] >= 1 and "prefetch queue" in e2e["method"]
+    assert e2e["extra"]["steps"] % (24 // 4) == 0 and "whole epochs" in e2e["method"]  # 6 batches per epoch
     assert all("expected_gain" in a for a in details["advice"])
 
 
@@ -285,3 +286,15 @@ def test_loader_drain_stops_once_the_step_waits_for_data():
     never.served = -10**6  # always a ready batch: the cap ends it
     assert _drain_loader(12, never, lambda b: None, never.next, Reporter()) == (12, False)
     assert _drain_loader(0, stream, lambda b: None, stream.next, Reporter()) == (0, None)
+
+
+def test_augment_bound_with_every_core_busy_still_gets_advice():
+    """All usable cores already load: the advice moves the CPU work to the GPU or shrinks the images."""
+    verdict = analyze(_rates(decode_1=900.0, augment_1=400.0, cpu_n=2600.0, end_to_end=2000.0),
+                      _ctx(workers=15), data_wait_fraction=0.5)
+    assert verdict.bottleneck == "augment"
+    actions = {a.action: a for a in verdict.advice}
+    assert "Decode and augment on the GPU" in actions
+    assert actions["Decode and augment on the GPU"].expected_images_per_s == pytest.approx(1 / (1 / 9000 + 1 / 4300))
+    assert any(a.startswith("Store smaller images") for a in actions)
+    assert not any(a.startswith("Use ") for a in actions)  # no more workers to add

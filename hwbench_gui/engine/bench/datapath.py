@@ -10,6 +10,7 @@ model benchmark's own training step (``model_torch.measure``).
 from __future__ import annotations
 
 import importlib.util
+import math
 import tempfile
 import threading
 from typing import Any
@@ -248,6 +249,12 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     # (4 batches per worker); timing before it drains would credit the loader with that head start.
     # Draining takes longer the closer the loader's rate is to the step's, hence the generous cap.
     e2e_params["drain_loader_steps"] = 4 * LOADER_PREFETCH_BATCHES * max(1, workers) + 8
+    # Each epoch start refills the loader from empty (workers do not prefetch across epochs), a stall
+    # of about one batch per worker. A window of whole epochs counts those stalls at their real
+    # frequency; a shorter one counts one or none by chance (2.3 s in a 5 s window on the H200).
+    per_epoch = len(dataset.files) // params["batch"]
+    if 0 < per_epoch <= 4 * params["steps"]:
+        e2e_params["steps"] = math.ceil(params["steps"] / per_epoch) * per_epoch
     sampler = _GpuUtilSampler(device.index or 0, sub.timed) if kind == "cuda" else None
     if sampler is not None:
         with sampler:
@@ -266,7 +273,11 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         + ("drained (the step waited for data at least 8 % of the time over 4 steps)" if e2e_run.extra.get("drained")
            else f"drained or the cap of {e2e_params['drain_loader_steps']} steps or 60 s came first (the loader kept up "
            "with the step, so its head start does not matter)")
-        + f"; {params['steps']} timed; data wait = time the step spent in next(loader).")
+        + f"; {e2e_params['steps']} timed"
+        + (f" (whole epochs of {per_epoch} batches, so each epoch start's loader refill counts as often as in "
+           "training)" if per_epoch and e2e_params["steps"] % per_epoch == 0
+           else f" (an epoch holds {per_epoch} batches, more than 4 windows: its start's refill is left to chance)")
+        + "; data wait = time the step spent in next(loader).")
     results["end_to_end"].extra.update(drain_steps=e2e_run.extra.get("drain_steps"),
                                        drained=e2e_run.extra.get("drained"))
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None

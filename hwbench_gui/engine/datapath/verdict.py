@@ -307,8 +307,10 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
                                   f"Local NVMe, or more reader threads/workers for high-latency storage; now {slow}.",
                                   in_memory, e2e, "upper bound: the other stages' rates"))
 
-    decode_limits = interfere and _cpu_part(rates) == "decode" and verdict.limiting_stage == "cpu_n"
-    if stage_bottleneck == "decode" or decode_limits:
+    # Decode and augmentation share the loader workers: whichever of the two dominates, moving both
+    # to the GPU or shrinking the stored images relieves them.
+    cpu_limits = stage_bottleneck in ("decode", "augment") or (interfere and verdict.limiting_stage == "cpu_n")
+    if cpu_limits:
         gpu_decode = _rate(rates, "gpu_decode")
         if cuda:
             tools = "torchvision.io.decode_jpeg(device='cuda') (nvJPEG), then crop/flip/normalise on the GPU"
@@ -317,10 +319,12 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
             if gpu_decode is not None and r.get("compute"):
                 shared = 1 / (1 / gpu_decode + 1 / r["compute"])  # decode and training share the GPU
                 expected = _min_rate([r.get("storage"), shared])
-                basis = "nvJPEG decode rate measured here, sharing the GPU's time with the compute rate"
+                basis = ("nvJPEG decode rate measured here, sharing the GPU's time with the compute rate; crop, flip "
+                         "and normalise on the GPU assumed cheap next to both (not measured)")
             else:
                 expected, basis = None, "GPU decode was not measured in this run"
-            advice.append(_advice("Decode JPEGs on the GPU", tools + ".", expected, e2e, basis))
+            action = "Decode JPEGs on the GPU" if _cpu_part(rates) == "decode" else "Decode and augment on the GPU"
+            advice.append(_advice(action, tools + ".", expected, e2e, basis))
         stored = (ctx.stored_width_px or 0) * (ctx.stored_height_px or 0)
         target_side = round(ctx.image_size * 256 / 224)
         short = min(ctx.stored_width_px or 0, ctx.stored_height_px or 0)
