@@ -144,6 +144,12 @@ class PipelineView(QWidget):
         rates = [b.rate for b in self._boxes if b.rate]
         top_rate = max(rates) if rates else 1.0
 
+        # Grow the boxes to fit the tallest box's lines (what-if lines add some), within reason.
+        painter.setFont(self.font())
+        for box in self._boxes:
+            needed = 78.0 + 12.0 + sum(painter.boundingRect(QRectF(0, 0, box_w - 16, 60), Qt.AlignHCenter |
+                                                            Qt.TextWordWrap, line).height() + 2 for line in box.lines)
+            box_h = max(box_h, min(needed, area.height() * 0.75))
         painter.setFont(bold)
         painter.setPen(text)
         painter.drawText(QRectF(area.left(), area.top(), area.width(), 20), Qt.AlignLeft | Qt.AlignVCenter,
