@@ -61,7 +61,9 @@ for doc in sorted(docs, key=lambda d: d.get("started_at") or ""):
     print(f"  data wait {wait:.0%}" if wait is not None else "  data wait -",
           f"| GPU util {util:.0f} %" if util is not None else f"| GPU util - ({d.get('gpu_util_reason')})")
     e2e = next((s for s in d.get("stages", []) if s.get("key") == "end_to_end"), {}).get("extra") or {}
-    print(f"  loader drain: {e2e.get('drain_steps')} extra warm-up steps, drained {e2e.get('drained')}")
+    print(f"  loader drain: {e2e.get('drain_steps')} extra warm-up steps, drained {e2e.get('drained')}; epoch-start "
+          f"waits {[round(w, 2) for w in e2e.get('epoch_start_waits_s') or []]} s, refill share "
+          f"{d.get('epoch_refill_fraction')}")
     print(f"  VERDICT [{d.get('bottleneck')}]: {d.get('verdict')}")
     for a in d.get("advice", []):
         gain = f" -> {a['expected_images_per_s']:.0f} images/s (x{a['expected_gain']:.2f})" \

@@ -211,6 +211,7 @@ def test_one_decode_worker_on_big_images_is_decode_bound(tmp_path):
     e2e = next(s for s in details["stages"] if s["key"] == "end_to_end")
     assert e2e["extra"]["drain_steps"] >= 1 and "prefetch queue" in e2e["method"]
     assert e2e["extra"]["steps"] % (24 // 4) == 0 and "whole epochs" in e2e["method"]  # 6 batches per epoch
+    assert len(e2e["extra"]["epoch_start_waits_s"]) >= 1 and "epoch_refill_fraction" in doc["figures"]
     assert all("expected_gain" in a for a in details["advice"])
 
 
@@ -298,3 +299,22 @@ def test_augment_bound_with_every_core_busy_still_gets_advice():
     assert actions["Decode and augment on the GPU"].expected_images_per_s == pytest.approx(1 / (1 / 9000 + 1 / 4300))
     assert any(a.startswith("Store smaller images") for a in actions)
     assert not any(a.startswith("Use ") for a in actions)  # no more workers to add
+
+
+def test_epoch_start_refills_are_reported_and_priced():
+    verdict = analyze(_rates(end_to_end=1500.0), _ctx(images=16384, batch=256), data_wait_fraction=0.5,
+                      epoch_refill_fraction=0.25)
+    assert "Epoch starts cost 25%" in verdict.text
+    keep = next(a for a in verdict.advice if a.action == "Keep the loader busy across epoch boundaries")
+    assert keep.expected_images_per_s == pytest.approx(min(1900.0, 1500 / 0.75))
+    quiet = analyze(_rates(), _ctx(), data_wait_fraction=0.5, epoch_refill_fraction=0.01)
+    assert not any(a.action.startswith("Keep the loader") for a in quiet.advice)
+
+
+def test_batch_stream_records_the_wait_at_each_new_epoch():
+    from hwbench_gui.engine.bench.model_data import BatchStream
+
+    stream = BatchStream([1, 2, 3])
+    assert [stream.next() for _ in range(7)] == [1, 2, 3, 1, 2, 3, 1]
+    assert stream.epoch == 2 and len(stream.epoch_start_waits_s) == 2
+    assert all(w >= 0 for w in stream.epoch_start_waits_s)

@@ -281,6 +281,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     results["end_to_end"].extra.update(drain_steps=e2e_run.extra.get("drain_steps"),
                                        drained=e2e_run.extra.get("drained"))
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
+    refill_fraction = _epoch_refill(e2e_run, results["end_to_end"].extra)
     # The step's own time with the loader running against alone: how much the workers slow training itself.
     # On CUDA the steps run asynchronously, so while the step waits for data the GPU is still busy
     # with the previous one: the time outside the wait then understates the step (0.55× on the H200
@@ -299,14 +300,16 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                   dali_installed=importlib.util.find_spec("nvidia.dali") is not None if kind == "cuda" else False)
     rates = {key: result.rate for key, result in results.items()}
     verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
-                      gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown)
+                      gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
+                      epoch_refill_fraction=refill_fraction)
     what_ifs = _compute_what_ifs(params, device, kind, precision, spec, reporter) \
         if verdict.limiting_stage == "compute" else {}
     if what_ifs:
         results.update(what_ifs)
         rates.update({key: result.rate for key, result in what_ifs.items()})
         verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
-                          gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown)
+                          gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
+                      epoch_refill_fraction=refill_fraction)
     if verdict.consistency.get("consistent") is False:
         warnings.append(f"end-to-end ({verdict.end_to_end:.0f} images/s) exceeds the slowest stage "
                         f"({verdict.limiting_stage}, {verdict.limiting_rate:.0f} images/s) by more than "
@@ -314,6 +317,20 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     reporter.log(verdict.text)
     e2e_details["allocator"] = allocator
     return _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch)
+
+
+def _epoch_refill(run: Any, extra: dict[str, Any]) -> float | None:
+    """Share of the timed time spent refilling the loader at epoch starts, beyond a step's usual
+    wait; records the waits in ``extra``. None when no epoch started in the timed loop."""
+    waits = list(run.extra.get("epoch_start_waits_s") or [])
+    extra["epoch_start_waits_s"] = waits
+    if not waits or not run.total_s:
+        return None
+    others = max(1, run.steps - len(waits))
+    usual = max(0.0, run.data_wait_s - sum(waits)) / others
+    excess = sum(max(0.0, w - usual) for w in waits)
+    extra["epoch_refill_excess_s"] = excess
+    return excess / run.total_s
 
 
 def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision: str, spec: Any,
@@ -363,6 +380,12 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
                                    "what": "mean NVML GPU utilisation during the end-to-end timed loop"}
     if verdict.gpu_util_percent is None:
         figures["gpu_util_percent"]["reason"] = verdict.gpu_util_reason
+    figures["epoch_refill_fraction"] = {"value": verdict.epoch_refill_fraction, "unit": "fraction",
+                                        "higher_is_better": False, "what": "share of the timed training time "
+                                        "spent waiting at epoch starts beyond a step's usual wait (the loader "
+                                        "refilling from empty)"}
+    if verdict.epoch_refill_fraction is None:
+        figures["epoch_refill_fraction"]["reason"] = "no epoch started during the timed loop"
     e2e = results["end_to_end"]
     method = (f"Each stage of the input pipeline measured alone in images/s, then the model benchmark's training "
               f"step fed by the real loader (the headline: images / timed wall time). Dataset: {dataset.describe()}. "
@@ -377,6 +400,7 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
         "verdict": verdict.text,
         "causes": verdict.causes,
         "data_wait_fraction": verdict.data_wait_fraction,
+        "epoch_refill_fraction": verdict.epoch_refill_fraction,
         "gpu_util_percent": verdict.gpu_util_percent,
         "gpu_util_reason": verdict.gpu_util_reason,
         "advice": [a.to_json() for a in verdict.advice],

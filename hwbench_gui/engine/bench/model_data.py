@@ -219,6 +219,9 @@ class BatchStream:
         self.loader, self.to_device, self.on_epoch = loader, to_device, on_epoch
         self.epoch = 0
         self.wait_s = 0.0
+        #: Wait for the first batch of each epoch after the first. A loader does not prefetch across
+        #: epochs, so this is the refill its workers need from empty.
+        self.epoch_start_waits_s: list[float] = []
         self._it = None
 
     def next(self) -> Any:
@@ -231,6 +234,7 @@ class BatchStream:
             self.epoch += 1
             self._start_epoch()
             batch = next(self._it)
+            self.epoch_start_waits_s.append(time.perf_counter() - start)
         self.wait_s += time.perf_counter() - start
         return self.to_device(batch)
 

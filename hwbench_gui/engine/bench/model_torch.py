@@ -266,6 +266,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         torch.distributed.barrier()
 
     wait_before = stream.wait_s if stream is not None else 0.0
+    refills_before = len(stream.epoch_start_waits_s) if stream is not None else 0
     step_s: list[float] = []
     events = [torch.cuda.Event(enable_timing=True) for _ in range(steps + 1)] if cuda else []
     out = None
@@ -315,6 +316,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         where = f"cpu ({torch.get_num_threads()} threads)"
     if stream is not None:
         run.extra["epochs_started"] = stream.epoch + 1
+        run.extra["epoch_start_waits_s"] = stream.epoch_start_waits_s[refills_before:]  # in the timed loop
         if params.get("drain_loader_steps"):
             run.extra["drain_steps"], run.extra["drained"] = drain_steps, drained
     import torchvision

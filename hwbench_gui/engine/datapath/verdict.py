@@ -9,6 +9,7 @@ interfere (they share cores, memory bandwidth or the loader's queue) and the ver
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,6 +21,8 @@ CONSISTENCY_NOISE = 0.15
 RAM_FIT_FRACTION = 0.5
 #: Data wait above this fraction of the timed time is worth acting on.
 DATA_WAIT_NOTABLE = 0.1
+#: Epoch-start refills above this share of the timed time are worth acting on.
+EPOCH_REFILL_NOTABLE = 0.05
 #: A training step slower than this factor × its compute-only time while the loader runs = the
 #: loader takes resources (CPU time, memory bandwidth) from the training process.
 STEP_SLOWDOWN_NOTABLE = 1.15
@@ -96,6 +99,7 @@ class Verdict:
     gpu_util_percent: float | None = None
     gpu_util_reason: str | None = None
     step_slowdown: float | None = None  # the training step's own time with the loader running / alone
+    epoch_refill_fraction: float | None = None  # share of the timed time lost refilling the loader at epoch starts
     chain: dict[str, str] = field(default_factory=dict)  # link -> stage key used for it
     consistency: dict[str, Any] = field(default_factory=dict)
     advice: list[Advice] = field(default_factory=list)
@@ -134,12 +138,13 @@ def _fmt(rate: float | None) -> str:
 
 def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction: float | None,
             gpu_util_percent: float | None = None, gpu_util_reason: str | None = None,
-            step_slowdown: float | None = None) -> Verdict:
+            step_slowdown: float | None = None, epoch_refill_fraction: float | None = None) -> Verdict:
     """The verdict for standalone ``rates`` (stage key -> images/s; ``end_to_end`` among them).
 
     ``step_slowdown``: the end-to-end run's time per step outside the data wait divided by the
     compute-only time per step (None when unknown); above :data:`STEP_SLOWDOWN_NOTABLE` the loader
-    visibly slows the training process itself.
+    visibly slows the training process itself. ``epoch_refill_fraction``: the share of the timed
+    time the step waited at epoch starts beyond its usual wait (the loader refilling from empty).
     """
     links = chain_links(rates, ctx)
     e2e = _rate(rates, "end_to_end")
@@ -178,8 +183,11 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
     if step_slowdown is not None and step_slowdown > STEP_SLOWDOWN_NOTABLE and not interfere:
         text += (f" Outside the data wait each training step took {step_slowdown - 1:.0%} longer than alone: the "
                  f"{ctx.workers} loader workers take CPU time or memory bandwidth from the training process.")
+    if epoch_refill_fraction is not None and epoch_refill_fraction > EPOCH_REFILL_NOTABLE:
+        text += (f" Epoch starts cost {epoch_refill_fraction:.0%} of the timed time: the loader refills from empty "
+                 f"every {ctx.batches_per_epoch} batches.")
     verdict = Verdict(bottleneck, limiting_stage, slowest_rate, e2e, text, causes, data_wait_fraction,
-                      gpu_util_percent, gpu_util_reason, step_slowdown, links, consistency)
+                      gpu_util_percent, gpu_util_reason, step_slowdown, epoch_refill_fraction, links, consistency)
     verdict.advice = advise(rates, ctx, verdict, stage_bottleneck)
     return verdict
 
@@ -281,6 +289,16 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
             "DataLoader(pin_memory=True, persistent_workers=True, prefetch_factor=4 or more) and non_blocking "
             "copies; this run already used them" + (" (pinning needs CUDA)" if not cuda else "") + ".",
             verdict.limiting_rate, e2e, "at best the slowest stage's standalone rate"))
+    refill = verdict.epoch_refill_fraction
+    if refill is not None and refill > EPOCH_REFILL_NOTABLE and e2e:
+        advice.append(_advice(
+            "Keep the loader busy across epoch boundaries",
+            f"Each epoch of {ctx.batches_per_epoch} batches starts with an empty prefetch queue. Draw several passes "
+            "per DataLoader epoch (e.g. RandomSampler(dataset, num_samples=k * len(dataset))) so the workers "
+            "prefetch straight through the boundary.",
+            min(verdict.limiting_rate or math.inf, e2e / (1 - refill)), e2e,
+            f"end-to-end without the measured epoch-start waits ({refill:.0%} of the time), capped by the slowest "
+            "stage"))
     if ctx.batches_per_epoch < 2 * max(1, ctx.workers):
         advice.append(_advice(
             "More images per epoch (or fewer workers)",
