@@ -54,6 +54,8 @@ def test_h200_datapath_documents_are_consistent():
     compute_bound = next(d for d in docs if d["details"]["bottleneck"] == "compute")
     bf16 = next(a for a in compute_bound["details"]["advice"] if a["action"].startswith("Mixed precision"))
     assert bf16["expected_gain"] > 2  # measured: FP32 1063 → BF16 2452 images/s
+    final = next(d for d in docs if d["details"].get("epoch_refill_fraction"))
+    assert any(a["action"] == "Keep the loader busy across epoch boundaries" for a in final["details"]["advice"])
     # 15 workers, augmentation-bound, recorded before that case had advice: today's verdict on its numbers
     # moves the work to the GPU (nvJPEG measured there) rather than adding workers there are no cores for.
     from hwbench_gui.engine.datapath.verdict import Context, analyze
