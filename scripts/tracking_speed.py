@@ -69,7 +69,7 @@ def main(argv=None) -> int:
     p.add_argument("--detector", default="motion", choices=["motion", "hog", "yolov3"])
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (yolov3 only)")
     p.add_argument("--size", type=int, default=416, help="YOLO input side in pixels (multiple of 32)")
-    p.add_argument("--cfg", help="Darknet .cfg (default: resources/tracking/yolov3.cfg)")
+    p.add_argument("--cfg", help="Darknet .cfg (default: the shipped yolov3.cfg)")
     p.add_argument("--weights", help="Darknet .weights file")
     p.add_argument("--random-weights", action="store_true",
                    help="YOLO with random weights: real network timing, meaningless detections")

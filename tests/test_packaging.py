@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO_ROOT
 
 PACKAGING = REPO_ROOT / "packaging"
-ICONS = REPO_ROOT / "resources" / "icons"
+ICONS = REPO_ROOT / "hwbench_gui" / "resources" / "icons"
 ICON_PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 
 
@@ -119,3 +119,20 @@ def test_frozen_build_passes_its_self_test(tmp_path):
         # The bundle is several GB: pytest keeps its last temporary folders, so remove it here.
         shutil.rmtree(tmp_path / "dist", ignore_errors=True)
         shutil.rmtree(tmp_path / "work", ignore_errors=True)
+
+
+def test_a_built_wheel_carries_the_shipped_resources(tmp_path):
+    """A plain `pip install .` (not editable) must find the demo targets, cfgs, agent and references."""
+    import zipfile
+
+    if importlib.util.find_spec("setuptools") is None:
+        pytest.skip("setuptools is not installed here: cannot build a wheel without build isolation")
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(tmp_path), str(REPO_ROOT)], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {str(p.relative_to(REPO_ROOT)).replace(os.sep, "/")
+               for p in (REPO_ROOT / "hwbench_gui" / "resources").rglob("*") if p.is_file()}
+    assert shipped and shipped <= names, sorted(shipped - names)[:10]

@@ -36,8 +36,7 @@ def resources_dir() -> Path:
     candidates = []
     if frozen_root:
         candidates.append(Path(frozen_root) / "resources")
-    package_dir = Path(__file__).resolve().parent.parent
-    candidates += [package_dir / "resources", package_dir.parent / "resources"]
+    candidates.append(Path(__file__).resolve().parent.parent / "resources")  # hwbench_gui/resources
     for candidate in candidates:
         if candidate.is_dir():
             return candidate
