@@ -299,17 +299,18 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                   stored_width_px=stored_w, stored_height_px=stored_h, read_delay_ms=params["read_delay_ms"],
                   dali_installed=importlib.util.find_spec("nvidia.dali") is not None if kind == "cuda" else False)
     rates = {key: result.rate for key, result in results.items()}
-    verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
-                      gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
-                      epoch_refill_fraction=refill_fraction)
-    what_ifs = _compute_what_ifs(params, device, kind, precision, spec, reporter) \
-        if verdict.limiting_stage == "compute" else {}
-    if what_ifs:
+
+    def judge() -> Any:
+        return analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
+                       gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
+                       epoch_refill_fraction=refill_fraction)
+
+    verdict = judge()
+    if verdict.limiting_stage == "compute":  # price the compute advice with measurements, then judge again
+        what_ifs = _compute_what_ifs(params, device, kind, precision, spec, reporter)
         results.update(what_ifs)
         rates.update({key: result.rate for key, result in what_ifs.items()})
-        verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
-                          gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
-                      epoch_refill_fraction=refill_fraction)
+        verdict = judge() if what_ifs else verdict
     if verdict.consistency.get("consistent") is False:
         warnings.append(f"end-to-end ({verdict.end_to_end:.0f} images/s) exceeds the slowest stage "
                         f"({verdict.limiting_stage}, {verdict.limiting_rate:.0f} images/s) by more than "
@@ -350,12 +351,12 @@ def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision:
         sub = _PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
         sub.progress(0.0, f"what-if: model compute with {what}")
         try:
-            run, _, _ = model_torch.measure(model_spec(params["model"]),
-                                            _model_params(variant, device, variant_precision, "synthetic"), sub)
+            timed, _, _ = model_torch.measure(spec, _model_params(variant, device, variant_precision, "synthetic"),
+                                              sub)
         except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU) must not cost the analysis
             out[key] = st.not_measured(key, f"{type(exc).__name__}: {exc}")
             continue
-        out[key] = st.timed_run_stage(key, run, f"the compute-only stage again with {what}, everything else equal "
+        out[key] = st.timed_run_stage(key, timed, f"the compute-only stage again with {what}, everything else equal "
                                       "(measured because compute is the slowest link, to price the advice).")
     return out
 
