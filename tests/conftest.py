@@ -33,6 +33,20 @@ def qsettings(tmp_path):
 
 
 @pytest.fixture
+def demos_tab(qtbot, qsettings, tmp_path):
+    """The Demos tab, shown offscreen at 1100×700 with results under tmp_path; its demos are shut down after."""
+    from hwbench_gui.ui.context import AppContext
+    from hwbench_gui.ui.demos_tab import DemosTab
+
+    tab = DemosTab(AppContext(settings=qsettings, results_dir=Path(tmp_path)))
+    qtbot.addWidget(tab)
+    tab.resize(1100, 700)
+    tab.show()
+    yield tab
+    tab.shutdown()
+
+
+@pytest.fixture
 def cli_env():
     """Environment for running the CLI as a real subprocess from the source tree."""
     env = dict(os.environ)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import cv2
 import numpy as np
@@ -11,18 +10,11 @@ import pytest
 from PySide6.QtCore import Qt
 
 from hwbench_gui.demos.motion import synthetic as syn
-from hwbench_gui.ui.context import AppContext
-from hwbench_gui.ui.demos_tab import DemosTab
 
 
 @pytest.fixture
-def page(qtbot, qsettings, tmp_path):
-    tab = DemosTab(AppContext(settings=qsettings, results_dir=Path(tmp_path)))
-    qtbot.addWidget(tab)
-    tab.resize(1100, 600)
-    tab.show()
-    yield tab.pages["Motion transfer"]
-    tab.shutdown()
+def page(demos_tab):
+    return demos_tab.pages["Motion transfer"]
 
 
 @pytest.fixture(scope="module")

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
 from hwbench_gui.demos.snake.checkpoint import shipped_checkpoint
 from hwbench_gui.demos.snake.game import RIGHT, UP
-from hwbench_gui.ui.context import AppContext
-from hwbench_gui.ui.demos_tab import DemosTab
 
 
 @pytest.fixture
-def page(qtbot, qsettings, tmp_path):
-    tab = DemosTab(AppContext(settings=qsettings, results_dir=Path(tmp_path)))
-    qtbot.addWidget(tab)
-    tab.resize(1000, 700)
-    tab.show()
-    yield tab.pages["Snake"]
-    tab.shutdown()
+def page(demos_tab):
+    return demos_tab.pages["Snake"]
 
 
 def test_watch_the_shipped_agent(page):

@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
-from hwbench_gui.ui.context import AppContext
-from hwbench_gui.ui.demos_tab import DemosTab
 
 
 @pytest.fixture
-def page(qtbot, qsettings, tmp_path):
-    tab = DemosTab(AppContext(settings=qsettings, results_dir=Path(tmp_path)))
-    qtbot.addWidget(tab)
-    tab.resize(1100, 600)
-    tab.show()
-    yield tab.pages["Tracking"]
-    tab.shutdown()
+def page(demos_tab):
+    return demos_tab.pages["Tracking"]
 
 
 def test_tracks_a_generated_video_records_and_exports(page, qtbot, tmp_path):
