@@ -6,6 +6,14 @@ truth with the ``trackers`` package's CLEAR / identity / HOTA code. Goals with t
 detector: MOTA >= 0.8 and IDF1 >= 0.8 (over all sequences pooled).
 
     .venv/bin/python scripts/tracking_quality.py [--detector motion] [--sequences 5] [--frames 300] [--json F]
+
+``--suite occlusion`` instead runs every setting of ``synthetic.OCCLUSION_SETTINGS`` (figures in
+view from frame 1 that converge into one blob, stand still first, pass pillars, walk in
+overlapping lanes) with ``--seeds`` seeds each, through each tracking path of :data:`PATHS`, and
+prints MOTA, IDF1, ID switches and track ids against true objects per sequence, per setting and
+pooled. The ``baseline`` path is plain MOG2 blobs + an IoU tracker (:class:`IouTracker`):
+
+    .venv/bin/python scripts/tracking_quality.py --suite occlusion --seeds 3 [--paths old,baseline]
 """
 
 from __future__ import annotations
@@ -53,16 +61,151 @@ def run_sequence(spec, detector_name: str, use_appearance: bool = True):
     return gt_rows, hyp_rows, pipeline.stats
 
 
+class IouTracker:
+    """The plain baseline: detections linked frame to frame by IoU alone (Hungarian, IoU >= 0.3).
+
+    No motion model, no appearance: a track survives ``max_misses`` frames without a detection and
+    is reported from its ``min_hits``-th detection on (Deep SORT's n_init), with the detection's box.
+    """
+
+    def __init__(self, iou_threshold: float = 0.3, max_misses: int = 1, min_hits: int = 3) -> None:
+        self.iou_threshold, self.max_misses, self.min_hits = iou_threshold, max_misses, min_hits
+        self.tracks: list[dict] = []
+        self._next_id = 1
+
+    def update(self, boxes) -> list[tuple[int, tuple]]:
+        """(track id, box) of the tracks reported for this frame's detection ``boxes`` (xyxy)."""
+        import numpy as np
+        from scipy.optimize import linear_sum_assignment
+
+        from hwbench_gui.demos.tracking.deepsort import iou_matrix
+
+        boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
+        matched_t, matched_d = set(), set()
+        if self.tracks and len(boxes):
+            iou = iou_matrix(np.array([t["box"] for t in self.tracks]), boxes)
+            for r, c in zip(*linear_sum_assignment(-iou)):
+                if iou[r, c] >= self.iou_threshold:
+                    matched_t.add(r)
+                    matched_d.add(c)
+                    self.tracks[r].update(box=boxes[c], hits=self.tracks[r]["hits"] + 1, misses=0)
+        for i, t in enumerate(self.tracks):
+            if i not in matched_t:
+                t["misses"] += 1
+        self.tracks = [t for t in self.tracks if t["misses"] <= self.max_misses]
+        for c in range(len(boxes)):
+            if c not in matched_d:
+                self.tracks.append({"id": self._next_id, "box": boxes[c], "hits": 1, "misses": 0})
+                self._next_id += 1
+        return [(t["id"], tuple(t["box"])) for t in self.tracks if t["misses"] == 0 and t["hits"] >= self.min_hits]
+
+
+def _baseline_path():
+    """Plain OpenCV MOG2 (the motion detector as first shipped) + :class:`IouTracker`."""
+    detector = make_detector("motion")
+    tracker = IouTracker()
+
+    def step(frame):
+        return tracker.update(detector.detect(frame).boxes)
+    return step
+
+
+def _deepsort_path(**detector_options):
+    def make():
+        pipeline = TrackingPipeline(make_detector("motion", **detector_options))
+        return lambda frame: [(t.track_id, tuple(t.box)) for t in pipeline.step(frame).tracks]
+    return make
+
+
+#: Tracking paths compared by ``--suite``: name → factory of a ``frame -> [(id, xyxy)]`` function.
+PATHS = {
+    "old": _deepsort_path(),
+    "baseline": _baseline_path,
+}
+
+
+def run_path(spec, make_step):
+    step = make_step()
+    gt_rows, hyp_rows = [], []
+    for n, frame, gt in synthetic.render(spec):
+        gt_rows += [MotRow(n, g.object_id, g.box, 1.0) for g in gt]
+        hyp_rows += [MotRow(n, track_id, box, 1.0) for track_id, box in step(frame)]
+    return gt_rows, hyp_rows
+
+
+def pool(runs):
+    """One evaluation over several sequences, frames and ids shifted so every box weighs the same."""
+    all_gt, all_hyp, offset = [], [], 0
+    for k, (gt, hyp, n_frames) in enumerate(runs):
+        shift_id = 1000 * (k + 1)
+        all_gt += [MotRow(r.frame + offset, r.object_id + shift_id, r.box, r.score) for r in gt]
+        all_hyp += [MotRow(r.frame + offset, r.object_id + shift_id, r.box, r.score) for r in hyp]
+        offset += n_frames
+    return evaluate(all_gt, all_hyp, n_frames=offset)
+
+
+def _row(label: str, m: dict, hyp_ids: int) -> str:
+    return (f"{label:<34} {m['MOTA']:6.3f} {m['IDF1']:6.3f} {m['IDSW']:5d} {hyp_ids:5d} / {m['GT_ids']:<3d} "
+            f"{m['FP']:6d} {m['FN']:6d}")
+
+
+def run_suite(args) -> int:
+    paths = args.paths.split(",") if args.paths else list(PATHS)
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown:
+        print(f"unknown path(s) {', '.join(unknown)}; choose from {', '.join(PATHS)}", file=sys.stderr)
+        return 2
+    header = f"{'sequence / path':<34} {'MOTA':>6} {'IDF1':>6} {'IDSW':>5} {'ids / true':>11} {'FP':>6} {'FN':>6}"
+    print(header)
+    by_setting: dict = {}
+    report = []
+    t0 = time.perf_counter()
+    for setting in synthetic.OCCLUSION_SETTINGS:
+        for seed in range(args.seed, args.seed + args.seeds):
+            spec = synthetic.occlusion_spec(setting, seed, n_frames=args.frames)
+            for path in paths:
+                gt, hyp = run_path(spec, PATHS[path])
+                m = evaluate(gt, hyp, n_frames=args.frames)
+                hyp_ids = len({r.object_id for r in hyp})
+                by_setting.setdefault((setting, path), []).append((gt, hyp, args.frames, hyp_ids))
+                report.append({"setting": setting, "seed": seed, "path": path, "track_ids": hyp_ids, **m})
+                print(_row(f"{setting} seed {seed} {path}", m, hyp_ids), flush=True)
+    print(f"\npooled over seeds {args.seed}..{args.seed + args.seeds - 1} ({args.frames} frames each, 640x480)")
+    print(header)
+    pooled_paths: dict = {}
+    for (setting, path), runs in by_setting.items():
+        m = pool([r[:3] for r in runs])
+        print(_row(f"{setting} {path}", m, sum(r[3] for r in runs)))
+        pooled_paths.setdefault(path, []).extend(runs)
+    print()
+    summary = {}
+    for path, runs in pooled_paths.items():
+        m = pool([r[:3] for r in runs])
+        summary[path] = {**m, "track_ids": sum(r[3] for r in runs)}
+        print(_row(f"all settings {path}", m, summary[path]["track_ids"]))
+    print(f"({time.perf_counter() - t0:.0f} s)")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"sequences": report, "pooled": summary}, indent=2))
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--detector", default="motion", choices=["motion", "hog"])
     p.add_argument("--sequences", type=int, default=5)
-    p.add_argument("--frames", type=int, default=300)
+    p.add_argument("--frames", type=int, help="frames per sequence (default 300; 200 with --suite)")
     p.add_argument("--objects", type=int, default=6, help="figures per sequence")
     p.add_argument("--seed", type=int, default=0, help="first sequence's seed (then seed+1, …)")
     p.add_argument("--no-appearance", action="store_true", help="turn the appearance feature off (ablation)")
     p.add_argument("--json", help="write the figures here")
+    p.add_argument("--suite", choices=["occlusion"], help="run the occlusion settings through every path instead")
+    p.add_argument("--seeds", type=int, default=3, help="--suite: seeds per setting (default 3)")
+    p.add_argument("--paths", help=f"--suite: comma-separated subset of {', '.join(PATHS)}")
     args = p.parse_args(argv)
+    if args.suite:
+        args.frames = args.frames or 200
+        return run_suite(args)
+    args.frames = args.frames or 300
 
     per_seq, all_gt, all_hyp, offset = [], [], [], 0
     t0 = time.perf_counter()

@@ -30,9 +30,10 @@ class FigureSpec:
     vx: float  # pixels per frame
     vy: float
     colors: tuple[tuple[int, int, int], tuple[int, int, int], tuple[int, int, int]]  # head, torso, legs (BGR)
+    stand_frames: int = 0  # frames it stands at (x0, y0) from start_frame on before it walks
 
     def top_left(self, frame: int) -> tuple[float, float]:
-        t = frame - self.start_frame
+        t = max(0, frame - self.start_frame - self.stand_frames)
         return self.x0 + self.vx * t, self.y0 + self.vy * t
 
 
@@ -115,6 +116,95 @@ def crossing_spec(n_frames: int = 60, width: int = 320, height: int = 240, seed:
     a = FigureSpec(1, w, h, 1, -w + 1.0, y - 6, speed, 0.0, _figure_colors(rng, 0))
     b = FigureSpec(2, w, h, 1, width - 1.0, y + 6, -speed, 0.0, _figure_colors(rng, 1))
     return SequenceSpec(width, height, n_frames, [a, b], [], seed=seed)
+
+
+def _figure_size(rng: np.random.Generator) -> tuple[int, int]:
+    w = int(rng.integers(26, 42))
+    return w, int(w * rng.uniform(1.9, 2.4))
+
+
+def converging_spec(n_frames: int = 200, width: int = 640, height: int = 480, n_objects: int = 5, seed: int = 0,
+                    standing: int = 0, pillars: int = 0) -> SequenceSpec:
+    """Figures in view from frame 1 that walk towards one meeting area and out the other side.
+
+    Each figure reaches a point near the meeting point (within a third of its width) at its own
+    time around 45 % of the sequence (± 8 frames), so three to all of them overlap at once and a
+    background subtractor sees one merged blob for a while. The first ``standing`` figures stand
+    still for 25-60 frames at the start (what MOG2 learns into its background), then walk.
+    """
+    rng = np.random.default_rng(seed)
+    meet = np.array([width / 2, height / 2]) + rng.uniform(-0.1, 0.1, 2) * (width, height)
+    angles = rng.permutation(np.linspace(0, 2 * np.pi, n_objects, endpoint=False)) + rng.uniform(-0.3, 0.3, n_objects)
+    figures = []
+    for k in range(n_objects):
+        w, h = _figure_size(rng)
+        stand = int(rng.integers(25, 61)) if k < standing else 0
+        meet_frame = int(0.45 * n_frames + rng.integers(-8, 9))
+        target = meet + rng.uniform(-w / 3, w / 3, 2)
+        # Start on a ray from the meeting point, as far out as the frame allows (at most 220 px).
+        direction = np.array([np.cos(angles[k]), np.sin(angles[k])])
+        room = min(((width - w / 2 - 2 - target[0]) / direction[0]) if direction[0] > 0 else
+                   ((target[0] - w / 2 - 2) / -direction[0]) if direction[0] < 0 else np.inf,
+                   ((height - h / 2 - 2 - target[1]) / direction[1]) if direction[1] > 0 else
+                   ((target[1] - h / 2 - 2) / -direction[1]) if direction[1] < 0 else np.inf)
+        start = target + direction * min(220.0, room) * rng.uniform(0.75, 1.0)
+        walk = max(1, meet_frame - 1 - stand)
+        vx, vy = (target - start) / walk
+        figures.append(FigureSpec(k + 1, w, h, 1, float(start[0] - w / 2), float(start[1] - h / 2), float(vx),
+                                  float(vy), _figure_colors(rng, k), stand))
+    return SequenceSpec(width, height, n_frames, figures, _pillars(rng, width, height, pillars), seed=seed)
+
+
+def lanes_spec(n_frames: int = 200, width: int = 640, height: int = 480, n_objects: int = 6, seed: int = 0,
+               pillars: int = 1) -> SequenceSpec:
+    """Every figure in view from frame 1, walking left or right in lanes that overlap their
+    neighbours (so figures pass in front of each other), two of them up or down across the lanes."""
+    rng = np.random.default_rng(seed)
+    n_vertical = min(2, n_objects // 3)
+    n_horizontal = n_objects - n_vertical
+    lanes_y = np.linspace(0.3 * height, 0.7 * height, max(2, n_horizontal))
+    figures = []
+    for k in range(n_objects):
+        w, h = _figure_size(rng)
+        speed = float(rng.uniform(1.5, 3.5)) * (1 if rng.random() < 0.5 else -1)
+        drift = float(rng.uniform(-0.2, 0.2))
+        if k < n_horizontal:
+            x0 = float(rng.uniform(0.05, 0.95) * (width - w))
+            y0 = float(np.clip(lanes_y[k] - h / 2 + rng.uniform(-8, 8), 0, height - h))
+            vx, vy = speed, drift
+        else:
+            x0 = float(rng.uniform(0.3, 0.7) * (width - w))
+            y0 = float(rng.uniform(0.05, 0.3) * (height - h)) if speed > 0 else float(rng.uniform(0.7, 0.95) * (height - h))
+            vx, vy = drift, speed
+        figures.append(FigureSpec(k + 1, w, h, 1, x0, y0, vx, vy, _figure_colors(rng, k)))
+    return SequenceSpec(width, height, n_frames, figures, _pillars(rng, width, height, pillars), seed=seed)
+
+
+def _pillars(rng: np.random.Generator, width: int, height: int, count: int) -> list[tuple[int, int, int, int]]:
+    out = []
+    for p in range(count):
+        cx = int(width * (p + 1) / (count + 1)) + int(rng.integers(-width // 10, width // 10))
+        out.append((cx - 24, int(height * 0.2), cx + 24, int(height * 0.8)))
+    return out
+
+
+#: Generated settings where figures are in view from frame 1 and cross and occlude each other:
+#: name → (generator, keyword arguments). ``scripts/tracking_quality.py --suite occlusion`` runs them.
+OCCLUSION_SETTINGS = {
+    "converge5": (converging_spec, {"n_objects": 5}),
+    "converge5-standing": (converging_spec, {"n_objects": 5, "standing": 2}),
+    "converge7-pillar": (converging_spec, {"n_objects": 7, "pillars": 1}),
+    "lanes6": (lanes_spec, {"n_objects": 6}),
+}
+
+
+def occlusion_spec(setting: str, seed: int, n_frames: int = 200) -> SequenceSpec:
+    """One sequence of an :data:`OCCLUSION_SETTINGS` setting."""
+    try:
+        make, options = OCCLUSION_SETTINGS[setting]
+    except KeyError:
+        raise ValueError(f"unknown setting {setting!r}; choose from {', '.join(OCCLUSION_SETTINGS)}") from None
+    return make(n_frames=n_frames, seed=seed, **options)
 
 
 def _background(spec: SequenceSpec) -> np.ndarray:
