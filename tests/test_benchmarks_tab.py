@@ -9,7 +9,7 @@ import psutil
 import pytest
 from PySide6.QtCore import Qt
 
-from hwbench_gui.engine.bench import registry
+from hwbench_gui.engine.run import registry
 from hwbench_gui.ui.context import AppContext
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -28,10 +28,11 @@ def tab(qtbot, qsettings, tmp_path, monkeypatch):
     widget.show()
     yield widget
     widget.shutdown()
+    context.workers.shutdown(timeout_s=10)
 
 
 def _wait_idle(qtbot, tab, timeout=30000):
-    qtbot.waitUntil(lambda: not tab.is_running() and not tab._queue, timeout=timeout)
+    qtbot.waitUntil(lambda: not tab.is_running() and not tab.queue.pending(), timeout=timeout)
 
 
 def _last_row(tab):
@@ -74,9 +75,10 @@ def test_crash_is_a_failed_row_and_the_next_run_works(qtbot, tab):
 
 def test_cancel_ends_the_child_and_records_cancelled(qtbot, tab):
     pids = []
+    tab.queue.add_listener(lambda change: pids.append(change.event.get("pid"))
+                           if change.kind == "event" and change.event.get("type") == "started" else None)
     tab.enqueue("test.slow", {})
-    qtbot.waitUntil(lambda: tab._thread is not None, timeout=5000)
-    tab._thread.event.connect(lambda e: pids.append(e.get("pid")) if e.get("type") == "started" else None)
+    qtbot.waitUntil(lambda: tab.is_running(), timeout=5000)
     qtbot.wait(1500)
     qtbot.mouseClick(tab.cancel_button, Qt.LeftButton)
     _wait_idle(qtbot, tab, timeout=15000)
@@ -89,9 +91,9 @@ def test_seed_suite_preset_queues_the_runs_that_can_run_here(tab, monkeypatch):
     started = []
     monkeypatch.setattr(tab, "_start_next", lambda: started.append(True))
     queued = tab.enqueue_suite("seed")
-    ids = [bench_id for bench_id, _ in tab._queue]
+    ids = [run.bench_id for run in tab.queue.pending()]
     assert queued == len(ids) > 0
     assert set(ids) <= {"model.resnet50", "model.vgg16", "model.fasterrcnn", "model.unet"}
-    assert all(params["precision"] in ("fp32", "fp16-amp") for _, params in tab._queue)
+    assert all(run.params["precision"] in ("fp32", "fp16-amp") for run in tab.queue.pending())
     assert tab.queue_list.count() == queued
     tab._clear_queue()

@@ -1,7 +1,9 @@
 """Benchmarks tab: pick a benchmark, set its parameters, queue runs, watch progress, read results.
 
-Each run is a child process watched by a :class:`RunThread`; the tab only reacts to its signals.
-The parameter form, availability and reasons all come from the engine's declarations.
+The runs wait in the engine's :class:`~hwbench_gui.engine.run.queue.RunQueue`; each is a child
+process executed by the queue on a :class:`~hwbench_gui.ui.workers.Worker`. The tab only turns the
+queue's changes into widgets. The parameter form, availability and reasons all come from the
+engine's declarations.
 """
 
 from __future__ import annotations
@@ -9,12 +11,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import time
-from collections import deque
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -38,15 +39,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hwbench_gui.engine.bench import registry
-from hwbench_gui.engine.bench.api import Benchmark, ParamError
-from hwbench_gui.engine.bench.suites import expand_suite, suite_names
+from hwbench_gui.engine.run import registry
+from hwbench_gui.engine.run.queue import QueueChange, QueuedRun, RunQueue, RunSkipped
+from hwbench_gui.engine.run.suites import SuiteRun, suite_names
+from hwbench_gui.engine.spec.benchmark import Benchmark, ParamError
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
 from hwbench_gui.ui.pipeline_view import PipelineView
-from hwbench_gui.ui.run_thread import RunThread
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR, is_dark
+from hwbench_gui.ui.workers import Worker, create_worker
 
 _PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d")
 _STATUS_COLORS = {"ok": OK_COLOR, "failed": ERROR_COLOR, "cancelled": WARNING_COLOR}
@@ -72,7 +74,15 @@ def _as_floats(values) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
 
 
+def _execute(control, queue: RunQueue, run: QueuedRun) -> QueuedRun:
+    """Worker body: one run of the queue; the worker's abort cancels it."""
+    return queue.execute(run, cancel=control.abort_event)
+
+
 class BenchmarksTab(QWidget):
+    #: A change of the run queue, re-emitted so that it reaches the widgets on the GUI thread.
+    _queue_changed = Signal(object)
+
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
@@ -80,8 +90,8 @@ class BenchmarksTab(QWidget):
         self._reasons: dict[str, str | None] = {}
         self._current: Benchmark | None = None
         self._form: ParamForm | None = None
-        self._queue: deque[tuple[str, dict[str, Any]]] = deque()
-        self._thread: RunThread | None = None
+        self.queue = RunQueue(results_dir=context.results_dir)
+        self._worker: Worker | None = None
         self._run_started = 0.0
         self._live_points: dict[str, tuple[list[float], list[float]]] = {}
         self._documents: list[dict[str, Any]] = []
@@ -172,6 +182,10 @@ class BenchmarksTab(QWidget):
 
         self._populate()
         self._load_previous_results()
+        # Changes made on a worker thread arrive queued; those made here (add, clear) arrive at once.
+        self._queue_changed.connect(self._on_queue_change)
+        self._queue_listener = self._queue_changed.emit
+        self.queue.add_listener(self._queue_listener)
 
     # --- catalogue ---------------------------------------------------------------------------
     def _populate(self) -> None:
@@ -255,69 +269,84 @@ class BenchmarksTab(QWidget):
         self.enqueue(self._current.id, params)
 
     def enqueue(self, bench_id: str, params: dict[str, Any]) -> None:
-        self._queue.append((bench_id, params))
-        self._refresh_queue()
+        self.queue.add(bench_id, params)
         self._start_next()
 
     def enqueue_suite(self, name: str) -> int:
         """Queue every run of suite ``name`` that can run here; the log says why others were left out."""
-        queued = 0
-        for run in expand_suite(name):
-            bench = self._benchmarks.get(run.bench_id)
-            reason = self._reasons.get(run.bench_id) if bench is not None else "not registered"
-            if reason is None and run.params.get("framework") == "tf" and importlib.util.find_spec("tensorflow") is None:
-                reason = "TensorFlow is not installed (pip install 'hwbench-gui[tf]')"
-            if reason is not None:
-                self.log.appendPlainText(f"suite {name}: skipped {run.label}: {reason}")
-                continue
-            try:
-                params = bench.resolve_params(run.params)
-            except ParamError as exc:
-                self.log.appendPlainText(f"suite {name}: skipped {run.label}: {exc}")
-                continue
-            self._queue.append((run.bench_id, params))
-            queued += 1
-        self._refresh_queue()
-        self.context.show_status(f"suite {name}: {queued} runs queued", 8000)
+        queued, skipped = self.queue.add_suite(name, prepare=self._prepare_suite_run)
+        for run, reason in skipped:
+            self.log.appendPlainText(f"suite {name}: skipped {run.label}: {reason}")
+        self.context.show_status(f"suite {name}: {len(queued)} runs queued", 8000)
         self._start_next()
-        return queued
+        return len(queued)
+
+    def _prepare_suite_run(self, run: SuiteRun) -> dict[str, Any]:
+        bench = self._benchmarks.get(run.bench_id)
+        reason = self._reasons.get(run.bench_id) if bench is not None else "not registered"
+        if reason is None and run.params.get("framework") == "tf" and importlib.util.find_spec("tensorflow") is None:
+            reason = "TensorFlow is not installed (pip install 'hwbench-gui[tf]')"
+        if reason is not None:
+            raise RunSkipped(reason)
+        try:
+            return bench.resolve_params(run.params)
+        except ParamError as exc:
+            raise RunSkipped(str(exc)) from None
 
     def _refresh_queue(self) -> None:
         self.queue_list.clear()
-        for bench_id, params in self._queue:
-            self.queue_list.addItem(f"{bench_id}  {json.dumps(params)}")
+        for run in self.queue.pending():
+            self.queue_list.addItem(f"{run.bench_id}  {json.dumps(run.params)}")
 
     def _clear_queue(self) -> None:
-        self._queue.clear()
-        self._refresh_queue()
+        self.queue.clear()
 
     def is_running(self) -> bool:
-        return self._thread is not None
+        return self._worker is not None
 
     def _start_next(self) -> None:
-        if self._thread is not None or not self._queue:
+        if self._worker is not None:
             return
-        bench_id, params = self._queue.popleft()
+        run = self.queue.take_next()
+        if run is None:
+            return
+        self.queue.sampler = self.context.sampler  # the window starts it after the first tab is built
+        worker = create_worker(_execute, self.queue, run)
+        worker.finished.connect(self._on_worker_finished)
+        self._worker = worker
+        self.context.workers.start(worker)
+
+    def cancel_current(self) -> None:
+        if self._worker is not None:
+            self._worker.abort()
+            self.run_status.setText("Cancelling…")
+            self.cancel_button.setEnabled(False)
+
+    def _on_worker_finished(self) -> None:
+        if self._worker is not None and self._worker.is_finished():
+            self._worker = None
+            self._start_next()
+
+    def _on_queue_change(self, change: QueueChange) -> None:
+        if change.kind in ("queued", "removed"):
+            self._refresh_queue()
+        elif change.kind == "started":
+            self._on_started(change.run)
+        elif change.kind == "event":
+            self._on_event(change.event)
+        elif change.kind == "finished":
+            self._on_done(change.run.document, str(change.run.result.path or ""))
+
+    def _on_started(self, run: QueuedRun) -> None:
         self._refresh_queue()
         self._live_points.clear()
         self.plot.clear()
-        self.log.appendPlainText(f"=== {bench_id} {json.dumps(params)}")
-        self._thread = RunThread(bench_id, params, results_dir=self.context.results_dir,
-                                 sampler=self.context.sampler, parent=self)
-        self._thread.event.connect(self._on_event)
-        self._thread.done.connect(self._on_done)
+        self.log.appendPlainText(f"=== {run.bench_id} {json.dumps(run.params)}")
         self._run_started = time.monotonic()
         self.progress.setValue(0)
-        self.progress.setFormat(f"{bench_id}: starting")
-        self.run_status.setText(f"Running {bench_id}…")
+        self.progress.setFormat(f"{run.bench_id}: starting")
+        self.run_status.setText(f"Running {run.bench_id}…")
         self.cancel_button.setEnabled(True)
-        self._thread.start()
-
-    def cancel_current(self) -> None:
-        if self._thread is not None:
-            self._thread.cancel()
-            self.run_status.setText("Cancelling…")
-            self.cancel_button.setEnabled(False)
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -350,10 +379,6 @@ class BenchmarksTab(QWidget):
                           x_log=bool(event.get("x_log", False)))
 
     def _on_done(self, document: dict[str, Any], path: str) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.wait(2000)
-            thread.deleteLater()
         status = document.get("status", "failed")
         figure, _ = format_figure(document)
         self.progress.setValue(1000 if status == "ok" else self.progress.value())
@@ -372,7 +397,6 @@ class BenchmarksTab(QWidget):
         if self._show_pipeline(document):
             self.bottom.setCurrentWidget(self.pipeline)
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: {status}", 8000)
-        self._start_next()
 
     # --- results ---------------------------------------------------------------------------------
     def _load_previous_results(self) -> None:
@@ -456,7 +480,8 @@ class BenchmarksTab(QWidget):
             self.plot.getAxis(axis).setTextPen(axis_pen)
 
     def shutdown(self) -> None:
-        self._queue.clear()
-        if self._thread is not None:
-            self._thread.cancel()
-            self._thread.wait(8000)
+        """Drop the waiting runs and cancel the running one; the window waits for its worker."""
+        self.queue.remove_listener(self._queue_listener)
+        self.queue.clear()
+        if self._worker is not None:
+            self._worker.abort()

@@ -1,7 +1,8 @@
 """State the tabs share, owned by the main window and handed to every tab.
 
-Tabs get the context in ``__init__``; they never reach into each other. Long-lived workers a tab
-starts must be stopped in its ``shutdown()``, which the window calls from ``closeEvent``.
+Tabs get the context in ``__init__``; they never reach into each other. Every background worker a
+tab starts goes through ``context.workers``; the tab's ``shutdown()`` only aborts its own workers
+and stops its timers, and the window then waits for all workers at once (``WorkerPool.shutdown``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QSettings
 
+from hwbench_gui.ui.workers import WorkerPool
+
 
 @dataclass
 class AppContext:
@@ -21,4 +24,6 @@ class AppContext:
     sampler: Any = None
     #: Shows a message in the window's status bar for ``timeout_ms`` (0 = until replaced).
     show_status: Callable[[str, int], None] = lambda message, timeout_ms=0: None
+    #: Every worker thread of the window; the window stops them all in ``closeEvent``.
+    workers: WorkerPool = field(default_factory=WorkerPool)
     extras: dict[str, Any] = field(default_factory=dict)

@@ -1,8 +1,9 @@
 """The main window: a tab per area, menus, status bar, remembered geometry, theme.
 
 Tabs are built the first time they are shown: each tab module is imported then, so the window
-appears before pyqtgraph or a tab's heavier dependencies load. The window owns every tab and
-the shared telemetry sampler, and stops them all in ``closeEvent``.
+appears before pyqtgraph or a tab's heavier dependencies load. The window owns every tab, the
+shared telemetry sampler and every worker thread (``context.workers``), and stops them all in
+``closeEvent``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -29,6 +30,9 @@ from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.theme import THEMES, apply_theme
 
 log = logging.getLogger(__name__)
+
+#: How long closing the window waits for all worker threads together after aborting them.
+SHUTDOWN_WAIT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -233,11 +237,12 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         self._save_settings()
-        for holder in self._lazy:
+        for holder in self._lazy:  # each tab stops its timers and aborts its workers, without waiting
             try:
                 holder.shutdown()
             except Exception:
                 log.exception("tab %s did not shut down cleanly", holder.spec.title)
+        self.context.workers.shutdown(timeout_s=SHUTDOWN_WAIT_S)
         if self.context.sampler is not None:
             self.context.sampler.stop()
         super().closeEvent(event)
