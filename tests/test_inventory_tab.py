@@ -34,6 +34,7 @@ def tab(qtbot, tmp_path):
     qtbot.addWidget(widget)
     yield widget
     widget.shutdown()
+    context.workers.shutdown(timeout_s=10)
 
 
 def shown_text(widget) -> str:

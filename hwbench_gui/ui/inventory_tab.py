@@ -1,19 +1,18 @@
 """The Inventory tab: GPUs, GPU topology, CPU, memory, disks and software as readable cards.
 
 The figures come from ``hwbench_gui.engine.inventory``; the rows are the same ones ``hwbench inventory``
-prints (``engine.inventory.text``), so the tab and the CLI never disagree. Collecting runs in a
-QThread (it starts a torch probe child and may wait seconds for it); the GUI thread only renders.
+prints (``engine.inventory.text``), so the tab and the CLI never disagree. Collecting runs on a
+worker (it starts a torch probe child and may wait seconds for it); the GUI thread only renders.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QThread, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,34 +38,19 @@ from PySide6.QtWidgets import (
 from hwbench_gui.engine.inventory import text as inv_text
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.theme import WARNING_COLOR
+from hwbench_gui.ui.workers import Worker, create_worker
 
 log = logging.getLogger(__name__)
 
-#: How long ``shutdown`` waits for a collection to stop after cancelling its probe.
-_SHUTDOWN_WAIT_MS = 15000
-#: Collection threads that outlived their tab's shutdown; held here until they finish.
-_DETACHED: set = set()
+def _collect(control, use_torch_probe: bool) -> dict[str, Any]:
+    """Worker body: ``inventory.collect``; aborting the worker cancels its torch probe."""
+    from hwbench_gui.engine.inventory import collect
 
-
-class _CollectThread(QThread):
-    """Runs ``inventory.collect`` off the GUI thread; ``collected`` carries the dict back."""
-
-    collected = Signal(object)
-
-    def __init__(self, use_torch_probe: bool, parent=None) -> None:
-        super().__init__(parent)
-        self.use_torch_probe = use_torch_probe
-        self.cancel_event = threading.Event()
-
-    def run(self) -> None:
-        from hwbench_gui.engine.inventory import collect
-
-        try:
-            inv = collect(use_torch_probe=self.use_torch_probe, cancel=self.cancel_event)
-        except Exception as exc:  # collect guards its parts; this keeps a bug from killing the thread silently
-            log.exception("inventory collection failed")
-            inv = {"error": f"inventory collection failed: {type(exc).__name__}: {exc}"}
-        self.collected.emit(inv)
+    try:
+        return collect(use_torch_probe=use_torch_probe, cancel=control.abort_event)
+    except Exception as exc:  # collect guards its parts; this keeps a bug from ending the worker silently
+        log.exception("inventory collection failed")
+        return {"error": f"inventory collection failed: {type(exc).__name__}: {exc}"}
 
 
 def _section_title(text: str) -> QLabel:
@@ -186,7 +170,7 @@ class InventoryTab(QWidget):
         super().__init__(parent)
         self.context = context
         self.inventory: dict[str, Any] | None = None
-        self._thread: _CollectThread | None = None
+        self._worker: Worker | None = None
         self._auto_refreshed = False
 
         outer = QVBoxLayout(self)
@@ -222,18 +206,18 @@ class InventoryTab(QWidget):
         """Collect in a background thread; a no-op while a collection is running."""
         if self.is_busy():
             return
-        thread = _CollectThread(use_torch_probe=True, parent=self)
-        thread.collected.connect(self._on_collected)
-        thread.finished.connect(self._on_thread_finished)
-        self._thread = thread
+        worker = create_worker(_collect, use_torch_probe=True)
+        worker.returned.connect(self._on_collected)
+        worker.finished.connect(self._on_worker_finished)
+        self._worker = worker
         self.busy.show()
         self.status.setText("Collecting… (the torch probe may take several seconds)")
         self._update_buttons()
-        thread.start()
+        self.context.workers.start(worker)
 
     def is_busy(self) -> bool:
-        """True from ``refresh()`` until the collecting thread has finished."""
-        return self._thread is not None
+        """True from ``refresh()`` until the collection has finished (or ``shutdown()``)."""
+        return self._worker is not None
 
     def _on_collected(self, inv: dict[str, Any]) -> None:
         if inv.get("error") and "schema_version" not in inv:
@@ -243,29 +227,21 @@ class InventoryTab(QWidget):
         self._render(inv)
         self.context.show_status("Inventory collected", 5000)
 
-    def _on_thread_finished(self) -> None:
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.deleteLater()
+    def _on_worker_finished(self) -> None:
+        if self._worker is not None and self._worker.is_finished():
+            self._collection_ended()
+
+    def _collection_ended(self) -> None:
+        self._worker = None
         self.busy.hide()
         self._update_buttons()
 
     def shutdown(self) -> None:
-        """Stop a running collection (kills its torch probe child) and wait for the thread."""
-        thread = self._thread
-        if thread is None:
+        """Cancel a running collection (kills its torch probe child); the window waits for its worker."""
+        if self._worker is None:
             return
         self._drop_running_collection()
-        if not thread.wait(_SHUTDOWN_WAIT_MS):
-            # Destroying a running QThread aborts the process: keep it alive, unparented, until it ends.
-            log.warning("inventory thread still running after %d ms; detaching it", _SHUTDOWN_WAIT_MS)
-            thread.finished.disconnect(self._on_thread_finished)
-            thread.setParent(None)
-            _DETACHED.add(thread)
-            thread.finished.connect(lambda: _DETACHED.discard(thread))
-            self._thread = None
-            return
-        self._on_thread_finished()
+        self._collection_ended()
 
     def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
@@ -311,12 +287,12 @@ class InventoryTab(QWidget):
     # --- rendering ----------------------------------------------------------------------------
     def _drop_running_collection(self) -> None:
         """Cancel a running collection and make sure its result is never shown."""
-        thread = self._thread
-        if thread is None:
+        worker = self._worker
+        if worker is None:
             return
-        thread.cancel_event.set()
+        worker.abort()
         try:
-            thread.collected.disconnect(self._on_collected)
+            worker.returned.disconnect(self._on_collected)
         except (RuntimeError, TypeError):  # already disconnected
             pass
 
