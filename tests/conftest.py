@@ -34,16 +34,19 @@ def qsettings(tmp_path):
 
 @pytest.fixture
 def demos_tab(qtbot, qsettings, tmp_path):
-    """The Demos tab, shown offscreen at 1100×700 with results under tmp_path; its demos are shut down after."""
+    """The Demos tab, shown offscreen at 1100×700 with results under tmp_path; its demos are shut down
+    after, as the window does it (the pages abort their workers, then the workers are waited for)."""
     from hwbench_gui.ui.context import AppContext
     from hwbench_gui.ui.demos_tab import DemosTab
 
-    tab = DemosTab(AppContext(settings=qsettings, results_dir=Path(tmp_path)))
+    context = AppContext(settings=qsettings, results_dir=Path(tmp_path))
+    tab = DemosTab(context)
     qtbot.addWidget(tab)
     tab.resize(1100, 700)
     tab.show()
     yield tab
     tab.shutdown()
+    assert not context.workers.shutdown(timeout_s=10), "a demo worker did not stop"
 
 
 @pytest.fixture

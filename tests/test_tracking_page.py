@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-
 import pytest
-
 
 
 @pytest.fixture
@@ -34,10 +32,10 @@ def test_tracks_a_generated_video_records_and_exports(page, qtbot, tmp_path):
 def test_sliders_reach_the_running_worker_and_stop_works(page, qtbot, tmp_path):
     page.use_generated_scene(str(tmp_path / "scene.mp4"), n_frames=200)
     page.start()
-    qtbot.waitUntil(lambda: page.worker is not None and page.worker.frames_done > 2, timeout=20000)
+    qtbot.waitUntil(lambda: page.worker is not None and page.job.frames_done > 2, timeout=20000)
     page.conf_slider.setValue(40)
     page.nms_slider.setValue(30)
-    assert page.worker.conf_threshold == pytest.approx(0.40) and page.worker.nms_threshold == pytest.approx(0.30)
+    assert page.job.conf_threshold == pytest.approx(0.40) and page.job.nms_threshold == pytest.approx(0.30)
     page.stop()
     qtbot.waitUntil(lambda: page.worker is None, timeout=10000)
     assert page.start_button.isEnabled()

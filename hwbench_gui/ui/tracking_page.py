@@ -1,8 +1,9 @@
 """Demos → Tracking: a detector plus Deep SORT on a video file, a camera or a generated scene.
 
-Frames are read, tracked and drawn by :class:`TrackWorker` (a QThread); it hands finished QImages
-and per-frame figures to the GUI thread through queued signals. The sliders write plain floats
-the worker reads between frames. torch is imported only inside the worker, and only for YOLOv3.
+Frames are read, tracked and drawn by a :class:`TrackJob` running on a
+:class:`~hwbench_gui.ui.workers.Worker`; it hands finished QImages and per-frame figures to the GUI
+thread through the worker's ``yielded`` signal. The sliders write plain floats the job reads
+between frames. torch is imported only inside the worker, and only for YOLOv3.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import time
 import traceback
 from pathlib import Path
 
-from PySide6.QtCore import QThread, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.workers import Worker, WorkerPool
 
 _DETECTOR_LABELS = {"motion": "Moving blobs (MOG2, no weights)", "hog": "People (OpenCV HOG, no weights)",
                     "yolov3": "YOLOv3 (Darknet cfg + weights)"}
@@ -38,30 +40,24 @@ _DEFAULT_CONF = {"motion": 0.25, "hog": 0.3, "yolov3": 0.5}
 _DEFAULT_NMS = {"motion": 0.5, "hog": 0.4, "yolov3": 0.45}
 
 
-class TrackWorker(QThread):
-    """Runs detector → appearance → Deep SORT over a source until the end, an error or :meth:`stop`.
+class TrackJob:
+    """Runs detector → appearance → Deep SORT over a source until the end, an error or an abort.
 
-    ``settings``: detector name and options, source, pacing. Signals carry a QImage (already
-    copied, safe to keep) and a dict of figures for that frame.
+    ``settings``: detector name and options, source, pacing. :meth:`run` is a worker body; it emits
+    ``("frame", QImage, figures)`` (the image already copied, safe to keep), ``("status", text)``
+    and ``("failed", message)``.
     """
 
-    frame_ready = Signal(QImage, dict)
-    failed = Signal(str)
-    status = Signal(str)
-
-    def __init__(self, settings: dict, parent=None) -> None:
-        super().__init__(parent)
+    def __init__(self, settings: dict) -> None:
         self.settings = dict(settings)
         self.conf_threshold = float(settings["conf"])
         self.nms_threshold = float(settings["nms"])
-        self._stop = threading.Event()
         self._lock = threading.Lock()
         self._record_path: str | None = None
         self._rows: list[str] = []
         self.frames_done = 0
-
-    def stop(self) -> None:
-        self._stop.set()
+        self._emit = None
+        self._stop: threading.Event | None = None
 
     def set_recording(self, path: str | None) -> None:
         with self._lock:
@@ -72,15 +68,16 @@ class TrackWorker(QThread):
         with self._lock:
             return list(self._rows)
 
-    def run(self) -> None:
+    def run(self, control) -> None:  # on the worker thread: no widgets here
         from hwbench_gui.demos.video import SourceError
 
+        self._emit, self._stop = control.emit, control.abort_event
         try:
             self._run()
         except SourceError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # the thread must report, never die silently
-            self.failed.emit(f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=3)}")
+            self._emit(("failed", str(exc)))
+        except Exception as exc:  # the job must report, never die silently
+            self._emit(("failed", f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=3)}"))
 
     def _build_detector(self):
         from hwbench_gui.demos.tracking.detectors import make_detector
@@ -89,7 +86,7 @@ class TrackWorker(QThread):
         name = s["detector"]
         options = {"conf_threshold": self.conf_threshold, "nms_threshold": self.nms_threshold}
         if name == "yolov3":
-            self.status.emit("loading YOLOv3…")
+            self._emit(("status", "loading YOLOv3…"))
             options.update(cfg=s.get("cfg") or None, weights=s.get("weights") or None, device=s.get("device", "cpu"),
                            size=int(s.get("size", 416)))
         return make_detector(name, **options)
@@ -103,7 +100,7 @@ class TrackWorker(QThread):
         try:
             detector = self._build_detector()
         except Exception as exc:
-            self.failed.emit(str(exc))
+            self._emit(("failed", str(exc)))
             return
         pipeline = TrackingPipeline(detector, use_appearance=self.settings.get("appearance", True))
         names = getattr(detector, "class_names", None)
@@ -111,7 +108,7 @@ class TrackWorker(QThread):
         try:
             with open_source(self.settings["source"], camera_size_wh=None) as src:
                 pacer = Pacer(0.0 if (src.live or not self.settings.get("realtime", True)) else src.fps)
-                self.status.emit(f"running {detector.name} on {self.settings['source']}")
+                self._emit(("status", f"running {detector.name} on {self.settings['source']}"))
 
                 def frames():
                     # Read one frame ahead of the tracker (the next frame's detection overlaps this one's
@@ -141,21 +138,23 @@ class TrackWorker(QThread):
                     h, w = annotated.shape[:2]
                     image = QImage(annotated.data, w, h, annotated.strides[0], QImage.Format_BGR888).copy()
                     self.frames_done = result.index
-                    self.frame_ready.emit(image, {
+                    self._emit(("frame", image, {
                         "index": result.index, "tracks": len(result.tracks), "detections": len(result.detections),
-                        **{k.replace("_s", "_ms"): v * 1e3 for k, v in result.timing_s.items()}})
+                        **{k.replace("_s", "_ms"): v * 1e3 for k, v in result.timing_s.items()}}))
                     pacer.wait(self._stop)
         finally:
             if writer:
                 writer.close()
-        self.status.emit(f"stopped after {self.frames_done} frames")
+        self._emit(("status", f"stopped after {self.frames_done} frames"))
 
 
 class TrackingPage(QWidget):
     def __init__(self, context: AppContext | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
-        self.worker: TrackWorker | None = None
+        self._workers = context.workers if context is not None else WorkerPool()
+        self.worker: Worker | None = None
+        self.job: TrackJob | None = None
         self._frame_times: list[float] = []
         self._last_stats: dict = {}
         self._last_rows: list[str] = []
@@ -345,13 +344,13 @@ class TrackingPage(QWidget):
 
     def _on_conf(self, value: int) -> None:
         self.conf_label.setText(f"{value / 100:.2f}")
-        if self.worker:
-            self.worker.conf_threshold = value / 100
+        if self.job:
+            self.job.conf_threshold = value / 100
 
     def _on_nms(self, value: int) -> None:
         self.nms_label.setText(f"{value / 100:.2f}")
-        if self.worker:
-            self.worker.nms_threshold = value / 100
+        if self.job:
+            self.job.nms_threshold = value / 100
 
     # -- running ---------------------------------------------------------------------------------------
     def settings(self) -> dict:
@@ -369,27 +368,36 @@ class TrackingPage(QWidget):
             self.status_label.setText("choose a source first (File…, Camera 0 or Generated scene)")
             return
         self._frame_times.clear()
-        worker = TrackWorker(s, self)
-        worker.frame_ready.connect(self._on_frame)
-        worker.failed.connect(self._on_failed)
-        worker.status.connect(self.status_label.setText)
+        job = TrackJob(s)
+        worker = Worker(job.run, name="tracking")
+        worker.yielded.connect(self._on_job_message)
         worker.finished.connect(self._on_finished)
-        self.worker = worker
+        self.worker, self.job = worker, job
         if self.record_button.isChecked():
-            worker.set_recording(self._record_path)
+            job.set_recording(self._record_path)
         self._update_running(True)
-        worker.start()
+        self._workers.start(worker)
 
     def stop(self) -> None:
         if self.worker is not None:
-            self.worker.stop()
+            self.worker.abort()
+
+    def _on_job_message(self, message: tuple) -> None:
+        kind, *values = message
+        if kind == "frame":
+            self._on_frame(*values)
+        elif kind == "status":
+            self.status_label.setText(values[0])
+        elif kind == "failed":
+            self._on_failed(values[0])
 
     def _on_finished(self) -> None:
-        worker = self.worker
-        self.worker = None
-        if worker is not None:
-            self._last_rows = worker.track_rows()
-            worker.deleteLater()
+        if self.worker is None or not self.worker.is_finished():
+            return
+        job = self.job
+        self.worker, self.job = None, None
+        if job is not None:
+            self._last_rows = job.track_rows()
         self._update_running(False)
 
     def _update_running(self, running: bool) -> None:
@@ -463,8 +471,8 @@ class TrackingPage(QWidget):
         self.record_button.blockSignals(True)
         self.record_button.setChecked(True)
         self.record_button.blockSignals(False)
-        if self.worker:
-            self.worker.set_recording(path)
+        if self.job:
+            self.job.set_recording(path)
         self.status_label.setText(f"recording to {path}")
 
     def stop_recording(self) -> None:
@@ -472,8 +480,8 @@ class TrackingPage(QWidget):
         self.record_button.blockSignals(True)
         self.record_button.setChecked(False)
         self.record_button.blockSignals(False)
-        if self.worker:
-            self.worker.set_recording(None)
+        if self.job:
+            self.job.set_recording(None)
 
     def _export(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export tracks (MOTChallenge text)", "tracks.txt", "Text (*.txt)")
@@ -482,16 +490,12 @@ class TrackingPage(QWidget):
 
     def export_tracks(self, path: str) -> int:
         """Write every track line so far (running or last run) to ``path``; returns the line count."""
-        rows = self.worker.track_rows() if self.worker else self._last_rows
+        rows = self.job.track_rows() if self.job else self._last_rows
         Path(path).write_text("".join(r + "\n" for r in rows), encoding="ascii")
         self.status_label.setText(f"exported {len(rows)} track boxes to {path}")
         return len(rows)
 
     def shutdown(self) -> None:
+        """Stop the GPU timer and abort the job; the window waits for its worker."""
         self._gpu_timer.stop()
-        worker = self.worker
-        if worker is not None:
-            worker.stop()
-            if not worker.wait(5000):
-                # Destroying a running QThread aborts the process: keep it alive, unparented, until it ends.
-                worker.setParent(None)
+        self.stop()
