@@ -43,7 +43,8 @@ def test_runs_on_a_video_records_and_stops(page, qtbot, video, tmp_path):
     worker = page.worker
     page.grab()  # paints
     page.shutdown()
-    assert page.worker is None and worker.isFinished()
+    page.context.workers.shutdown(timeout_s=10)  # the window's wait, after every tab's shutdown
+    assert page.worker is None and worker.is_finished()
     assert page.start_button.isEnabled()
 
 

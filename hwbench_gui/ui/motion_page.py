@@ -1,10 +1,10 @@
 """Demos → Motion transfer: a webcam or video drives a still character image.
 
-Frames are processed by :class:`MotionWorker` (a QThread running
-:class:`~hwbench_gui.demos.motion.pipeline.MotionPipeline`); it sends finished QImages to the GUI
-thread through queued signals and records MP4 itself, so the GUI thread never waits on a camera, the
-warp or the encoder. Commands from the page (neutral pose, ROI, target, recording) are queued to the
-worker and applied between frames.
+Frames are processed by a :class:`MotionJob` (running
+:class:`~hwbench_gui.demos.motion.pipeline.MotionPipeline` on a :class:`~hwbench_gui.ui.workers.Worker`);
+it sends finished QImages to the GUI thread through the worker's ``yielded`` signal and records MP4
+itself, so the GUI thread never waits on a camera, the warp or the encoder. Commands from the page
+(neutral pose, ROI, target, recording) are queued to the job and applied between frames.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, QThread, Signal
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
 from PySide6.QtWidgets import (
     QComboBox,
@@ -29,9 +29,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hwbench_gui.demos.motion.targets import Target, TargetError, load_target, save_keypoints, shipped_targets
-from hwbench_gui.demos.motion.targets import target_from_points
+from hwbench_gui.demos.motion.targets import (
+    Target,
+    TargetError,
+    load_target,
+    save_keypoints,
+    shipped_targets,
+    target_from_points,
+)
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.workers import Worker, WorkerPool
 
 CAMERA_INDICES = range(4)
 VIDEO_ITEM = "Video file…"
@@ -135,25 +142,19 @@ class ImageView(QWidget):
             self.roi_drawn.emit((x, y, w, h))
 
 
-class MotionWorker(QThread):
-    """Runs the pipeline on its own thread until stopped; everything it sends is a copy."""
+class MotionJob:
+    """Runs the pipeline until aborted; :meth:`run` is a worker body.
 
-    frame_ready = Signal(QImage, QImage, object)  # driver view, animated target, stats dict
-    failed = Signal(str)
-    recording_done = Signal(str)
+    It emits ``("frame", driver view, animated target, stats)``, ``("failed", message)`` and
+    ``("recorded", description)``; every image it sends is a copy.
+    """
 
-    def __init__(self, source_spec, target: Target, roi=None, out_size_px: int = 512, parent=None) -> None:
-        super().__init__(parent)
+    def __init__(self, source_spec, target: Target, roi=None, out_size_px: int = 512) -> None:
         self.source_spec, self.target, self.roi, self.out_size_px = source_spec, target, roi, out_size_px
-        self._stop = threading.Event()
         self._lock = threading.Lock()
         self._commands: list = []
         self._shown = 0  # frames emitted but not yet painted: more than 2 and we skip sending
         self.pipeline = None
-
-    def stop(self) -> None:
-        self.requestInterruption()
-        self._stop.set()
 
     def command(self, name: str, *args) -> None:
         """Queue ``name`` (set_neutral, set_roi, set_target, record, stop_recording) for the next frame."""
@@ -163,14 +164,15 @@ class MotionWorker(QThread):
     def frame_shown(self) -> None:
         self._shown = max(0, self._shown - 1)
 
-    def run(self) -> None:  # on the worker thread: no widgets here
+    def run(self, control) -> None:  # on the worker thread: no widgets here
         from hwbench_gui.demos.motion.pipeline import MotionPipeline, draw_driver
         from hwbench_gui.demos.video import DEFAULT_FPS, Mp4Writer, Pacer, SourceError, open_source
 
+        emit = control.emit
         try:
             source = open_source(self.source_spec, loop=True)
         except SourceError as exc:
-            self.failed.emit(str(exc))
+            emit(("failed", str(exc)))
             return
         recorder = None
         try:
@@ -178,7 +180,7 @@ class MotionWorker(QThread):
             pacer = Pacer(0.0 if source.live else source.fps)
             totals = collections.deque(maxlen=30)
             stamps = collections.deque(maxlen=30)
-            while not self.isInterruptionRequested():
+            while not control.aborted:
                 with self._lock:
                     commands, self._commands = self._commands, []
                 for name, args in commands:
@@ -191,13 +193,13 @@ class MotionWorker(QThread):
                     elif name == "stop_recording":
                         if recorder is not None:
                             recorder.close()
-                            self.recording_done.emit(f"{recorder.path} ({recorder.frames} frames)")
+                            emit(("recorded", f"{recorder.path} ({recorder.frames} frames)"))
                             recorder = None
                     else:
                         getattr(self.pipeline, name)(*args)
                 result = self.pipeline.step()
                 if result is None:
-                    self.failed.emit(f"{source.description} delivered no more frames")
+                    emit(("failed", f"{source.description} delivered no more frames"))
                     break
                 if recorder is not None:
                     recorder.write(result.output)
@@ -211,14 +213,14 @@ class MotionWorker(QThread):
                         "process_ms": {k: float(np.mean([t[k] for t in totals])) for k in result.timing_ms},
                         "fps": (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else None,
                     }
-                    self.frame_ready.emit(to_qimage(draw_driver(result)), to_qimage(result.output), stats)
-                pacer.wait(self._stop)
+                    emit(("frame", to_qimage(draw_driver(result)), to_qimage(result.output), stats))
+                pacer.wait(control.abort_event)
         except Exception as exc:  # a failing frame must end the worker with a message, not kill the app
-            self.failed.emit(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
+            emit(("failed", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
         finally:
             if recorder is not None:
                 recorder.close()
-                self.recording_done.emit(f"{recorder.path} ({recorder.frames} frames)")
+                emit(("recorded", f"{recorder.path} ({recorder.frames} frames)"))
             source.close()
 
 
@@ -226,7 +228,9 @@ class MotionPage(QWidget):
     def __init__(self, context: AppContext | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
-        self.worker: MotionWorker | None = None
+        self._workers = context.workers if context is not None else WorkerPool()
+        self.worker: Worker | None = None
+        self.job: MotionJob | None = None
         self.target: Target | None = None
         self._pending_image = None  # a user image waiting for clicked keypoints
         self.roi: tuple[int, int, int, int] | None = None
@@ -320,8 +324,8 @@ class MotionPage(QWidget):
         self._pending_image = None
         self.target_view.mode = "view"
         self.target_view.set_image(to_qimage(target.resized(512).image))
-        if self.worker is not None:
-            self.worker.command("set_target", target)
+        if self.job is not None:
+            self.job.command("set_target", target)
         self.status.setStyleSheet("")
         self.status.setText(f"Target {target.name}: {len(target.keypoints)} keypoints ({target.source}).")
         self._update_buttons()
@@ -385,35 +389,45 @@ class MotionPage(QWidget):
         else:
             self.video_path = str(source_spec)
             self.source_box.setCurrentText(VIDEO_ITEM)
-        self.worker = MotionWorker(source_spec, self.target, roi=self.roi, parent=self)
-        self.worker.frame_ready.connect(self._on_frame)
-        self.worker.failed.connect(self._on_failed)
-        self.worker.recording_done.connect(lambda text: self.status.setText(f"Recorded {text}"))
+        self.job = MotionJob(source_spec, self.target, roi=self.roi)
+        self.worker = Worker(self.job.run, name="motion")
+        self.worker.yielded.connect(self._on_job_message)
         self.worker.finished.connect(self._on_worker_finished)
         self.status.setStyleSheet("")
         self.status.setText(f"Opening {source_spec if isinstance(source_spec, str) else f'camera {source_spec}'}…")
-        self.worker.start()
+        self._workers.start(self.worker)
         self._update_buttons()
 
     def stop(self) -> None:
-        """Stop the worker and wait for it (a few seconds at most)."""
-        worker, self.worker = self.worker, None
+        """Stop the worker and wait for it (a few seconds at most), so its camera is free again."""
+        self._end(wait_s=5.0)
+
+    def _end(self, wait_s: float) -> None:
+        worker, self.worker, self.job = self.worker, None, None
         if worker is not None:
-            worker.stop()
-            worker.wait(5000)
-            worker.deleteLater()
+            worker.abort()
+            worker.wait(wait_s)
         self.record_button.setChecked(False)
         self._update_buttons()
 
+    def _on_job_message(self, message: tuple) -> None:
+        kind, *values = message
+        if kind == "frame":
+            self._on_frame(*values)
+        elif kind == "failed":
+            self._on_failed(values[0])
+        elif kind == "recorded":
+            self.status.setText(f"Recorded {values[0]}")
+
     def _on_worker_finished(self) -> None:
-        if self.worker is not None and self.worker.isFinished():
-            self.worker = None
+        if self.worker is not None and self.worker.is_finished():
+            self.worker, self.job = None, None
             self.record_button.setChecked(False)
             self._update_buttons()
 
     def _on_frame(self, driver: QImage, output: QImage, stats: dict) -> None:
-        if self.worker is not None:
-            self.worker.frame_shown()
+        if self.job is not None:
+            self.job.frame_shown()
         self.frames_shown += 1
         self.driver_view.set_image(driver)
         if self.target_view.mode == "view":
@@ -435,15 +449,15 @@ class MotionPage(QWidget):
 
     # -- commands --------------------------------------------------------------------------------
     def set_neutral(self) -> None:
-        if self.worker is not None:
-            self.worker.command("set_neutral")
+        if self.job is not None:
+            self.job.command("set_neutral")
 
     def set_roi(self, roi) -> None:
         """Track ``roi`` (x, y, w, h in driver pixels); None tracks the face again."""
         self.roi = tuple(roi) if roi else None
         self.roi_button.setChecked(False)
-        if self.worker is not None:
-            self.worker.command("set_roi", self.roi)
+        if self.job is not None:
+            self.job.command("set_roi", self.roi)
         self.status.setStyleSheet("")
         self.status.setText(f"Tracking the region {self.roi}" if self.roi else "Tracking the face")
 
@@ -453,13 +467,13 @@ class MotionPage(QWidget):
             self.status.setText("Drag a rectangle on the driver view around what should drive the target.")
 
     def start_recording(self, path: str | Path) -> None:
-        if self.worker is not None:
-            self.worker.command("record", str(path))
+        if self.job is not None:
+            self.job.command("record", str(path))
             self.record_button.setChecked(True)
 
     def stop_recording(self) -> None:
-        if self.worker is not None:
-            self.worker.command("stop_recording")
+        if self.job is not None:
+            self.job.command("stop_recording")
         self.record_button.setChecked(False)
 
     def _record_clicked(self, checked: bool) -> None:
@@ -484,5 +498,5 @@ class MotionPage(QWidget):
         self.clear_clicks_button.setVisible(clicking)
 
     def shutdown(self) -> None:
-        """Stop the worker (waits up to 5 s); the window calls this from ``closeEvent``."""
-        self.stop()
+        """Abort the worker without waiting; the window waits for it (``WorkerPool.shutdown``)."""
+        self._end(wait_s=0.0)
