@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 from PySide6.QtCore import Qt
 
@@ -52,5 +51,5 @@ def test_train_shows_progress_and_stops(page, qtbot):
     assert page.pause_button.text() == "Resume"
     page.toggle_pause()
     page.stop_training()
-    qtbot.waitUntil(lambda: page._thread is None, timeout=30_000)
+    qtbot.waitUntil(lambda: page._worker is None, timeout=30_000)
     assert page.agent is not None and page.save_button.isEnabled() and page.mode == "idle"

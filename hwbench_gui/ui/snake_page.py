@@ -1,8 +1,8 @@
 """Demos → Snake: train a DQN snake live, watch a trained one, or play yourself.
 
-Training runs :func:`hwbench_gui.demos.snake.train.train` on a ``threading.Thread``; its plain
-callbacks go through :class:`_TrainBridge`, whose signals reach the GUI thread queued. The page
-imports no torch until the user trains, loads, saves or watches a model.
+Training runs :func:`hwbench_gui.demos.snake.train.train` on a :class:`~hwbench_gui.ui.workers.Worker`;
+its plain callbacks send ``(kind, value)`` through the worker's ``yielded`` signal to the GUI thread.
+The page imports no torch until the user trains, loads, saves or watches a model.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.demos.snake.game import DOWN, LEFT, RIGHT, UP, SnakeBoards
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.workers import Worker, WorkerPool
 
 _KEYS = {Qt.Key_Up: UP, Qt.Key_Right: RIGHT, Qt.Key_Down: DOWN, Qt.Key_Left: LEFT,
          Qt.Key_W: UP, Qt.Key_D: RIGHT, Qt.Key_S: DOWN, Qt.Key_A: LEFT}
@@ -98,14 +99,16 @@ class BoardView(QWidget):
             p.drawText(QRectF(x0, y0, cell * w, cell * h), Qt.AlignCenter, f"game over — score {snap['score']}")
 
 
-class _TrainBridge(QObject):
-    """Turns the trainer's plain callbacks (worker thread) into signals queued to the GUI thread."""
+def _train(control, config, pause: threading.Event):
+    """Worker body: trains until done or aborted; returns the TrainResult."""
+    from hwbench_gui.demos.snake.train import TrainCallbacks, train
 
-    progress = Signal(object)
-    episodes = Signal(object)
-    frame = Signal(object)
-    finished = Signal(object)  # TrainResult
-    failed = Signal(str)
+    def send(kind):
+        return lambda value: control.emit((kind, value))
+
+    callbacks = TrainCallbacks(progress=send("progress"), episodes=send("episodes"), frame=send("frame"),
+                               progress_interval_s=0.5, frame_interval_s=0.05)
+    return train(config, callbacks, stop=control.abort_event, pause=pause)
 
 
 class SnakePage(QWidget):
@@ -119,19 +122,13 @@ class SnakePage(QWidget):
         self.game: SnakeBoards | None = None
         self._pending_direction: int | None = None
         self._finished_ticks = 0
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._workers = context.workers if context is not None else WorkerPool()
+        self._worker: Worker | None = None
         self._pause = threading.Event()
         self._scores: list[int] = []
         self._loss: tuple[list[float], list[float]] = ([], [])
         self._epsilon: tuple[list[float], list[float]] = ([], [])
         self._dirty = False
-        self._bridge = _TrainBridge(self)
-        self._bridge.progress.connect(self._on_progress)
-        self._bridge.episodes.connect(self._on_episodes)
-        self._bridge.frame.connect(self._on_frame)
-        self._bridge.finished.connect(self._on_finished)
-        self._bridge.failed.connect(self._on_failed)
 
         self.board = BoardView()
         self.board.installEventFilter(self)
@@ -364,41 +361,31 @@ class SnakePage(QWidget):
 
     # -- training --------------------------------------------------------------------------------
     def start_training(self) -> None:
-        if self._thread is not None:
+        if self._worker is not None:
             return
         self.end_game()
-        from hwbench_gui.demos.snake.train import TrainCallbacks, TrainConfig
+        from hwbench_gui.demos.snake.train import TrainConfig
 
         side = self.board_size.value()
         config = TrainConfig(height=side, width=side, minutes=self.minutes.value(),
                              device=self.device.currentText(), seed=None)
-        callbacks = TrainCallbacks(progress=self._bridge.progress.emit, episodes=self._bridge.episodes.emit,
-                                   frame=self._bridge.frame.emit, progress_interval_s=0.5, frame_interval_s=0.05)
-        self._stop.clear()
         self._pause.clear()
         self._scores.clear()
         for series in (*self._loss, *self._epsilon):
             series.clear()
         self.mode = "train"
         self.status.setText("Starting training (loading torch)…")
-        self._thread = threading.Thread(target=self._train_worker, args=(config, callbacks), name="snake-train",
-                                        daemon=True)
-        self._thread.start()
+        worker = Worker(_train, (config, self._pause), name="snake-train")
+        worker.yielded.connect(self._on_train_message)
+        worker.returned.connect(self._on_finished)
+        worker.errored.connect(self._on_errored)
+        self._worker = worker
+        self._workers.start(worker)
         self._plot_timer.start()
         self._update_buttons()
 
-    def _train_worker(self, config, callbacks) -> None:  # runs on the worker thread: no widgets here
-        from hwbench_gui.demos.snake.train import train
-
-        try:
-            result = train(config, callbacks, stop=self._stop, pause=self._pause)
-        except Exception as exc:
-            self._bridge.failed.emit(f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
-            return
-        self._bridge.finished.emit(result)
-
     def toggle_pause(self) -> None:
-        if self._thread is None:
+        if self._worker is None:
             return
         if self._pause.is_set():
             self._pause.clear()
@@ -407,8 +394,13 @@ class SnakePage(QWidget):
         self._update_buttons()
 
     def stop_training(self) -> None:
-        self._stop.set()
+        if self._worker is not None:
+            self._worker.abort()
         self._pause.clear()
+
+    def _on_train_message(self, message: tuple) -> None:
+        kind, value = message
+        {"progress": self._on_progress, "episodes": self._on_episodes, "frame": self._on_frame}[kind](value)
 
     def _on_progress(self, p: dict) -> None:
         self._loss[0].append(p["elapsed_s"])
@@ -441,15 +433,17 @@ class SnakePage(QWidget):
                             f"(last 100) {'–' if mean is None else f'{mean:.1f}'}. Watch agent plays it; Save… keeps it.")
         self._redraw_plots()
 
+    def _on_errored(self, exc: BaseException) -> None:
+        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=3))
+        self._on_failed(f"{type(exc).__name__}: {exc}\n{detail}")
+
     def _on_failed(self, message: str) -> None:
         self._join_worker()
         self.status.setText(f"Training failed: {message.splitlines()[0]}")
         QMessageBox.warning(self, "Training failed", message)
 
     def _join_worker(self) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._thread = None
+        self._worker = None  # it has returned or raised: its thread is ending
         self._plot_timer.stop()
         self.mode = "idle"
         self._update_buttons()
@@ -471,7 +465,7 @@ class SnakePage(QWidget):
             self.eps_curve.setData(np.asarray(self._epsilon[0]), np.asarray(self._epsilon[1]))
 
     def _update_buttons(self) -> None:
-        training = self._thread is not None
+        training = self._worker is not None
         self.train_button.setEnabled(not training)
         self.pause_button.setEnabled(training)
         self.pause_button.setText("Resume" if self._pause.is_set() else "Pause")
@@ -483,11 +477,7 @@ class SnakePage(QWidget):
         self.end_button.setEnabled(self.mode in ("watch", "play"))
 
     def shutdown(self) -> None:
-        """Stop the game timer and the training thread (waits up to 10 s for it to see the flag)."""
+        """Stop the game timers and abort training; the window waits for the worker."""
         self._timer.stop()
         self._plot_timer.stop()
-        self._stop.set()
-        self._pause.clear()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        self.stop_training()
