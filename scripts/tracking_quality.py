@@ -11,7 +11,8 @@ detector: MOTA >= 0.8 and IDF1 >= 0.8 (over all sequences pooled).
 view from frame 1 that converge into one blob, stand still first, pass pillars, walk in
 overlapping lanes) with ``--seeds`` seeds each, through each tracking path of :data:`PATHS`, and
 prints MOTA, IDF1, ID switches and track ids against true objects per sequence, per setting and
-pooled. The ``baseline`` path is plain MOG2 blobs + an IoU tracker (:class:`IouTracker`):
+pooled. ``old`` is MOG2 + Deep SORT as first shipped, ``new`` adds the occlusion-aware tracker
+(the demo's default), ``new-median`` also the temporal-median background. The ``baseline`` path is plain MOG2 blobs + an IoU tracker (:class:`IouTracker`):
 
     .venv/bin/python scripts/tracking_quality.py --suite occlusion --seeds 3 [--paths old,baseline]
 """
@@ -30,6 +31,7 @@ from hwbench_gui.demos.tracking import synthetic  # noqa: E402
 from hwbench_gui.demos.tracking.detectors import make_detector  # noqa: E402
 from hwbench_gui.demos.tracking.io import MotRow  # noqa: E402
 from hwbench_gui.demos.tracking.metrics import evaluate  # noqa: E402
+from hwbench_gui.demos.tracking.deepsort import Tracker  # noqa: E402
 from hwbench_gui.demos.tracking.pipeline import TrackingPipeline  # noqa: E402
 
 
@@ -102,7 +104,7 @@ class IouTracker:
 
 def _baseline_path():
     """Plain OpenCV MOG2 (the motion detector as first shipped) + :class:`IouTracker`."""
-    detector = make_detector("motion")
+    detector = make_detector("motion", background="mog2")
     tracker = IouTracker()
 
     def step(frame):
@@ -110,16 +112,20 @@ def _baseline_path():
     return step
 
 
-def _deepsort_path(**detector_options):
+def _deepsort_path(occlusion_aware: bool, **detector_options):
     def make():
-        pipeline = TrackingPipeline(make_detector("motion", **detector_options))
+        pipeline = TrackingPipeline(make_detector("motion", **detector_options),
+                                    tracker=Tracker(occlusion_aware=occlusion_aware))
         return lambda frame: [(t.track_id, tuple(t.box)) for t in pipeline.step(frame).tracks]
     return make
 
 
 #: Tracking paths compared by ``--suite``: name → factory of a ``frame -> [(id, xyxy)]`` function.
 PATHS = {
-    "old": _deepsort_path(),
+    "old": _deepsort_path(False, background="mog2"),  # MOG2 + Deep SORT as first shipped
+    "new": _deepsort_path(True, background="mog2"),  # + merged blobs split, their tracks held (the default now)
+    "new-median": _deepsort_path(True, background="median"),  # and the temporal-median background
+
     "baseline": _baseline_path,
 }
 

