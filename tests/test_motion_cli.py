@@ -45,3 +45,17 @@ def test_cli_bad_input(cli_env, tmp_path):
     assert proc.returncode == 2 and "has no keypoints" in proc.stderr and "Click" in proc.stderr
     proc = run_cli(["demo", "motion", "--source", "0", "--target", _cat(), "--out", out, "--roi", "1,2,3"], cli_env)
     assert proc.returncode == 2 and "X,Y,W,H" in proc.stderr
+
+
+def test_cli_without_opencv_face_detector_says_why_in_one_line(monkeypatch, capsys, tmp_path):
+    """OpenCV 5 has no CascadeClassifier: face mode must end with the reason, typed, not an AttributeError."""
+    from hwbench_gui.cli import main
+
+    video = syn.write_video(tmp_path / "drive.mp4", syn.talking_motion(5))
+    monkeypatch.delattr(cv2, "CascadeClassifier")
+    rc = main(["demo", "motion", "--source", video, "--target", _cat(), "--out", str(tmp_path / "out.mp4")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the Haar face detector needs OpenCV 4.x"), err
+    assert "--roi" in lines[0] and "Traceback" not in err

@@ -193,3 +193,20 @@ def test_jaw_drop_moves_the_target_chin_not_the_eyes(tmp_path):
     by = dict(zip(target.labels, moved))
     assert by["chin"][1] > 3.0 and by["lip_lower"][1] > 3.0, by
     assert np.abs(by["eye_left"]).max() < 1.0 and np.abs(by["brow_right"]).max() < 1.0, by
+
+
+def test_face_detector_without_cascade_classifier_raises_a_typed_reason(monkeypatch, tmp_path):
+    """As on OpenCV 5: no cv2.CascadeClassifier. The face detector, a face-mode keypoint source and a
+    target without keypoints all say why in one line (the HOG detector's wording), not AttributeError."""
+    from hwbench_gui.demos.motion.keypoints import FaceDetector, FaceDetectorUnavailable, LKKeypointSource
+
+    monkeypatch.delattr(cv2, "CascadeClassifier")
+    for build in (FaceDetector, LKKeypointSource):
+        with pytest.raises(FaceDetectorUnavailable, match=r"needs OpenCV 4\.x; this is OpenCV .*dropped") as info:
+            build()
+        assert "\n" not in str(info.value)
+    LKKeypointSource(roi=(10, 10, 50, 50))  # a region to track needs no face detector
+    plain = tmp_path / "plain.png"
+    cv2.imwrite(str(plain), np.full((64, 64, 3), 128, np.uint8))
+    with pytest.raises(TargetError, match="has no keypoints.*needs OpenCV 4"):
+        load_target(plain)

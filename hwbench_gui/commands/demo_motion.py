@@ -40,6 +40,7 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from hwbench_gui.demos.motion.keypoints import FaceDetectorUnavailable
     from hwbench_gui.demos.motion.mapping import MappingSettings
     from hwbench_gui.demos.motion.pipeline import MotionPipeline, run_to_files
     from hwbench_gui.demos.motion.targets import TargetError, load_target
@@ -64,8 +65,13 @@ def run(args: argparse.Namespace) -> int:
     except SourceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    pipeline = MotionPipeline(source, target, roi=args.roi, out_size_px=args.size, keypoint_source=keypoint_source,
-                              settings=MappingSettings(smoothing=not args.no_smoothing))
+    try:
+        pipeline = MotionPipeline(source, target, roi=args.roi, out_size_px=args.size,
+                                  keypoint_source=keypoint_source, settings=MappingSettings(smoothing=not args.no_smoothing))
+    except FaceDetectorUnavailable as exc:
+        source.close()
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     last_status = [None]
 
     def on_frame(result) -> None:
@@ -75,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         doc = run_to_files(pipeline, args.out, args.trace, max_frames=args.max_frames, on_frame=on_frame)
-    except OSError as exc:
+    except (OSError, FaceDetectorUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:

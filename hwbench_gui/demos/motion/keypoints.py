@@ -63,14 +63,32 @@ def similarity_params(m: np.ndarray) -> dict:
             "rotation_deg": float(np.degrees(np.arctan2(m[1, 0], m[0, 0])))}
 
 
+class FaceDetectorUnavailable(RuntimeError):
+    """This OpenCV cannot detect faces; the message says why and what to install (one line)."""
+
+
+def face_detector_unavailable_reason() -> str | None:
+    """Why the Haar face detector cannot run with this OpenCV (None when it can)."""
+    if not hasattr(cv2, "CascadeClassifier") or not hasattr(getattr(cv2, "data", None), "haarcascades"):
+        return (f"the Haar face detector needs OpenCV 4.x; this is OpenCV {cv2.__version__}, which dropped "
+                "CascadeClassifier (pip install 'opencv-python>=4.10,<5'), or track a region with --roi instead")
+    return None
+
+
 class FaceDetector:
-    """Largest frontal face with the Haar cascade that ships with opencv-python."""
+    """Largest frontal face with the Haar cascade that ships with opencv-python.
+
+    Raises :class:`FaceDetectorUnavailable` when this OpenCV has no cascade classifier (OpenCV 5).
+    """
 
     def __init__(self, detect_width: int = 320) -> None:
+        reason = face_detector_unavailable_reason()
+        if reason:
+            raise FaceDetectorUnavailable(reason)
         path = cv2.data.haarcascades + FACE_CASCADE
         self._cascade = cv2.CascadeClassifier(path)
         if self._cascade.empty():
-            raise RuntimeError(f"OpenCV could not load its face cascade {path}")
+            raise FaceDetectorUnavailable(f"OpenCV could not load its face cascade {path}")
         self.detect_width = detect_width
 
     def detect(self, gray: np.ndarray) -> tuple[int, int, int, int] | None:
@@ -91,7 +109,8 @@ class LKKeypointSource:
 
     ``update(gray)`` returns :class:`DriverKeypoints`, or None while there is nothing to track (then
     :attr:`status` says why: no face found, too little texture). ``reset_neutral()`` makes the next
-    frame the neutral pose.
+    frame the neutral pose. Without a ``roi`` the face detector is built at once, so an OpenCV
+    without one fails here with :class:`FaceDetectorUnavailable`, not at the first frame.
     """
 
     name = "Haar face + Lucas–Kanade"
@@ -103,7 +122,7 @@ class LKKeypointSource:
                  detector: FaceDetector | None = None) -> None:
         self.roi = roi
         self.max_points = max_points
-        self._detector = detector
+        self._detector = detector if detector is not None or roi is not None else FaceDetector()
         self.status = "waiting for the first frame"
         self._reset()
 

@@ -126,9 +126,14 @@ def load_target(path: str | os.PathLike, *, detect_face: bool = True) -> Target:
         target.extra = {k: v for k, v in doc.items() if k in ("description", "made_by")}
         return target
     if detect_face:
-        from hwbench_gui.demos.motion.keypoints import FaceDetector
+        from hwbench_gui.demos.motion.keypoints import FaceDetector, FaceDetectorUnavailable
 
-        face = FaceDetector(detect_width=640).detect(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+        try:
+            face = FaceDetector(detect_width=640).detect(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY))
+        except FaceDetectorUnavailable as exc:
+            raise TargetError(f"{p.name} has no keypoints: there is no {side.name} beside it, and {exc}. Click "
+                              f"at least {MIN_KEYPOINTS} keypoints on the image in the Motion page, which saves "
+                              "them to that file, or write the file.") from None
         if face is not None:
             x, y, w, h = face
             pts = [(x + fx * w, y + fy * h) for _, fx, fy in FACE_TEMPLATE]
