@@ -15,8 +15,6 @@ from hwbench_gui import __version__
 #: Subcommand modules, in the order ``hwbench --help`` lists them.
 COMMANDS = ("inventory", "monitor", "bench", "demo", "report")
 
-WORKER_FLAG = "--hwbench-worker"
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -33,10 +31,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == [WORKER_FLAG]:
-        from hwbench_gui.engine.bench import worker
-
-        return worker.main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

@@ -22,7 +22,7 @@ if ! "$PYTHON" -c "import PyInstaller" 2>/dev/null; then
 fi
 # The icon files are committed; regenerate them only when one is missing.
 for icon in hwbench.ico hwbench.icns hwbench-256.png hwbench.svg; do
-    if [[ ! -f "hwbench_gui/resources/icons/$icon" ]]; then "$PYTHON" packaging/make_icons.py; break; fi
+    if [[ ! -f "resources/icons/$icon" ]]; then "$PYTHON" packaging/make_icons.py; break; fi
 done
 
 start_s=$(date +%s)

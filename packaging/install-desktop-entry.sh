@@ -63,10 +63,10 @@ fi
 exe="$(cd "$(dirname "$exe")" && pwd)/$(basename "$exe")"
 
 # Icons: from this checkout, else from the frozen bundle the executable is in.
-icon_src="$ROOT/hwbench_gui/resources/icons"
+icon_src="$ROOT/resources/icons"
 [[ -f "$icon_src/hwbench.svg" ]] || icon_src="$(dirname "$exe")/_internal/resources/icons"
 if [[ ! -f "$icon_src/hwbench.svg" ]]; then
-    echo "hwbench icons not found in $ROOT/hwbench_gui/resources/icons or next to $exe" >&2
+    echo "hwbench icons not found in $ROOT/resources/icons or next to $exe" >&2
     exit 2
 fi
 for size in "${ICON_SIZES[@]}"; do

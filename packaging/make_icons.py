@@ -1,4 +1,4 @@
-"""Write hwbench's icon: hwbench_gui/resources/icons/hwbench.svg, PNGs of every size, hwbench.ico and hwbench.icns.
+"""Write hwbench's icon: resources/icons/hwbench.svg, PNGs of every size, hwbench.ico and hwbench.icns.
 
 The drawing (a chip with rising bars: hardware, measured) is declared once as shapes on a 256-unit
 canvas; the SVG is written from those shapes and the bitmaps are drawn from them with Pillow
@@ -88,7 +88,7 @@ def write_all(folder: Path) -> list[Path]:
 
 def main() -> int:
     root = Path(__file__).resolve().parent.parent
-    for path in write_all(root / "hwbench_gui" / "resources" / "icons"):
+    for path in write_all(root / "resources" / "icons"):
         print(f"{path.relative_to(root)}  {path.stat().st_size} bytes")
     return 0
 

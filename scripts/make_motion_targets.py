@@ -1,11 +1,11 @@
 """Draw the motion-transfer demo's target characters and mark their keypoints.
 
-Writes ``hwbench_gui/resources/motion/<name>.png`` (512×512) and ``<name>.keypoints.json`` beside it. The images
+Writes ``resources/motion/<name>.png`` (512×512) and ``<name>.keypoints.json`` beside it. The images
 are made here with OpenCV drawing calls, so the project owns them outright. Keypoints are the very
 coordinates the shapes are drawn from; the face box spans brow to chin and cheek to cheek, like a
 Haar face box, because the mapping aligns it with the driver's face box.
 
-    python scripts/make_motion_targets.py [--out hwbench_gui/resources/motion]
+    python scripts/make_motion_targets.py [--out resources/motion]
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ CHARACTERS = {"robot": (robot, "a robot head drawn with OpenCV"), "cat": (cat, "
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(REPO / "hwbench_gui" / "resources" / "motion"))
+    parser.add_argument("--out", default=str(REPO / "resources" / "motion"))
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -12,10 +12,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from hwbench_gui.engine.bench.api import Benchmark, Outcome, Param, Series
-from hwbench_gui.engine.bench.protocol import outcome_to_json
 from hwbench_gui.engine.results.document import build_document
 from hwbench_gui.engine.results.store import write_result
+from hwbench_gui.engine.run.protocol import outcome_to_json
+from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, Series
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=timezone.utc)
 

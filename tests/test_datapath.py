@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from hwbench_gui.engine.bench import registry, runner
 from hwbench_gui.engine.datapath import dataset as ds
 from hwbench_gui.engine.datapath.verdict import CONSISTENCY_NOISE, Context, analyze
+from hwbench_gui.engine.run import registry, runner
 
 STAGE_KEYS = ["disk_cold", "disk_cached", "decode_1", "decode_n", "augment_1", "cpu_n", "gpu_decode", "transfer",
               "compute", "end_to_end"]
@@ -145,7 +145,7 @@ def _big_image_folder(root, count: int, width: int, height: int) -> str:
     """Large photo-like JPEGs made quickly (upscaled small images plus sensor noise)."""
     import cv2
 
-    from hwbench_gui.engine.bench.imagegen import make_image
+    from hwbench_gui.engine.measure.imagegen import make_image
 
     rng = np.random.default_rng(3)
     for i in range(count):
@@ -264,7 +264,7 @@ def test_loader_drain_stops_once_the_step_waits_for_data():
     """The prefetch queue holds 6 ready batches; after that each batch takes 20 ms to arrive."""
     import time
 
-    from hwbench_gui.engine.bench.model_torch import DRAIN_WINDOW_STEPS, _drain_loader
+    from hwbench_gui.engine.models.torch_measure import DRAIN_WINDOW_STEPS, _drain_loader
 
     class Reporter:
         def progress(self, *a):
@@ -312,7 +312,7 @@ def test_epoch_start_refills_are_reported_and_priced():
 
 
 def test_batch_stream_records_the_wait_at_each_new_epoch():
-    from hwbench_gui.engine.bench.model_data import BatchStream
+    from hwbench_gui.engine.models.data import BatchStream
 
     stream = BatchStream([1, 2, 3])
     assert [stream.next() for _ in range(7)] == [1, 2, 3, 1, 2, 3, 1]

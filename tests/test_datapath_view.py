@@ -6,7 +6,6 @@ import copy
 import json
 
 import pytest
-
 from conftest import FIXTURES
 
 DOC = json.loads((FIXTURES / "datapath_cpu.json").read_text())

@@ -43,7 +43,7 @@ def test_h200_datapath_documents_are_consistent():
 
     from hwbench_gui.engine.datapath.verdict import CONSISTENCY_NOISE
 
-    folder = Path(__file__).resolve().parent.parent / "hwbench_gui" / "resources" / "reference" / "h200"
+    folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "h200"
     docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*datapath.analyze*.json"))]
     assert len(docs) >= 3
     for doc in docs:

@@ -29,7 +29,7 @@ def test_cli_path_never_loads_qt():
         import sys
         from hwbench_gui import cli
         cli.build_parser()
-        import hwbench_gui.engine.nvml, hwbench_gui.engine.paths, hwbench_gui.engine.bench.api
+        import hwbench_gui.engine.nvml, hwbench_gui.engine.paths, hwbench_gui.engine.spec.benchmark
         bad = sorted(m for m in sys.modules if m.split('.')[0] in ('PySide6', 'pyqtgraph', 'shiboken6'))
         print(bad)
         assert not bad, bad
@@ -71,8 +71,21 @@ def test_the_lazy_import_check_can_fail():
     assert proc.returncode == 0, proc.stderr
 
 
-def test_entry_flags_match_their_modules():
+def test_entry_dispatches_every_flag(monkeypatch):
+    """One dispatch in ``__main__``: each flag reaches its mode, anything else is the window."""
     from hwbench_gui import __main__ as entry
-    from hwbench_gui.engine.inventory.torch_probe import TORCH_PROBE_FLAG
+    from hwbench_gui import cli
+    from hwbench_gui.engine.child import CLI_WORD, SELF_TEST_FLAG, TORCH_PROBE_FLAG, WORKER_FLAG
+    from hwbench_gui.engine.inventory import torch_probe
+    from hwbench_gui.engine.run import worker
+    from hwbench_gui.ui import self_test
 
-    assert f'["{TORCH_PROBE_FLAG}"]' in Path(entry.__file__).read_text()
+    monkeypatch.setattr(worker, "main", lambda args: ("worker", args))
+    monkeypatch.setattr(torch_probe, "main", lambda: "probe")
+    monkeypatch.setattr(cli, "main", lambda args: ("cli", args))
+    monkeypatch.setattr(self_test, "main", lambda: "self-test")
+    assert entry.dispatch([WORKER_FLAG, "{}"]) == ("worker", ["{}"])
+    assert entry.dispatch([TORCH_PROBE_FLAG]) == "probe"
+    assert entry.dispatch([CLI_WORD, "list"]) == ("cli", ["list"])
+    assert entry.dispatch([SELF_TEST_FLAG]) == "self-test"
+    assert entry.dispatch([]) is None

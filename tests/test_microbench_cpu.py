@@ -6,10 +6,11 @@ import importlib.util
 
 import numpy as np
 import pytest
-
-from hwbench_gui.engine.bench import cpu_decode, host_membw, imagegen
-from hwbench_gui.engine.bench.api import BenchmarkUnavailable
 from recording import Recorder
+
+from hwbench_gui.engine.benchmarks import cpu_decode, host_membw
+from hwbench_gui.engine.measure import imagegen
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable
 
 
 def test_generated_jpegs_have_real_content():

@@ -8,10 +8,10 @@ import sys
 
 import pytest
 
-from hwbench_gui.engine.bench.api import NEEDS, Benchmark, ParamError
+from hwbench_gui.engine.spec.benchmark import NEEDS, Benchmark, ParamError
 
 MODULES = {
-    "disk": "disk.read",
+    "disk_read": "disk.read",
     "cpu_decode": "cpu.decode",
     "host_membw": "host.membw",
     "gpu_pcie": "gpu.pcie",
@@ -22,7 +22,7 @@ MODULES = {
 
 
 def _bench(module: str) -> Benchmark:
-    return importlib.import_module(f"hwbench_gui.engine.bench.{module}").BENCHMARK
+    return importlib.import_module(f"hwbench_gui.engine.benchmarks.{module}").BENCHMARK
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -56,7 +56,7 @@ def test_out_of_range_and_unknown_params_are_refused(module):
 
 def test_modules_import_without_torch_or_cv2():
     code = ("import sys\n"
-            + "".join(f"import hwbench_gui.engine.bench.{m}\n" for m in MODULES)
+            + "".join(f"import hwbench_gui.engine.benchmarks.{m}\n" for m in MODULES)
             + "heavy = [m for m in ('torch', 'cv2', 'PIL', 'numpy') if m in sys.modules]\n"
             + "assert not heavy, heavy\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

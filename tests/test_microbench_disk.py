@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from hwbench_gui.engine.bench import disk
-from hwbench_gui.engine.bench.api import BenchmarkUnavailable
 from recording import Recorder
+
+from hwbench_gui.engine.benchmarks import disk_read as disk
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable
 
 BENCHMARK = disk.BENCHMARK
 TINY = {"file_size_mib": 4, "random_reads": 200, "repeats": 2}
@@ -63,7 +63,7 @@ def test_written_file_is_not_zeros(tmp_path):
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm")
-                    or disk._filesystem("/dev/shm")[1] not in disk.RAM_FILESYSTEMS, reason="no tmpfs at /dev/shm")
+                    or disk.filesystem_of("/dev/shm")[1] not in disk.RAM_FILESYSTEMS, reason="no tmpfs at /dev/shm")
 def test_warns_on_memory_backed_folder():
     before = set(os.listdir("/dev/shm"))
     outcome = _run("/dev/shm", file_size_mib=2, random_reads=50, repeats=1)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib.util
 
 import pytest
+from recording import Recorder
 
 from hwbench_gui.engine import nvml
-from hwbench_gui.engine.bench import gpu_d2d, gpu_matmul, gpu_p2p, gpu_pcie
-from hwbench_gui.engine.bench.api import BenchmarkUnavailable, ParamError
-from recording import Recorder
+from hwbench_gui.engine.benchmarks import gpu_d2d, gpu_matmul, gpu_p2p, gpu_pcie
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, ParamError
 
 torch_missing = importlib.util.find_spec("torch") is None
 GPU_COUNT = nvml.device_count()

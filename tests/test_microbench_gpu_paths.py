@@ -55,7 +55,7 @@ def fake_cuda(monkeypatch):
     """``torch`` whose ``cuda`` namespace runs everything on the CPU; returns that namespace."""
     import torch as real
 
-    from hwbench_gui.engine.bench import gpu_d2d, gpu_p2p, gpu_pcie
+    from hwbench_gui.engine.benchmarks import gpu_d2d, gpu_p2p, gpu_pcie
 
     # CPU memcpy is slow next to a GPU's: move little per timed repeat.
     monkeypatch.setattr(gpu_pcie, "TARGET_BYTES_PER_REPEAT", 1 << 20)
@@ -92,7 +92,7 @@ def fake_cuda(monkeypatch):
 
 
 def test_pcie_sweep(fake_cuda):
-    from hwbench_gui.engine.bench import gpu_pcie
+    from hwbench_gui.engine.benchmarks import gpu_pcie
 
     bench, rec = gpu_pcie.BENCHMARK, Recorder()
     outcome = bench.run(bench.resolve_params({"min_bytes": 4096, "max_bytes": 1 << 18, "repeats": 2}), rec)
@@ -107,7 +107,7 @@ def test_pcie_sweep(fake_cuda):
 
 
 def test_d2d_sweep(fake_cuda):
-    from hwbench_gui.engine.bench import gpu_d2d
+    from hwbench_gui.engine.benchmarks import gpu_d2d
 
     bench = gpu_d2d.BENCHMARK
     outcome = bench.run(bench.resolve_params({"size_mib": 4, "min_size_mib": 1, "repeats": 2}), Recorder())
@@ -118,7 +118,7 @@ def test_d2d_sweep(fake_cuda):
 
 @pytest.mark.parametrize("peer", [True, False])
 def test_p2p_matrices(fake_cuda, peer):
-    from hwbench_gui.engine.bench import gpu_p2p
+    from hwbench_gui.engine.benchmarks import gpu_p2p
 
     fake_cuda.can_device_access_peer = lambda a, b: peer
     bench = gpu_p2p.BENCHMARK
@@ -136,15 +136,15 @@ def test_p2p_matrices(fake_cuda, peer):
 
 
 def test_p2p_needs_two_devices(fake_cuda):
-    from hwbench_gui.engine.bench import gpu_p2p
-    from hwbench_gui.engine.bench.api import BenchmarkUnavailable
+    from hwbench_gui.engine.benchmarks import gpu_p2p
+    from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable
 
     with pytest.raises(BenchmarkUnavailable, match="needs 2 GPUs, found 1"):
         gpu_p2p.BENCHMARK.run(gpu_p2p.BENCHMARK.resolve_params({"devices": "1"}), Recorder())
 
 
 def test_matmul_gpu_precisions(fake_cuda):
-    from hwbench_gui.engine.bench import gpu_matmul
+    from hwbench_gui.engine.benchmarks import gpu_matmul
 
     bench = gpu_matmul.BENCHMARK
     outcome = bench.run(bench.resolve_params({"sizes": "32,40", "repeats": 1}), Recorder())

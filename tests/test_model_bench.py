@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from hwbench_gui.engine.bench import maxbatch, model_data, registry, runner, suites, worker
-from hwbench_gui.engine.bench.api import ParamError
-from hwbench_gui.engine.bench.model_common import (MODELS, PRECISION_LABELS, OutOfMemoryError, oom_message,
-                                                   percentile)
+from hwbench_gui.engine.child import child_env
+from hwbench_gui.engine.models import data as model_data
+from hwbench_gui.engine.models.common import MODELS, PRECISION_LABELS, OutOfMemoryError, oom_message, percentile
+from hwbench_gui.engine.run import maxbatch, registry, runner, suites, worker
+from hwbench_gui.engine.spec.benchmark import ParamError
 
 TESTS_DIR = Path(__file__).resolve().parent
 HAS_TF = importlib.util.find_spec("tensorflow") is not None
@@ -96,10 +97,10 @@ def test_precision_labels_are_exact():
 
 
 def test_importing_the_model_modules_loads_no_framework():
-    code = ("import sys, hwbench_gui.engine.bench.model_benchmarks, hwbench_gui.engine.bench.maxbatch, "
-            "hwbench_gui.engine.bench.suites, hwbench_gui.engine.bench.unet, hwbench_gui.engine.bench.model_data; "
+    code = ("import sys, hwbench_gui.engine.benchmarks.models, hwbench_gui.engine.run.maxbatch, "
+            "hwbench_gui.engine.run.suites, hwbench_gui.engine.models.unet, hwbench_gui.engine.models.data; "
             "print(sorted(m for m in ('torch', 'tensorflow', 'torchvision', 'keras') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=runner.child_env(),
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=child_env(),
                          timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from hwbench_gui.engine.bench.api import Benchmark
-from hwbench_gui.engine.bench.model_common import MODELS, model_params
+from hwbench_gui.engine.models.common import MODELS, model_params
+from hwbench_gui.engine.spec.benchmark import Benchmark
 
 PEAK_BYTES = 130 * (1 << 30)
 TOTAL_BYTES = int(139.8 * (1 << 30))
@@ -16,7 +16,7 @@ TOTAL_BYTES = int(139.8 * (1 << 30))
 def _raise_cuda_oom(params, reporter):
     import torch
 
-    from hwbench_gui.engine.bench import model_torch
+    from hwbench_gui.engine.models import torch_measure as model_torch
 
     def step(*args, **kwargs):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 12.00 GiB. GPU 0 has a total "

@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO_ROOT
 
 PACKAGING = REPO_ROOT / "packaging"
-ICONS = REPO_ROOT / "hwbench_gui" / "resources" / "icons"
+ICONS = REPO_ROOT / "resources" / "icons"
 ICON_PNG_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
 
 
@@ -124,7 +123,6 @@ def test_frozen_build_passes_its_self_test(tmp_path):
 def test_a_built_wheel_carries_the_shipped_resources(tmp_path):
     """A plain `pip install .` (not editable) must find the demo targets, cfgs, agent and references."""
     import zipfile
-
     from importlib.metadata import PackageNotFoundError, version
 
     # Built without build isolation (no download): the environment must meet pyproject's build-system needs.
@@ -141,6 +139,8 @@ def test_a_built_wheel_carries_the_shipped_resources(tmp_path):
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = tmp_path.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {str(p.relative_to(REPO_ROOT)).replace(os.sep, "/")
-               for p in (REPO_ROOT / "hwbench_gui" / "resources").rglob("*") if p.is_file()}
+    shipped = {"hwbench_gui/" + str(p.relative_to(REPO_ROOT)).replace(os.sep, "/")
+               for p in (REPO_ROOT / "resources").rglob("*") if p.is_file()}
+    shipped |= {str(p.relative_to(REPO_ROOT)).replace(os.sep, "/")
+                for p in (REPO_ROOT / "hwbench_gui").rglob("*.py")}  # every module: the package list is complete
     assert shipped and shipped <= names, sorted(shipped - names)[:10]

@@ -11,12 +11,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from reports_data import make_doc, model_doc, on_other_machine, sweep_series, write_bad_files, write_docs
 
 from hwbench_gui.engine.reports import charts, compare, csv_export, library
 from hwbench_gui.engine.reports.html import render_html, write_html
 from hwbench_gui.engine.reports.pdf import pdf_bytes, write_pdf
 from hwbench_gui.engine.reports.report import make_report
-from reports_data import (make_doc, model_doc, on_other_machine, sweep_series, write_bad_files, write_docs)
 
 
 def two_machines():

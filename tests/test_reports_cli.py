@@ -7,7 +7,6 @@ import json
 import shutil
 
 import pytest
-
 from conftest import run_cli
 from reports_data import on_other_machine, write_bad_files
 
@@ -15,8 +14,9 @@ from reports_data import on_other_machine, write_bad_files
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     """One real cpu.decode run (tiny), and the same document relabelled as a second machine."""
-    from conftest import REPO_ROOT
     import os
+
+    from conftest import REPO_ROOT
 
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO_ROOT)

@@ -6,12 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from hwbench_gui.engine.reports import library
-
-from hwbench_gui.engine.reports import compare
-from hwbench_gui.ui.context import AppContext
 from reports_data import make_doc, on_other_machine, write_bad_files, write_docs
+
+from hwbench_gui.engine.reports import compare, library
+from hwbench_gui.ui.context import AppContext
 
 
 @pytest.fixture

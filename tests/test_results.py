@@ -11,12 +11,12 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hwbench_gui.engine.bench import stats
-from hwbench_gui.engine.bench.api import Benchmark, Outcome, Param, Series
-from hwbench_gui.engine.bench.protocol import outcome_to_json
+from hwbench_gui.engine.measure import stats
 from hwbench_gui.engine.results import document, store
 from hwbench_gui.engine.results.document import SCHEMA_VERSION, build_document
 from hwbench_gui.engine.results.store import ResultFileError, list_results, load_result, write_result
+from hwbench_gui.engine.run.protocol import outcome_to_json
+from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, Series
 
 BENCH = Benchmark(id="gpu.matmul", title="Matmul", category="GPU", description="d",
                   params=[Param("size", "int", 1024, "n")], run=lambda p, r: None, version="3")
@@ -70,7 +70,8 @@ def test_ok_document_fields():
                 telemetry={"samples": 4}, exit_code=0, log_tail=["x"], warnings=["runner warning"], timeout_s=60)
     assert doc["schema_version"] == SCHEMA_VERSION == 1
     assert re.fullmatch(r"[0-9a-f]{32}", doc["id"])
-    assert doc["benchmark"] == {"id": "gpu.matmul", "title": "Matmul", "category": "GPU", "version": "3"}
+    assert doc["benchmark"] == {"id": "gpu.matmul", "title": "Matmul", "category": "GPU", "version": "3",
+                                "comparability_params": ["size"]}
     assert doc["params"] == {"size": 1024}
     assert doc["precision"] == "TF32"
     assert doc["figure"] == {"name": "tflops", "value": 2.0, "unit": "TFLOP/s", "higher_is_better": True}
@@ -236,9 +237,9 @@ def test_written_file_is_complete_json_even_for_large_documents(tmp_path):
 
 
 def test_a_failed_run_keeps_the_precision_it_asked_for():
-    from hwbench_gui.engine.results.document import requested_precision
+    from hwbench_gui.engine.spec.precision import requested_label
 
-    assert requested_precision({"precision": "fp16-amp"}) == "FP16-AMP"
-    assert requested_precision({"precision": "tf32"}) == "TF32"
-    assert requested_precision({"precision": "all"}) is None
-    assert requested_precision({}) is None
+    assert requested_label({"precision": "fp16-amp"}.get("precision")) == "FP16-AMP"
+    assert requested_label({"precision": "tf32"}.get("precision")) == "TF32"
+    assert requested_label({"precision": "all"}.get("precision")) is None
+    assert requested_label({}.get("precision")) is None

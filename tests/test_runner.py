@@ -16,9 +16,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from hwbench_gui.engine.bench import protocol, registry, runner, worker
-from hwbench_gui.engine.bench.api import ParamError
+from hwbench_gui.engine import child
 from hwbench_gui.engine.results import store
+from hwbench_gui.engine.run import protocol, registry, runner, worker
+from hwbench_gui.engine.spec.benchmark import ParamError
 
 TESTS_DIR = Path(__file__).resolve().parent
 FIXTURE_MODULE = "bench_fixtures.crashy"
@@ -94,7 +95,7 @@ def test_ok_run_writes_document_with_stats(tmp_path):
     assert doc["reason"] is None and doc["error_kind"] is None and doc["log_tail"] is None
     assert doc["exit_code"] == 0 and doc["exit_signal"] is None
     assert doc["benchmark"] == {"id": "test.ok", "title": "completes with known samples", "category": "test",
-                                "version": "1"}
+                                "version": "1", "comparability_params": ["samples", "scale"]}
     assert doc["params"] == {"samples": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "scale": 1.0}
     assert doc["figure"] == {"name": "value", "value": 5.5, "unit": "units", "higher_is_better": True}
     assert doc["samples"] == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
@@ -370,9 +371,9 @@ def test_runner_samples_by_itself_without_a_sampler(tmp_path):
 # -- the child command -----------------------------------------------------------------------------
 
 def test_child_command_normal_and_frozen(monkeypatch):
-    assert runner.child_command() == [sys.executable, "-m", "hwbench_gui", "--hwbench-worker"]
+    assert child.worker_command() == [sys.executable, "-m", "hwbench_gui", "--hwbench-worker"]
     monkeypatch.setattr(sys, "frozen", True, raising=False)
-    command = runner.child_command({"id": "gpu.matmul", "params": {"size": 1024}})
+    command = child.worker_command({"id": "gpu.matmul", "params": {"size": 1024}})
     assert command[:2] == [sys.executable, "--hwbench-worker"]
     assert json.loads(command[2]) == {"id": "gpu.matmul", "params": {"size": 1024}}
 
@@ -459,10 +460,10 @@ def test_registry_reports_broken_modules_without_hiding_others(monkeypatch):
     assert "test.ok" in ids
     errors = registry.module_errors()
     assert "No module named 'bench_fixtures.does_not_exist'" in errors["bench_fixtures.does_not_exist"]
-    assert set(registry.BENCHMARK_MODULES) >= {"disk", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d",
-                                               "gpu_p2p", "gpu_matmul", "model_benchmarks"}
+    assert set(registry.BENCHMARK_MODULES) >= {"disk_read", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d",
+                                               "gpu_p2p", "gpu_matmul", "models"}
     for name in registry.BENCHMARK_MODULES:  # each built-in module is either loaded or explained
-        module = f"hwbench_gui.engine.bench.{name}"
+        module = f"hwbench_gui.engine.benchmarks.{name}"
         assert module in errors or importlib.util.find_spec(module) is not None
 
 

@@ -67,7 +67,7 @@ def test_offscreen_only_without_a_display(monkeypatch):
 
 
 def test_gui_entry_dispatches_self_test(monkeypatch):
-    from hwbench_gui.ui import app
+    from hwbench_gui import __main__ as entry
 
     monkeypatch.setattr(self_test, "main", lambda: 7)
-    assert app.main(["hwbench-gui", "--self-test"]) == 7
+    assert entry.main(["hwbench-gui", "--self-test"]) == 7

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
-import pytest
 
 from hwbench_gui.demos.snake.game import DELTAS, DOWN, LEFT, RIGHT, UP, SnakeBoards, relative_to_absolute
 from hwbench_gui.demos.snake.observation import CHANNELS, FEATURES, observe

@@ -21,6 +21,8 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from hwbench_gui.engine.results.formatting import figure_line, format_value
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 
 
@@ -68,7 +70,7 @@ def add_parser(subparsers) -> None:
 # -- list ------------------------------------------------------------------------------------------
 
 def list_command(args: argparse.Namespace) -> int:
-    from hwbench_gui.engine.bench import registry
+    from hwbench_gui.engine.run import registry
 
     rows = []
     for bench in registry.all_benchmarks():
@@ -98,7 +100,7 @@ def list_command(args: argparse.Namespace) -> int:
 
 
 def _param_json(p) -> dict[str, Any]:
-    from hwbench_gui.engine.bench.protocol import jsonable
+    from hwbench_gui.engine.jsonable import jsonable
 
     return jsonable({"name": p.name, "kind": p.kind, "default": p.default, "help": p.help, "minimum": p.minimum,
                      "maximum": p.maximum, "choices": list(p.choices), "unit": p.unit})
@@ -118,15 +120,15 @@ def _describe_param(p: dict[str, Any]) -> str:
 # -- run -------------------------------------------------------------------------------------------
 
 def run_command(args: argparse.Namespace) -> int:
-    from hwbench_gui.engine.bench import registry, runner
-    from hwbench_gui.engine.bench.api import ParamError
+    from hwbench_gui.engine.run import registry, runner
+    from hwbench_gui.engine.spec.benchmark import ParamError
 
     if args.suite or not args.id:
         return _suite_command(args)
     try:
         params = parse_param_args(args.param)
         bench = registry.get(args.id)
-        bench.resolve_params(params)  # fail before anything starts
+        params = bench.resolve_params(params)  # fail before anything starts; the runner takes them as they are
     except KeyError as exc:
         print(f"hwbench run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         errors = registry.module_errors()
@@ -166,7 +168,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"saved {result.path}", file=sys.stderr)
     if result.status == "ok":
         if not args.quiet:
-            print(format_figure(doc), file=sys.stderr)
+            print(figure_line(doc), file=sys.stderr)
             for warning in doc.get("warnings") or []:
                 print(f"warning: {warning}", file=sys.stderr)
         return EXIT_FAILED if result.save_error else EXIT_OK
@@ -182,8 +184,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 def _suite_command(args: argparse.Namespace) -> int:
     """``hwbench run --suite NAME``: every run of the suite, then one line per run."""
-    from hwbench_gui.engine.bench import suites
-    from hwbench_gui.engine.bench.api import ParamError
+    from hwbench_gui.engine.run import suites
+    from hwbench_gui.engine.spec.benchmark import ParamError
 
     if not args.suite or args.id:
         print("hwbench run: give either a benchmark ID or --suite NAME", file=sys.stderr)
@@ -218,7 +220,7 @@ def _suite_command(args: argparse.Namespace) -> int:
         display.finish()
     for run, result in done:
         doc = result.document
-        shown = format_figure(doc) if result.status == "ok" else f"{result.status}: {doc.get('reason')}"
+        shown = figure_line(doc) if result.status == "ok" else f"{result.status}: {doc.get('reason')}"
         print(f"{run.label}: {shown}" + (f"  [{result.path}]" if result.path else ""))
     if cancel.is_set():
         return EXIT_CANCELLED
@@ -226,15 +228,15 @@ def _suite_command(args: argparse.Namespace) -> int:
 
 
 def _registry_get(bench_id: str):
-    from hwbench_gui.engine.bench import registry
+    from hwbench_gui.engine.run import registry
 
     return registry.get(bench_id)
 
 
 def maxbatch_command(args: argparse.Namespace) -> int:
     """``hwbench maxbatch ID``: prints each try, then the largest batch that fit."""
-    from hwbench_gui.engine.bench import maxbatch
-    from hwbench_gui.engine.bench.api import ParamError
+    from hwbench_gui.engine.run import maxbatch
+    from hwbench_gui.engine.spec.benchmark import ParamError
 
     try:
         params = parse_param_args(args.param)
@@ -267,7 +269,7 @@ def maxbatch_command(args: argparse.Namespace) -> int:
 
 def parse_param_args(items: list[str]) -> dict[str, str]:
     """``["size=8192", "dtype=fp16"]`` -> ``{"size": "8192", "dtype": "fp16"}``; ParamError on bad items."""
-    from hwbench_gui.engine.bench.api import ParamError
+    from hwbench_gui.engine.spec.benchmark import ParamError
 
     params: dict[str, str] = {}
     for item in items:
@@ -279,27 +281,6 @@ def parse_param_args(items: list[str]) -> dict[str, str]:
             raise ParamError(f"{name} is given twice")
         params[name] = value
     return params
-
-
-def format_figure(doc: dict[str, Any]) -> str:
-    """``gpu.matmul: tflops = 312 TFLOP/s (median of 10; p5 305, p95 318; FP16)``."""
-    figure = doc.get("figure") or {}
-    summary = doc.get("stats") or {}
-    text = f"{doc['benchmark']['id']}: {figure.get('name')} = {_num(figure.get('value'))} {figure.get('unit', '')}"
-    details = [f"median of {summary.get('n')}"]
-    if (summary.get("n") or 0) >= 2:
-        details.append(f"p5 {_num(summary.get('p5'))}, p95 {_num(summary.get('p95'))}")
-    if doc.get("precision") not in (None, "n/a"):
-        details.append(str(doc["precision"]))
-    return f"{text.rstrip()} ({'; '.join(details)})"
-
-
-def _num(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) < 1e15):
-        return str(int(value))
-    return f"{value:.4g}"
 
 
 def _install_sigint(cancel: threading.Event, display: "ProgressDisplay"):
@@ -340,7 +321,8 @@ class ProgressDisplay:
         elif kind == "metric":
             extra = {k: v for k, v in event.items() if k not in ("type", "name", "value", "unit")}
             value = event.get("value")
-            shown = _num(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+            # whole numbers (counts, ids) print as they are; measurements as every figure reads
+            shown = format_value(value) if isinstance(value, float) else value
             suffix = "  " + " ".join(f"{k}={v}" for k, v in extra.items()) if extra else ""
             self.note(f"{event.get('name')} = {shown} {event.get('unit', '')}".rstrip() + suffix)
         elif kind == "started":

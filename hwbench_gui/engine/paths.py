@@ -31,13 +31,14 @@ def results_dir(override: str | os.PathLike | None = None) -> Path:
 
 
 def resources_dir() -> Path:
-    """The shipped ``resources/`` folder, in a source tree, an installed wheel or a frozen build."""
+    """The shipped ``resources/`` folder: beside the package in a source tree or an editable install,
+    inside it (``hwbench_gui/resources``) in an installed wheel, at the bundle root in a frozen build."""
+    package = Path(__file__).resolve().parent.parent
+    candidates = [package.parent / "resources", package / "resources"]
     frozen_root = getattr(sys, "_MEIPASS", None)
-    candidates = []
     if frozen_root:
-        candidates.append(Path(frozen_root) / "resources")
-    candidates.append(Path(__file__).resolve().parent.parent / "resources")  # hwbench_gui/resources
+        candidates.insert(0, Path(frozen_root) / "resources")
     for candidate in candidates:
         if candidate.is_dir():
             return candidate
-    return candidates[-1]
+    return candidates[0]

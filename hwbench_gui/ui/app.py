@@ -62,18 +62,6 @@ def build_window(settings=None, start_sampler: bool = True):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
-    from hwbench_gui.cli import WORKER_FLAG
-
-    if WORKER_FLAG in argv[1:2]:  # frozen build: the GUI executable doubles as the benchmark worker
-        from hwbench_gui.engine.bench import worker
-
-        return worker.main(argv[2:])
-    from hwbench_gui.ui.self_test import SELF_TEST_FLAG
-
-    if SELF_TEST_FLAG in argv[1:]:
-        from hwbench_gui.ui import self_test
-
-        return self_test.main()
     app = create_app(argv)
     window = build_window()
     if os.environ.get(EXIT_AFTER_SHOW_ENV):

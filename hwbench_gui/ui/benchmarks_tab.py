@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hwbench_gui.engine.results.formatting import figure_text, spread_text
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.run.queue import QueueChange, QueuedRun, RunQueue, RunSkipped
 from hwbench_gui.engine.run.suites import SuiteRun, suite_names
@@ -53,20 +54,6 @@ from hwbench_gui.ui.workers import Worker, create_worker
 _PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d")
 _STATUS_COLORS = {"ok": OK_COLOR, "failed": ERROR_COLOR, "cancelled": WARNING_COLOR}
 _RESULT_COLUMNS = ("Started", "Benchmark", "Precision", "Figure", "Spread (p5–p95)", "Status", "Device")
-
-
-def format_figure(doc: dict[str, Any]) -> tuple[str, str]:
-    """The headline figure and its spread as display strings; a failed run shows its reason."""
-    figure = doc.get("figure") or {}
-    value = figure.get("value")
-    if value is None:
-        return (doc.get("reason") or "no figure", "")
-    unit = figure.get("unit", "")
-    stats = doc.get("stats") or {}
-    spread = ""
-    if stats.get("p5") is not None and stats.get("p95") is not None:
-        spread = f"{stats['p5']:.4g} – {stats['p95']:.4g}  (n={stats.get('n', '?')})"
-    return (f"{value:.4g} {unit}", spread)
 
 
 def _as_floats(values) -> np.ndarray:
@@ -380,7 +367,7 @@ class BenchmarksTab(QWidget):
 
     def _on_done(self, document: dict[str, Any], path: str) -> None:
         status = document.get("status", "failed")
-        figure, _ = format_figure(document)
+        figure = figure_text(document)
         self.progress.setValue(1000 if status == "ok" else self.progress.value())
         self.progress.setFormat(f"{status}: {figure}")
         self.run_status.setText(f"{document.get('benchmark', {}).get('id', '?')} {status}"
@@ -416,7 +403,9 @@ class BenchmarksTab(QWidget):
         self._documents.append(document)
         row = self.results.rowCount()
         self.results.insertRow(row)
-        figure, spread = format_figure(document)
+        figure = figure_text(document)
+        measured = (document.get("figure") or {}).get("value") is not None
+        spread = spread_text(document.get("stats")) if measured else ""
         status = document.get("status", "?")
         cells = (
             (document.get("started_at") or "")[:19].replace("T", " "),

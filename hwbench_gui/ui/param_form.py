@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hwbench_gui.engine.bench.api import Param
+from hwbench_gui.engine.spec.benchmark import Param
 
 _INT_LIMIT = 2**31 - 1
 

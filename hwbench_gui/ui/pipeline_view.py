@@ -13,20 +13,19 @@ from PySide6.QtCore import QPointF, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from hwbench_gui.engine.datapath.stages import STAGES
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR
 
 BENCH_ID = "datapath.analyze"
 
-#: (box title, stage key for the rate, sub-lines: (label, stage key)); the chain's order.
+#: (box title, stage key for the rate, stage keys of its sub-lines); the chain's order. Labels come
+#: from the stage declarations (engine.datapath.stages.STAGES).
 BOXES = (
-    ("Disk", "disk_cold", (("cache bypassed", "disk_cold"),)),
-    ("RAM (page cache)", "disk_cached", (("cached read", "disk_cached"),)),
-    ("CPU decode/augment", "cpu_n", (("decode, 1 worker", "decode_1"), ("decode, N workers", "decode_n"),
-                                     ("decode, every core (what-if)", "decode_all"),
-                                     ("augment, 1 worker", "augment_1"))),
-    ("PCIe copy", "transfer", (("pin + copy", "transfer"),)),
-    ("GPU compute", "compute", (("model alone", "compute"), ("channels-last (what-if)", "compute_channels_last"),
-                                ("BF16 (what-if)", "compute_bf16"))),
+    ("Disk", "disk_cold", ("disk_cold",)),
+    ("RAM (page cache)", "disk_cached", ("disk_cached",)),
+    ("CPU decode/augment", "cpu_n", ("decode_1", "decode_n", "decode_all", "augment_1")),
+    ("PCIe copy", "transfer", ("transfer",)),
+    ("GPU compute", "compute", ("compute", "compute_channels_last", "compute_bf16")),
 )
 
 #: Which box a verdict's bottleneck lights up.
@@ -65,8 +64,8 @@ def boxes_of(document: dict[str, Any]) -> list[Box]:
             title = "Collate (no copy: CPU)"
         if key == "compute" and device == "cpu":
             title = "CPU compute"
-        lines = [f"{label}: {format_rate((stages.get(sub) or {}).get('rate_images_per_s'))}"
-                 for label, sub in subs if sub != key and sub in stages]  # what-ifs only where measured
+        lines = [f"{STAGES[sub].label}: {format_rate((stages.get(sub) or {}).get('rate_images_per_s'))}"
+                 for sub in subs if sub != key and sub in stages]  # what-ifs only where measured
         if key == "cpu_n" and context.get("workers") is not None:
             workers = context["workers"]
             lines = [f"{workers} loader worker{'' if workers == 1 else 's'}", *lines]

@@ -192,8 +192,8 @@ class SelfTest:
         return f"torch {report['torch_version']}, {cuda}"
 
     def _benchmark(self, bench_id: str, params: dict[str, Any], results: Path) -> str:
-        from hwbench_gui.engine.bench import registry, runner
         from hwbench_gui.engine.results import store
+        from hwbench_gui.engine.run import registry, runner
 
         reason = registry.availability(registry.get(bench_id))
         if reason:

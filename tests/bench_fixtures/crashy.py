@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Param, Series
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, Series
 
 
 def _ok(params, reporter):

@@ -1,7 +1,7 @@
 """The image folder the data-path analyzer reads: the user's own, or one it generates.
 
 A generated dataset is an ImageFolder tree (``root/class_NN/img_NNNNNN.jpg``) of photo-like JPEGs
-(:mod:`hwbench_gui.engine.bench.imagegen`) of a chosen width, height and count, written to a
+(:mod:`hwbench_gui.engine.measure.imagegen`) of a chosen width, height and count, written to a
 chosen disk and fsynced, so that the page cache can later be dropped file by file. A folder that
 already holds the same request (same size, count, quality and seed, recorded in a marker file) is
 reused rather than written again.
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hwbench_gui.engine.bench.api import ParamError
-from hwbench_gui.engine.bench.model_data import image_folder_items
+from hwbench_gui.engine.models.data import image_folder_items
+from hwbench_gui.engine.spec.benchmark import ParamError
 
 MARKER = "hwbench-dataset.json"
 CLASSES = 10
@@ -112,7 +112,7 @@ def _write_one(job: tuple[str, int, int, int, int]) -> None:
     import cv2
     import numpy as np
 
-    from hwbench_gui.engine.bench.imagegen import make_image
+    from hwbench_gui.engine.measure.imagegen import make_image
 
     path, width_px, height_px, quality, seed = job
     pixels = make_image(max(width_px, height_px), np.random.default_rng(seed))[:height_px, :width_px]

@@ -1,6 +1,6 @@
 """Each stage of an image-training input pipeline measured alone, in images per second.
 
-The stages, in the order an image meets them (keys of :data:`STAGE_TITLES`):
+The stages, in the order an image meets them (keys of :data:`STAGES`):
 
 - ``disk_cold`` / ``disk_cached``: the dataset's files read by as many threads as the loader has
   workers, with the page cache dropped per file before the pass (``posix_fadvise(DONTNEED)`` after
@@ -26,7 +26,6 @@ torch and torchvision are imported inside the functions.
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import time
@@ -34,23 +33,39 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from hwbench_gui.engine.bench.model_data import LOADER_PREFETCH_BATCHES, MEAN, STD
-from hwbench_gui.engine.bench.timing import median
+from hwbench_gui.engine.measure.decode import decode_pil
+from hwbench_gui.engine.measure.decode import decode_rates as pool_decode_rates
+from hwbench_gui.engine.measure.filesystem import LAYERED_FILESYSTEMS, RAM_FILESYSTEMS, drop_page_cache, filesystem_of
+from hwbench_gui.engine.measure.stats import median
+from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES, MEAN, STD
 
-STAGE_TITLES = {
-    "disk_cold": "Disk read (cache bypassed)",
-    "disk_cached": "Disk read (page cache)",
-    "decode_1": "JPEG decode, 1 worker",
-    "decode_n": "JPEG decode, N workers",
-    "augment_1": "Augment, 1 worker",
-    "cpu_n": "Decode + augment, N workers",
-    "decode_all": "JPEG decode, every usable core (what-if)",
-    "gpu_decode": "JPEG decode on the GPU (what-if)",
-    "transfer": "Collate + pinned copy to device",
-    "compute": "Model compute only",
-    "compute_channels_last": "Model compute, channels-last (what-if)",
-    "compute_bf16": "Model compute, BF16 mixed precision (what-if)",
-    "end_to_end": "End-to-end training",
+
+@dataclass(frozen=True)
+class Stage:
+    """How one stage key is named: in results (``title``), on a line of the pipeline view (``label``)
+    and, for the stages that can limit the chain, in the verdict's sentence (``phrase``)."""
+
+    title: str
+    label: str
+    phrase: str = ""
+
+
+#: Every stage key, declared once, in the order an image meets the stages.
+STAGES = {
+    "disk_cold": Stage("Disk read (cache bypassed)", "cache bypassed", "uncached file reads"),
+    "disk_cached": Stage("Disk read (page cache)", "cached read", "file reads from the page cache"),
+    "decode_1": Stage("JPEG decode, 1 worker", "decode, 1 worker"),
+    "decode_n": Stage("JPEG decode, N workers", "decode, N workers"),
+    "augment_1": Stage("Augment, 1 worker", "augment, 1 worker"),
+    "cpu_n": Stage("Decode + augment, N workers", "decode + augment, N workers",
+                   "decode + augment in the loader workers"),
+    "decode_all": Stage("JPEG decode, every usable core (what-if)", "decode, every core (what-if)"),
+    "gpu_decode": Stage("JPEG decode on the GPU (what-if)", "decode on the GPU (what-if)"),
+    "transfer": Stage("Collate + pinned copy to device", "pin + copy", "pin + host-to-device copy"),
+    "compute": Stage("Model compute only", "model alone", "model compute alone"),
+    "compute_channels_last": Stage("Model compute, channels-last (what-if)", "channels-last (what-if)"),
+    "compute_bf16": Stage("Model compute, BF16 mixed precision (what-if)", "BF16 (what-if)"),
+    "end_to_end": Stage("End-to-end training", "end to end"),
 }
 
 #: Bytes of JPEGs each decode worker holds (a copy per process): enough images for steady rates,
@@ -75,7 +90,7 @@ class StageResult:
 
     @property
     def title(self) -> str:
-        return STAGE_TITLES[self.key]
+        return STAGES[self.key].title
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "name": self.title, "rate_images_per_s": self.rate, "samples": list(self.samples),
@@ -129,14 +144,6 @@ def read_file(path: str, delay_s: float = 0.0) -> bytes:
         return f.read()
 
 
-def decode_pil(data: bytes) -> Any:
-    """JPEG bytes -> RGB PIL image, as torchvision's default ImageFolder loader does it."""
-    from PIL import Image
-
-    with Image.open(io.BytesIO(data)) as image:
-        return image.convert("RGB")
-
-
 def train_transform(image_size: int) -> Any:
     """The ImageNet training recipe in ``torchvision.transforms.v2``: RandomResizedCrop to
     ``image_size``, random horizontal flip, to float32 in [0, 1], normalise."""
@@ -186,24 +193,9 @@ def subset_by_bytes(files: Sequence[str], mean_bytes: float, budget_bytes: int, 
 
 # -- disk ------------------------------------------------------------------------------------------
 
-def drop_cached(paths: Sequence[str]) -> bool:
-    """Ask the kernel to forget the files' cached pages; False where the OS has no fadvise."""
-    if not hasattr(os, "posix_fadvise"):
-        return False
-    for path in paths:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        finally:
-            os.close(fd)
-    return True
-
-
 def cache_bypass(root: str) -> tuple[str, str | None]:
     """(how the cache is bypassed, a warning or None) for files under ``root``."""
-    from hwbench_gui.engine.bench.disk import LAYERED_FILESYSTEMS, RAM_FILESYSTEMS, _filesystem
-
-    _, fstype, _ = _filesystem(root)
+    _, fstype, _ = filesystem_of(root)
     if fstype in RAM_FILESYSTEMS:
         return "none", f"{root} is on {fstype} (memory-backed): 'cache bypassed' reads are RAM reads"
     if not hasattr(os, "posix_fadvise"):
@@ -230,7 +222,7 @@ def disk_read(files: Sequence[str], threads: int, *, cold: bool, repeats: int, r
             list(pool.map(read_file, files))
         for _ in range(repeats):
             if cold:
-                drop_cached(files)
+                drop_page_cache(files)
             start = time.perf_counter()
             got = sum(map(len, pool.map(lambda p: read_file(p, read_delay_s), files)))
             samples.append(len(files) / (time.perf_counter() - start))
@@ -260,8 +252,6 @@ def decode_rates(jpegs: list[bytes], workers: int, stage_s: float, repeats: int,
     """PIL decode in 1 and in ``workers`` spawned processes (``cpu_decode``'s pool; bytes in memory):
     ``decode_1`` and ``decode_n``, and ``decode_all`` in ``what_if_workers`` processes when that
     count is larger than ``workers``."""
-    from hwbench_gui.engine.bench.cpu_decode import _rates
-
     start = time.perf_counter()
     for data in jpegs:
         decode_pil(data)
@@ -270,11 +260,11 @@ def decode_rates(jpegs: list[bytes], workers: int, stage_s: float, repeats: int,
     what = (f"PIL Image.open(...).convert('RGB') of {len(jpegs)} of the dataset's JPEGs held in each worker's "
             f"memory (no disk), {passes} passes per repeat in a pool of spawned processes after a warm-up pass; "
             f"{repeats} repeats, images/s = images decoded by all workers / wall time.")
-    one = _rates("pil", jpegs, 1, passes, repeats)
+    one = pool_decode_rates("pil", jpegs, 1, passes, repeats)
     out = {"decode_1": StageResult("decode_1", median(one), one, "1 worker: " + what)}
 
     def at(key: str, n: int, label: str) -> StageResult:
-        many = _rates("pil", jpegs, n, passes, repeats)
+        many = pool_decode_rates("pil", jpegs, n, passes, repeats)
         return StageResult(key, median(many), many, f"{n} workers{label}: " + what,
                            extra={"workers": n, "scaling_efficiency": median(many) / (n * median(one))})
 
@@ -438,7 +428,7 @@ def transfer_rate(samples_in: list[Any], batch: int, device: Any, stage_s: float
 
 
 def timed_run_stage(key: str, run: Any, method: str) -> StageResult:
-    """A stage from a model benchmark :class:`~hwbench_gui.engine.bench.model_common.TimedRun`:
+    """A stage from a model benchmark :class:`~hwbench_gui.engine.models.common.TimedRun`:
     rate = images / total timed wall time; samples = per-step images/s."""
     samples = [run.batch / s for s in run.step_s if s > 0]
     extra = {"batch": run.batch, "steps": run.steps, "total_s": run.total_s, "data_wait_s": run.data_wait_s}

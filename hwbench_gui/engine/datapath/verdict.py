@@ -13,6 +13,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hwbench_gui.engine.datapath.stages import STAGES
+
 #: End-to-end below this fraction of the slowest standalone stage = the stages interfere.
 INTERFERENCE_RATIO = 0.7
 #: End-to-end above the slowest stage by more than this fraction = a measurement is off.
@@ -169,13 +171,13 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
     bottleneck = "interference" if interfere else stage_bottleneck
 
     others = ", ".join(f"{link} {_fmt(rate)}" for link, rate in link_rates.items() if link != slowest_link)
-    text = f"Bottleneck: {BOTTLENECK_NAMES[stage_bottleneck]} ({STAGE_PHRASES[limiting_stage]}: {_fmt(slowest_rate)}"
+    text = f"Bottleneck: {BOTTLENECK_NAMES[stage_bottleneck]} ({STAGES[limiting_stage].phrase}: {_fmt(slowest_rate)}"
     text += f"; {others})." if others else ")."
     if e2e is not None:
         text += f" End-to-end training: {_fmt(e2e)}, {e2e / slowest_rate:.0%} of the slowest stage."
     if interfere:
         text = (f"Stages interfere: end-to-end {_fmt(e2e)} is well below every stage's standalone rate (slowest: "
-                f"{STAGE_PHRASES[limiting_stage]}, {_fmt(slowest_rate)}). Likely cause: {causes[0]}"
+                f"{STAGES[limiting_stage].phrase}, {_fmt(slowest_rate)}). Likely cause: {causes[0]}"
                 + (f" Also possible: {' '.join(causes[1:])}" if len(causes) > 1 else ""))
     if data_wait_fraction is not None:
         text += f" The training step waited for data {data_wait_fraction:.0%} of the timed time"
@@ -190,15 +192,6 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
                       gpu_util_percent, gpu_util_reason, step_slowdown, epoch_refill_fraction, links, consistency)
     verdict.advice = advise(rates, ctx, verdict, stage_bottleneck)
     return verdict
-
-
-STAGE_PHRASES = {
-    "disk_cold": "uncached file reads",
-    "disk_cached": "file reads from the page cache",
-    "cpu_n": "decode + augment in the loader workers",
-    "transfer": "pin + host-to-device copy",
-    "compute": "model compute alone",
-}
 
 
 def interference_causes(rates: dict[str, float | None], ctx: Context, data_wait: float | None,

@@ -19,7 +19,8 @@ import threading
 import time
 from typing import Any
 
-TORCH_PROBE_FLAG = "--hwbench-torch-probe"
+from hwbench_gui.engine.child import TORCH_PROBE_FLAG
+
 DEFAULT_TIMEOUT_S = 20.0
 
 

@@ -29,8 +29,9 @@ from matplotlib.figure import Figure
 
 from hwbench_gui.engine.reports import library
 from hwbench_gui.engine.reports.compare import Comparison, Side
+from hwbench_gui.engine.spec.precision import PRECISIONS
 
-PRECISION_ORDER = ("FP32", "TF32", "FP16", "FP16-AMP", "BF16", "BF16-AMP", "FP8")
+PRECISION_ORDER = tuple(p.label for p in PRECISIONS)
 FP32_NAMES = {"fp32"}
 GIB = 1024 ** 3
 #: One line style per side in sweep charts, so sides stay apart when colours run out.

@@ -3,10 +3,10 @@
 A *side* is a set of documents: one machine (:func:`sides_by_machine`), one run
 (:func:`sides_by_run`), or a published reference. Documents from all sides are matched into
 *rows*: same benchmark, unit and precision, same figure name, and parameters that agree on every
-key both documents have once the keys that do not change what is measured (which GPU index, a
-local folder, repeat counts) are dropped — see :func:`comparability_key`. Published documents only
-state the parameters their source states, and their figure names are their own, so they match any
-measured row they agree with.
+key both documents have among those that decide what is measured (each benchmark declares them on
+its parameters: a GPU index, a local folder or a repeat count does not) — see
+:func:`comparability_key`. Published documents only state the parameters their source states, and
+their figure names are their own, so they match any measured row they agree with.
 
 Each cell gets a mark against the baseline side's cell:
 
@@ -27,16 +27,14 @@ is the geometric mean of the headline figures' ratios over the rows every side h
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from hwbench_gui.engine.reports import library
+from hwbench_gui.engine.results import formatting
 
-#: Parameters that do not change what is measured: which device index, a machine-local folder,
-#: how often it was repeated (that changes the spread, which the test takes into account).
-IGNORED_PARAMS = frozenset({"device", "devices", "folder", "data_dir", "repeats", "repeat_s", "steps", "warmup",
-                            "timeout_s"})
 ALPHA = 0.05
 
 MARK_BASELINE = "baseline"
@@ -211,10 +209,32 @@ def _norm(value: Any) -> Any:
     return value
 
 
+def deciding_params(doc: dict[str, Any]) -> frozenset[str] | None:
+    """Names of the parameters that decide what ``doc`` measured, from the benchmark's own declaration
+    (``Param.decides_comparability``): as the document recorded it, else (documents written before
+    it recorded one) as this install declares the benchmark; None when neither knows (all count)."""
+    bench = doc.get("benchmark") or {}
+    names = bench.get("comparability_params")
+    if isinstance(names, list):
+        return frozenset(str(n) for n in names)
+    return _declared_params(str(bench.get("id")))
+
+
+@functools.lru_cache(maxsize=64)
+def _declared_params(bench_id: str) -> frozenset[str] | None:
+    from hwbench_gui.engine.run import registry
+
+    try:
+        return frozenset(registry.get(bench_id).comparability_params())
+    except KeyError:
+        return None
+
+
 def comparable_params(doc: dict[str, Any]) -> dict[str, Any]:
     """The document's parameters that decide what was measured (normalised for comparison)."""
     params = doc.get("params") or {}
-    return {str(k): _norm(v) for k, v in sorted(params.items()) if k not in IGNORED_PARAMS}
+    deciding = deciding_params(doc)
+    return {str(k): _norm(v) for k, v in sorted(params.items()) if deciding is None or k in deciding}
 
 
 def comparability_key(doc: dict[str, Any]) -> tuple:
@@ -472,10 +492,7 @@ def _summaries(comparison: Comparison) -> list[SideSummary]:
 def spread_text(metric: Metric | None) -> str:
     if metric is None or metric.value is None:
         return ""
-    s = metric.stats or {}
-    if (s.get("n") or 0) >= 2 and s.get("p5") is not None:
-        return f"p5–p95 {library.format_value(s['p5'])}–{library.format_value(s['p95'])}, n={s['n']}"
-    return "no spread" if not metric.published else "published, no spread"
+    return formatting.spread_text(metric.stats, metric.published)
 
 
 def cell_text(cell: Cell) -> str:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import compare, library
 from hwbench_gui.engine.reports.charts import to_png
-from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports.report import Report, side_facts
 
 _env = Environment(loader=PackageLoader("hwbench_gui.engine.reports", "templates"),

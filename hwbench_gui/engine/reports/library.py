@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from hwbench_gui.engine import paths
+from hwbench_gui.engine.results.formatting import format_value  # noqa: F401 (reports' templates use it from here)
 from hwbench_gui.engine.results.store import ResultFileError, load_result, write_result
 
 #: Bigger files are refused unread: a real document is tens of kilobytes.
@@ -196,21 +197,6 @@ def machine_name(doc: dict[str, Any]) -> str:
         return f"{ref.get('publisher') or 'unknown publisher'} · {system} (published)"
     hostname = doc.get("hostname") or (doc.get("inventory") or {}).get("hostname") or "unknown host"
     return f"{hostname} · {gpu_summary(doc)}"
-
-
-def format_value(value: Any, unit: str = "") -> str:
-    if not _is_number(value):
-        return "—"
-    magnitude = abs(value)
-    if magnitude >= 1000:
-        text = f"{value:,.0f}"
-    elif magnitude >= 100:
-        text = f"{value:.1f}"
-    elif magnitude >= 1:
-        text = f"{value:.3g}" if magnitude < 10 else f"{value:.2f}"
-    else:
-        text = f"{value:.3g}"
-    return f"{text} {unit}".strip()
 
 
 def params_text(params: dict[str, Any] | None) -> str:

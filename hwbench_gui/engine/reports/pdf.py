@@ -15,8 +15,8 @@ from pathlib import Path
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.atomic import write_atomic
+from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.reports.report import Report
 
 A4_LANDSCAPE_IN = (11.69, 8.27)

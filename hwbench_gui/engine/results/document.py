@@ -44,9 +44,10 @@ from datetime import datetime, timezone
 from typing import Any, Sequence
 
 from hwbench_gui import __version__
-from hwbench_gui.engine.bench import stats
-from hwbench_gui.engine.bench.api import Benchmark
-from hwbench_gui.engine.bench.protocol import jsonable
+from hwbench_gui.engine.jsonable import jsonable
+from hwbench_gui.engine.measure import stats
+from hwbench_gui.engine.spec.benchmark import Benchmark
+from hwbench_gui.engine.spec.precision import requested_label
 
 SCHEMA_VERSION = 1
 
@@ -86,15 +87,6 @@ def now_utc() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def requested_precision(params: dict[str, Any]) -> str | None:
-    """The precision a run asked for ("fp16-amp" -> "FP16-AMP"), so that a failed run, which has no
-    outcome to name it, still compares with successful runs of the same precision; None for "all"."""
-    value = params.get("precision")
-    if not isinstance(value, str) or value.lower() in ("", "all", "auto"):
-        return None
-    return value.upper()
-
-
 def build_document(
     bench: Benchmark,
     params: dict[str, Any],
@@ -127,9 +119,10 @@ def build_document(
     doc: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "id": run_id or uuid.uuid4().hex,
-        "benchmark": {"id": bench.id, "title": bench.title, "category": bench.category, "version": bench.version},
+        "benchmark": {"id": bench.id, "title": bench.title, "category": bench.category, "version": bench.version,
+                      "comparability_params": bench.comparability_params()},
         "params": jsonable(params),
-        "precision": requested_precision(params),
+        "precision": requested_label(params.get("precision")),
         "figure": None,
         "samples": [],
         "stats": None,

@@ -2,22 +2,24 @@
 record, the figures computed from it, and the out-of-memory error.
 
 Nothing here imports torch or TensorFlow. ``model_torch`` and ``model_tf`` measure; this module
-turns a :class:`TimedRun` into the :class:`~hwbench_gui.engine.bench.api.Outcome` both report.
+turns a :class:`TimedRun` into the :class:`~hwbench_gui.engine.spec.benchmark.Outcome` both report.
 """
 
 from __future__ import annotations
 
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from hwbench_gui.engine.bench.api import Outcome, Param, ParamError
+from hwbench_gui.engine.measure.stats import percentile
+from hwbench_gui.engine.spec.benchmark import Outcome, Param
+from hwbench_gui.engine.spec.device import CPU, CUDA
+from hwbench_gui.engine.spec.precision import MODEL_KEYS, label_of
 
 GIB = 1 << 30
 
 #: Parameter value -> the label in results. FP32 means TF32 off; TF32 is never called FP32.
-PRECISION_LABELS = {"fp32": "FP32", "tf32": "TF32", "fp16-amp": "FP16-AMP", "bf16-amp": "BF16-AMP"}
+PRECISION_LABELS = {key: label_of(key) for key in MODEL_KEYS}
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,8 @@ MODELS = {
                             "none (see the reason when framework=tf)"),
     "unet": ModelSpec("unet", "U-Net", "segment", 512, 32,
                       "32: 128 images of 512 px need about 190 GB for training in FP32",
-                      "hwbench_gui.engine.bench.unet.UNet (Ronneberger et al. 2015, padded convs, batch norm)",
-                      "hwbench_gui.engine.bench.unet.keras_unet (same architecture)"),
+                      "hwbench_gui.engine.models.unet.UNet (Ronneberger et al. 2015, padded convs, batch norm)",
+                      "hwbench_gui.engine.models.unet.keras_unet (same architecture)"),
 }
 
 #: Classes of the synthetic heads: ImageNet for the classifiers, Pascal VOC (20 + background) for
@@ -75,10 +77,11 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
               minimum=1, maximum=1 << 16),
         Param("image_size", "int", spec.image_size, "Square image side in pixels.", minimum=32, maximum=4096,
               unit="px"),
-        Param("steps", "int", 50, "Timed steps.", minimum=1, maximum=100000),
+        Param("steps", "int", 50, "Timed steps.", minimum=1, maximum=100000, decides_comparability=False),
         Param("warmup", "int", 10, "Untimed steps first (cuDNN autotuning, compilation).", minimum=0,
-              maximum=10000),
-        Param("device", "str", "cuda:0", "'cuda:N' (first GPU of the run) or 'cpu'."),
+              maximum=10000, decides_comparability=False),
+        Param("device", "device", "cuda:0", "'cuda:N' (first GPU of the run) or 'cpu'.", choices=(CPU, CUDA),
+              decides_comparability=False),
         Param("gpus", "int", 1, "GPUs on this machine: N > 1 runs PyTorch DDP (NCCL) started like torchrun, or "
               "TensorFlow MirroredStrategy, and a one-GPU run for the scaling efficiency.", minimum=1, maximum=64),
         Param("nnodes", "int", 1, "Machines taking part (PyTorch DDP only); every machine runs the same command "
@@ -93,26 +96,6 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
         Param("workers", "int", min(8, cpus), "Data-loader worker processes (folder data).", minimum=0,
               maximum=256),
     )
-
-
-def precision_label(value: str) -> str:
-    try:
-        return PRECISION_LABELS[value]
-    except KeyError:
-        raise ParamError(f"precision: {value!r} is not one of {', '.join(PRECISION_LABELS)}") from None
-
-
-def parse_device(text: str) -> tuple[str, int]:
-    """``"cuda:1"`` -> ``("cuda", 1)``, ``"cuda"`` -> ``("cuda", 0)``, ``"cpu"`` -> ``("cpu", 0)``."""
-    text = str(text).strip().lower()
-    if text == "cpu":
-        return "cpu", 0
-    if text == "cuda" or text.startswith("cuda:"):
-        try:
-            return "cuda", int(text.partition(":")[2] or 0)
-        except ValueError:
-            pass
-    raise ParamError(f"device: {text!r} is not 'cpu', 'cuda' or 'cuda:N'")
 
 
 class OutOfMemoryError(RuntimeError):
@@ -131,17 +114,6 @@ def oom_message(batch: int, peak_bytes: float | None, total_bytes: float | None,
     smaller = max(1, batch // 2)
     return (f"{where} out of memory at batch {batch}{held}; suggestion: batch {smaller} or less, bf16-amp/fp16-amp, "
             f"or 'hwbench maxbatch' to find the largest batch that fits")
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """The ``q``-th percentile (0..100) by linear interpolation (numpy's default); None when empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q / 100.0
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 @dataclass
@@ -196,7 +168,7 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
                   single_gpu: TimedRun | None = None) -> Outcome:
     """The Outcome of a model run: images/s = all images of all ranks / the longest rank's timed wall
     time (never a mean of per-step rates), step time and latency percentiles, peak memory, data wait."""
-    label = precision_label(params["precision"])
+    label = label_of(params["precision"])
     ranks = rank_runs or [run]
     total_images = sum(r.images for r in ranks)
     total_s = max(r.total_s for r in ranks)

@@ -7,9 +7,18 @@ import importlib.util
 import os
 from typing import Any, Callable
 
-from hwbench_gui.engine.bench.api import Benchmark, Outcome, Param, Reporter, Series
-from hwbench_gui.engine.bench.timing import GB, Steps, cpu_count, doubling_counts, figure, human_bytes, median, \
-    plural, spread, time_cpu
+from hwbench_gui.engine.measure.stats import median, spread
+from hwbench_gui.engine.measure.timing import (
+    GB,
+    Steps,
+    cpu_count,
+    doubling_counts,
+    figure,
+    human_bytes,
+    plural,
+    time_cpu,
+)
+from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, Reporter, Series
 
 KERNELS = ("copy", "scale", "add", "triad")
 ARRAYS_TOUCHED = {"copy": 2, "scale": 2, "add": 3, "triad": 3}  # STREAM's byte-counting convention
@@ -191,7 +200,8 @@ BENCHMARK = Benchmark(
               maximum=4096),
         Param("engine", "choice", "auto", "What runs the kernels: PyTorch CPU ops (fused triad) or numpy ufuncs "
               "on a thread pool; auto = torch when installed.", choices=("auto", "torch", "numpy")),
-        Param("repeats", "int", 10, "Timed repeats of each kernel per thread count.", minimum=1, maximum=1000),
+        Param("repeats", "int", 10, "Timed repeats of each kernel per thread count.", minimum=1, maximum=1000,
+              decides_comparability=False),
     ),
     run=run,
     version="1",

@@ -9,7 +9,7 @@ The child writes one JSON object per line on its stdout; every object has a ``"t
 ``{"type": "metric", "name": "h2d", "value": 12.3, "unit": "GB/s", ...extra}``
     an intermediate figure; ``value`` is ``null`` when it could not be measured.
 ``{"type": "result", "outcome": {...}}``
-    the :class:`~hwbench_gui.engine.bench.api.Outcome` as JSON (:func:`outcome_to_json`).
+    the :class:`~hwbench_gui.engine.spec.benchmark.Outcome` as JSON (:func:`outcome_to_json`).
 ``{"type": "error", "message": "...", "kind": "exception"}``
     the run failed; ``kind`` is one of :data:`ERROR_KINDS`.
 
@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
-from pathlib import PurePath
 from typing import Any
+
+from hwbench_gui.engine.jsonable import jsonable
 
 #: Event types a child may write.
 CHILD_EVENTS = ("progress", "log", "metric", "result", "error")
@@ -47,34 +47,6 @@ ERROR_KINDS = (
     "unknown_benchmark",  # the child's registry does not know the id
     "bad_spec",  # the worker's argument was not a valid run spec
 )
-
-
-def jsonable(value: Any) -> Any:
-    """``value`` turned into plain JSON types: non-finite floats become ``None``, numpy scalars and
-    arrays become numbers and lists, tuples lists, paths strings, dataclasses dicts."""
-    if value is None or isinstance(value, (bool, str, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, PurePath):
-        return str(value)
-    to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return jsonable(to_json())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    # numpy scalars and arrays without importing numpy here.
-    tolist = getattr(value, "tolist", None)
-    if callable(tolist):
-        return jsonable(tolist())
-    item = getattr(value, "item", None)
-    if callable(item):
-        return jsonable(item())
-    return str(value)
 
 
 def encode(event: dict[str, Any]) -> str:
@@ -97,7 +69,7 @@ def parse_line(line: str) -> dict[str, Any] | None:
 
 
 def outcome_to_json(outcome: Any) -> dict[str, Any]:
-    """An :class:`~hwbench_gui.engine.bench.api.Outcome` as the JSON a result event carries."""
+    """An :class:`~hwbench_gui.engine.spec.benchmark.Outcome` as the JSON a result event carries."""
     data = {f.name: getattr(outcome, f.name) for f in dataclasses.fields(outcome)}
     data["series"] = [s.to_json() if hasattr(s, "to_json") else s for s in data.get("series") or []]
     return jsonable(data)

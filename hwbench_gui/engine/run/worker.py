@@ -20,8 +20,8 @@ import threading
 import traceback
 from typing import IO, Any
 
-from hwbench_gui.engine.bench import protocol
-from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, ParamError
+from hwbench_gui.engine.run import protocol
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, ParamError
 
 #: Exception class names that mean the accelerator ran out of memory (matched by name so that
 #: neither torch nor TensorFlow has to be imported to recognise them).
@@ -31,7 +31,7 @@ _TRACEBACK_LINES = 12
 
 
 class JsonLineReporter:
-    """A :class:`~hwbench_gui.engine.bench.api.Reporter` writing protocol lines to ``stream``.
+    """A :class:`~hwbench_gui.engine.spec.benchmark.Reporter` writing protocol lines to ``stream``.
 
     Thread-safe (a benchmark may report from its own threads); every line is flushed at once.
     """
@@ -88,7 +88,7 @@ def _run(argv: list[str], reporter: JsonLineReporter) -> int:
         reporter.emit({"type": "error", "kind": "bad_spec", "message": str(exc)})
         return 2
 
-    from hwbench_gui.engine.bench import registry
+    from hwbench_gui.engine.run import registry
 
     try:
         bench = registry.get(spec["id"])

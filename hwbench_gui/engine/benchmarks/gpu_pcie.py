@@ -5,9 +5,21 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from hwbench_gui.engine import nvml
-from hwbench_gui.engine.bench.api import Benchmark, Outcome, Param, ParamError, Reporter, Series
-from hwbench_gui.engine.bench.timing import GB, Steps, cuda_device, cuda_label, figure, gpu_missing_reason, \
-    human_bytes, median, nvml_handle_for, spread, time_cuda
+from hwbench_gui.engine.measure.stats import median, spread
+from hwbench_gui.engine.measure.timing import (
+    GB,
+    Steps,
+    cuda_device,
+    cuda_label,
+    figure,
+    gpu_missing_reason,
+    human_bytes,
+    nvml_handle_for,
+    time_cuda,
+)
+from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
+from hwbench_gui.engine.spec.device import CUDA
+from hwbench_gui.engine.spec.device import parse as parse_device
 
 # Per-lane signalling rate (GT/s) and line-code efficiency of each PCIe generation (PCI-SIG specs;
 # gen 6 uses 242/256 FLIT framing). Theoretical GB/s per direction = GT/s × efficiency × lanes / 8.
@@ -51,7 +63,7 @@ def transfer_sizes(min_bytes: int, max_bytes: int, factor: int) -> list[int]:
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     import torch
 
-    index = params["device"]
+    index = parse_device(params["device"]).index
     dev = cuda_device(index)
     torch.cuda.set_device(dev)
     sizes = transfer_sizes(params["min_bytes"], params["max_bytes"], int(params["size_factor"]))
@@ -144,12 +156,14 @@ BENCHMARK = Benchmark(
     category="GPU",
     description="Host-to-device and device-to-host copy bandwidth, pinned and pageable memory, by transfer size.",
     params=(
-        Param("device", "int", 0, "GPU index (as PyTorch numbers them).", minimum=0, maximum=63),
+        Param("device", "device", "cuda:0", "GPU: 'cuda:N' or its index N (as PyTorch numbers them).",
+              choices=(CUDA,), decides_comparability=False),
         Param("min_bytes", "int", 4096, "Smallest transfer.", minimum=1, maximum=1 << 34, unit="bytes"),
         Param("max_bytes", "int", 1 << 30, "Largest transfer (the headline size; ≥ 256 MiB for a link's peak).",
               minimum=1, maximum=1 << 34, unit="bytes"),
         Param("size_factor", "choice", "4", "Step between transfer sizes.", choices=("2", "4")),
-        Param("repeats", "int", 10, "Timed repeats per size and direction.", minimum=1, maximum=1000),
+        Param("repeats", "int", 10, "Timed repeats per size and direction.", minimum=1, maximum=1000,
+              decides_comparability=False),
     ),
     run=run,
     version="1",

@@ -1,6 +1,6 @@
 """Which benchmarks exist, and whether each can run on this machine.
 
-A benchmark module exports ``BENCHMARK`` (one :class:`~hwbench_gui.engine.bench.api.Benchmark`)
+A benchmark module exports ``BENCHMARK`` (one :class:`~hwbench_gui.engine.spec.benchmark.Benchmark`)
 or ``BENCHMARKS`` (a sequence of them; test fixtures use this). The built-in modules are
 :data:`BENCHMARK_MODULES`; ``$HWBENCH_EXTRA_BENCHMARKS`` adds comma-separated dotted module
 names, and because the child process inherits the environment it finds them too.
@@ -17,16 +17,16 @@ import importlib.util
 import os
 import traceback
 
-from hwbench_gui.engine.bench.api import Benchmark
+from hwbench_gui.engine.spec.benchmark import Benchmark
 
-#: Built-in benchmark modules under ``hwbench_gui.engine.bench``, in the order they are listed.
-BENCHMARK_MODULES = ("disk", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d", "gpu_p2p", "gpu_matmul",
-                     "model_benchmarks", "datapath")
+#: Built-in benchmark modules under ``hwbench_gui.engine.benchmarks``, in the order they are listed.
+BENCHMARK_MODULES = ("disk_read", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d", "gpu_p2p", "gpu_matmul",
+                     "models", "datapath_analyze")
 
 #: Environment variable naming extra benchmark modules (dotted names, comma-separated).
 EXTRA_ENV = "HWBENCH_EXTRA_BENCHMARKS"
 
-_PACKAGE = "hwbench_gui.engine.bench"
+_PACKAGE = "hwbench_gui.engine.benchmarks"
 
 _FRAMEWORK_MODULES = {"torch": ("torch", "PyTorch"), "tf": ("tensorflow", "TensorFlow")}
 

@@ -15,13 +15,14 @@ import tempfile
 import threading
 from typing import Any
 
-from hwbench_gui.engine.bench.api import Benchmark, Outcome, Param, ParamError, Reporter, Series
-from hwbench_gui.engine.bench.model_data import LOADER_PREFETCH_BATCHES
-from hwbench_gui.engine.bench.timing import cpu_count
+from hwbench_gui.engine.measure.timing import cpu_count
+from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES
+from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
+from hwbench_gui.engine.spec.precision import MODEL_KEYS
 
 BENCH_ID = "datapath.analyze"
 MODEL_CHOICES = ("resnet50", "resnet18", "vgg16")  # classifiers: an ImageFolder feeds them
-PRECISION_CHOICES = ("auto", "fp32", "tf32", "fp16-amp", "bf16-amp")
+PRECISION_CHOICES = ("auto",) + MODEL_KEYS
 DECODE_SET_MAX = 256
 GPU_UTIL_INTERVAL_S = 0.1
 
@@ -61,7 +62,7 @@ class _GpuUtilSampler:
         self._thread = threading.Thread(target=self._loop, daemon=True)
 
     def __enter__(self) -> "_GpuUtilSampler":
-        from hwbench_gui.engine.bench.timing import nvml_handle_for
+        from hwbench_gui.engine.measure.timing import nvml_handle_for
 
         self.handle = nvml_handle_for(self.index)
         if self.handle is None:
@@ -97,22 +98,20 @@ def _resolve_device(text: str) -> tuple[Any, str]:
     """(torch.device, 'cuda'|'cpu') for 'auto', 'cpu', 'cuda' or 'cuda:N'."""
     import torch
 
-    from hwbench_gui.engine.bench.model_common import parse_device
+    from hwbench_gui.engine.spec.device import CUDA, parse, resolve_auto
 
-    if str(text).strip().lower() == "auto":
-        return (torch.device("cuda", 0), "cuda") if torch.cuda.is_available() else (torch.device("cpu"), "cpu")
-    kind, index = parse_device(text)
-    if kind == "cuda":
-        from hwbench_gui.engine.bench.timing import cuda_device
+    device = resolve_auto(parse(text))
+    if device.kind == CUDA:
+        from hwbench_gui.engine.measure.timing import cuda_device
 
-        return cuda_device(index), "cuda"
+        return cuda_device(device.index), "cuda"
     return torch.device("cpu"), "cpu"
 
 
 def model_spec(key: str) -> Any:
     """The model benchmark's ModelSpec of ``key``; ResNet-18 (small and data-hungry: the model whose
     training most often waits for its data) is built by ``model_torch`` but has no benchmark of its own."""
-    from hwbench_gui.engine.bench.model_common import MODELS, ModelSpec
+    from hwbench_gui.engine.models.common import MODELS, ModelSpec
 
     if key == "resnet18":
         return ModelSpec("resnet18", "ResNet-18", "classify", 224, 128, "128",
@@ -122,7 +121,7 @@ def model_spec(key: str) -> Any:
 
 def _model_params(params: dict[str, Any], device: Any, precision: str, data: str) -> dict[str, Any]:
     """Parameters for ``model_torch.measure``: the model benchmark's defaults with this run's choices."""
-    from hwbench_gui.engine.bench.model_common import model_params
+    from hwbench_gui.engine.models.common import model_params
 
     values = {p.name: p.default for p in model_params(model_spec(params["model"]))}
     values.update(framework="torch", mode="train", precision=precision, batch=params["batch"],
@@ -147,17 +146,17 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     import psutil
     import torch
 
-    from hwbench_gui.engine.bench import model_torch
-    from hwbench_gui.engine.bench.model_common import precision_label
     from hwbench_gui.engine.datapath import stages as st
     from hwbench_gui.engine.datapath.verdict import DATA_WAIT_NOTABLE, Context, analyze, usable_workers
+    from hwbench_gui.engine.models import torch_measure as model_torch
+    from hwbench_gui.engine.spec.precision import label_of
 
     if params["batch"] > params["count"]:
         raise ParamError(f"batch ({params['batch']}) is larger than count ({params['count']}): the loader needs at "
                          "least one whole batch")
     device, kind = _resolve_device(params["device"])
     precision = params["precision"] if params["precision"] != "auto" else ("bf16-amp" if kind == "cuda" else "fp32")
-    label = precision_label(precision)
+    label = label_of(precision)
     workers, repeats, stage_s = params["workers"], params["repeats"], params["stage_s"]
     readers = max(1, workers)
     delay_s = params["read_delay_ms"] / 1e3
@@ -338,8 +337,8 @@ def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision:
                       reporter: Reporter) -> dict[str, Any]:
     """When compute is the slowest link: the compute-only step again with channels-last (if off) and
     with BF16 autocast (on CUDA, if the run used FP32/TF32), to price that advice with measurements."""
-    from hwbench_gui.engine.bench import model_torch
     from hwbench_gui.engine.datapath import stages as st
+    from hwbench_gui.engine.models import torch_measure as model_torch
 
     variants = []
     if not params["channels_last"]:
@@ -457,16 +456,18 @@ BENCHMARK = Benchmark(
         Param("batch", "int", 128, "Images per step.", minimum=1, maximum=1 << 16),
         Param("workers", "int", cpu_count(), "DataLoader worker processes (default: every CPU).", minimum=0,
               maximum=1024),
-        Param("device", "str", "auto", "'auto' (first CUDA GPU, else the CPU), 'cpu', 'cuda' or 'cuda:N'."),
-        Param("steps", "int", 30, "Timed training steps (compute-only and end-to-end).", minimum=1, maximum=100_000),
-        Param("warmup", "int", 5, "Untimed training steps first.", minimum=0, maximum=10_000),
+        Param("device", "device", "auto", "'auto' (first CUDA GPU, else the CPU), 'cpu', 'cuda' or 'cuda:N'.",
+              decides_comparability=False),
+        Param("steps", "int", 30, "Timed training steps (compute-only and end-to-end).", minimum=1, maximum=100_000,
+              decides_comparability=False),
+        Param("warmup", "int", 5, "Untimed training steps first.", minimum=0, maximum=10_000, decides_comparability=False),
         Param("channels_last", "bool", False, "NHWC memory format for the model and its inputs."),
         Param("read_delay_ms", "float", 0.0, "What-if knob: sleep this long before every file read (stages and "
               "loader alike), to model storage with per-file latency such as a network filesystem. 0 = off.",
               minimum=0, maximum=10_000, unit="ms"),
         Param("stage_s", "float", 1.0, "Approximate duration of one timed repeat of each standalone stage.",
               minimum=0.01, maximum=60, unit="s"),
-        Param("repeats", "int", 3, "Timed repeats per standalone stage.", minimum=1, maximum=100),
+        Param("repeats", "int", 3, "Timed repeats per standalone stage.", minimum=1, maximum=100, decides_comparability=False),
     ),
     run=run,
     version="1",

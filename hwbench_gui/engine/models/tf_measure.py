@@ -1,7 +1,7 @@
 """The TensorFlow / Keras side of the model benchmarks.
 
 Keras 3 models (``keras.applications`` ResNet50 and VGG16 with ``weights=None``, the Keras U-Net of
-:mod:`~hwbench_gui.engine.bench.unet`) trained with a ``tf.function`` step (optionally XLA
+:mod:`~hwbench_gui.engine.models.unet`) trained with a ``tf.function`` step (optionally XLA
 ``jit_compile``) under a ``tf.distribute`` strategy: the default one on one device,
 ``MirroredStrategy`` on several GPUs. TensorFlow never takes all VRAM: memory growth is switched on
 before any GPU is touched. TensorFlow is imported inside the functions (the runner's child process
@@ -14,11 +14,18 @@ import os
 import time
 from typing import Any
 
-from hwbench_gui.engine.bench import model_data
-from hwbench_gui.engine.bench.api import BenchmarkUnavailable, Reporter
-from hwbench_gui.engine.bench.model_common import (LATENCY_STEPS_MAX, SYNTHETIC_CLASSES, ModelSpec,
-                                                   OutOfMemoryError, TimedRun, oom_message, parse_device,
-                                                   precision_label)
+from hwbench_gui.engine.models import data as model_data
+from hwbench_gui.engine.models.common import (
+    LATENCY_STEPS_MAX,
+    SYNTHETIC_CLASSES,
+    ModelSpec,
+    OutOfMemoryError,
+    TimedRun,
+    oom_message,
+)
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
+from hwbench_gui.engine.spec.device import split_device
+from hwbench_gui.engine.spec.precision import label_of
 
 SGD_LR = 1e-3
 SGD_MOMENTUM = 0.9
@@ -74,7 +81,7 @@ def build_model(spec: ModelSpec, num_classes: int, size: int) -> Any:
         return keras.applications.VGG16(weights=None, input_shape=(size, size, 3), classes=num_classes,
                                         classifier_activation=None)
     if spec.key == "unet":
-        from hwbench_gui.engine.bench.unet import keras_unet
+        from hwbench_gui.engine.models.unet import keras_unet
 
         if size % 16:
             raise BenchmarkUnavailable(f"U-Net needs an image size that is a multiple of 16, not {size}")
@@ -105,7 +112,7 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter, *, repl
     Raises :class:`OutOfMemoryError` on a TensorFlow out-of-memory error.
     """
     tf = tf_module or import_tf()
-    kind, index = parse_device(params["device"])
+    kind, index = split_device(params["device"])
     logical = tf.config.list_logical_devices("GPU" if kind == "cuda" else "CPU")
     if kind == "cuda":
         tf.config.experimental.reset_memory_stats("GPU:0")
@@ -125,7 +132,7 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
              index: int, logical: list[Any]) -> tuple[TimedRun, dict[str, Any], str]:
     import keras
 
-    label = precision_label(params["precision"])
+    label = label_of(params["precision"])
     batch, size, train = params["batch"], params["image_size"], params["mode"] == "train"
     # TensorFlow runs FP32 convolutions and matmuls as TF32 by default on Ampere and newer.
     tf.config.experimental.enable_tensor_float_32_execution(label != "FP32")

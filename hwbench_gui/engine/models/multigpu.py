@@ -2,7 +2,7 @@
 
 PyTorch: the benchmark's child process becomes a torchrun-style agent
 (``torch.distributed.launcher.api.elastic_launch``, c10d rendezvous). Each rank is an ordinary
-benchmark worker (:func:`hwbench_gui.engine.bench.runner.child_command`, so a frozen build works
+benchmark worker (:func:`hwbench_gui.engine.child.worker_command`, so a frozen build works
 too) that finds torchrun's ``RANK``/``LOCAL_RANK``/``WORLD_SIZE`` and ``$HWBENCH_DDP_OUT`` in its
 environment, joins the NCCL (gloo on the CPU) process group, measures with
 ``DistributedDataParallel`` and writes its timings to ``$HWBENCH_DDP_OUT/rank<N>.json``; rank 0 also
@@ -24,8 +24,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from hwbench_gui.engine.bench.api import Outcome, Reporter
-from hwbench_gui.engine.bench.model_common import ModelSpec, OutOfMemoryError, TimedRun, build_outcome
+from hwbench_gui.engine.models.common import ModelSpec, OutOfMemoryError, TimedRun, build_outcome
+from hwbench_gui.engine.spec.benchmark import Outcome, Reporter
+from hwbench_gui.engine.spec.device import CUDA, split_device
 
 OUT_ENV = "HWBENCH_DDP_OUT"
 #: Seconds the rendezvous waits for every node to join.
@@ -41,7 +42,7 @@ def rank_main(bench_id: str, spec: ModelSpec, params: dict[str, Any], reporter: 
     """The body of one rank: measure, write ``rank<N>.json`` (or the error), return this rank's Outcome."""
     import torch
 
-    from hwbench_gui.engine.bench import model_torch
+    from hwbench_gui.engine.models import torch_measure as model_torch
 
     rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
     world = int(os.environ["WORLD_SIZE"])
@@ -51,9 +52,9 @@ def rank_main(bench_id: str, spec: ModelSpec, params: dict[str, Any], reporter: 
     grouped = world > 1
     try:
         if grouped:
-            backend = "nccl" if params["device"].startswith("cuda") else "gloo"
+            kind, base = split_device(params["device"])
+            backend = "nccl" if kind == CUDA else "gloo"
             if backend == "nccl":
-                base = int(params["device"].partition(":")[2] or 0)
                 torch.cuda.set_device(base + local_rank)
             torch.distributed.init_process_group(backend)
         run, details, where = model_torch.measure(spec, params, reporter, dist=ctx if grouped else None)
@@ -110,7 +111,7 @@ def launch(bench_id: str, params: dict[str, Any], nproc: int, nnodes: int, endpo
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
-    from hwbench_gui.engine.bench import runner
+    from hwbench_gui.engine.child import worker_command
 
     folder = Path(tempfile.mkdtemp(prefix="hwbench-ddp-"))
     standalone = nnodes == 1 and not endpoint
@@ -119,7 +120,7 @@ def launch(bench_id: str, params: dict[str, Any], nproc: int, nnodes: int, endpo
         run_id=uuid.uuid4().hex if standalone else f"hwbench-{bench_id}",
         rdzv_backend="c10d", rdzv_endpoint="localhost:0" if standalone else endpoint,
         rdzv_configs={"join_timeout": JOIN_TIMEOUT_S}, max_restarts=0, monitor_interval=0.5)
-    command = runner.child_command({"id": bench_id, "params": params})
+    command = worker_command({"id": bench_id, "params": params})
     previous = os.environ.get(OUT_ENV)
     os.environ[OUT_ENV] = str(folder)
     reporter.log(f"launching {nproc} rank(s) on this machine, {nnodes} machine(s) "
@@ -154,11 +155,11 @@ def run_torch_ddp(bench_id: str, spec: ModelSpec, params: dict[str, Any], report
     """One-GPU baseline, then DDP on ``gpus`` GPUs per machine × ``nnodes`` machines."""
     import torch
 
-    from hwbench_gui.engine.bench import model_torch
+    from hwbench_gui.engine.models import torch_measure as model_torch
 
     gpus, nnodes, endpoint = params["gpus"], params["nnodes"], params["rdzv_endpoint"]
     if nnodes > 1 and not endpoint:
-        from hwbench_gui.engine.bench.api import ParamError
+        from hwbench_gui.engine.spec.benchmark import ParamError
 
         raise ParamError("rdzv_endpoint: needed when nnodes > 1 (host:port of the rendezvous, the same on every "
                          "machine)")
@@ -176,11 +177,12 @@ def run_torch_ddp(bench_id: str, spec: ModelSpec, params: dict[str, Any], report
         warnings.append("rank 0 ran on another machine: the totals here count this machine's ranks only")
     base = lead or records[0]
     world = len(runs)
-    kind = "NCCL" if params["device"].startswith("cuda") else "gloo"
+    on_cuda = split_device(params["device"])[0] == CUDA
+    kind = "NCCL" if on_cuda else "gloo"
     return build_outcome(
         spec, params, runs[0], framework_label=f"PyTorch {torch.__version__} DDP ({kind}, {world} ranks)",
         device_label=f"{base['where']} and {world - 1} more rank(s)" if world > 1 else base["where"],
-        method_extra=model_torch.method_text(params, params["device"].startswith("cuda")) +
+        method_extra=model_torch.method_text(params, on_cuda) +
         f" Multi-GPU: torch.distributed elastic launch (torchrun's launcher, c10d rendezvous), {gpus} rank(s) per "
         f"machine × {nnodes} machine(s), DistributedDataParallel; throughput = all ranks' images / the longest "
         "rank's timed time; scaling efficiency = that / (ranks × the one-GPU run's images/s).",
@@ -190,16 +192,16 @@ def run_torch_ddp(bench_id: str, spec: ModelSpec, params: dict[str, Any], report
 
 def run_tf_mirrored(spec: ModelSpec, params: dict[str, Any], reporter: Reporter) -> Outcome:
     """One-GPU baseline, then MirroredStrategy over ``gpus`` GPUs, in this process."""
-    from hwbench_gui.engine.bench import model_tf
-    from hwbench_gui.engine.bench.model_common import parse_device
+    from hwbench_gui.engine.models import tf_measure as model_tf
+    from hwbench_gui.engine.spec.device import split_device
 
     gpus = params["gpus"]
     if params["nnodes"] > 1:
-        from hwbench_gui.engine.bench.api import BenchmarkUnavailable
+        from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable
 
         raise BenchmarkUnavailable("TensorFlow runs use MirroredStrategy on one machine; nnodes > 1 is PyTorch only")
     tf = model_tf.import_tf()
-    kind, index = parse_device(params["device"])
+    kind, index = split_device(params["device"])
     model_tf.select_devices(tf, kind, index, gpus)
     reporter.log("one-GPU baseline")
     single, _details, _where = model_tf.measure(spec, params, reporter, replicas=1, tf_module=tf)

@@ -11,9 +11,19 @@ import itertools
 from typing import Any, Callable
 
 from hwbench_gui.engine import nvml
-from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Param, Reporter
-from hwbench_gui.engine.bench.timing import GB, Steps, cuda_device, cuda_label, figure, gpu_missing_reason, \
-    human_bytes, median, nvml_handle_for, time_cpu
+from hwbench_gui.engine.measure.stats import median
+from hwbench_gui.engine.measure.timing import (
+    GB,
+    Steps,
+    cuda_device,
+    cuda_label,
+    figure,
+    gpu_missing_reason,
+    human_bytes,
+    nvml_handle_for,
+    time_cpu,
+)
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, Reporter
 
 STAGING_CHUNK_BYTES = 4 << 20
 TARGET_BYTES_PER_REPEAT = 1 << 30
@@ -174,9 +184,10 @@ BENCHMARK = Benchmark(
     category="GPU",
     description="Copy bandwidth and latency between every pair of GPUs, peer-to-peer on and off (staged via host).",
     params=(
-        Param("devices", "int_list", [], "GPU indices to include; empty = all.", minimum=0, maximum=63),
+        Param("devices", "int_list", [], "GPU indices to include; empty = all.", minimum=0, maximum=63,
+              decides_comparability=False),
         Param("size_mib", "int", 256, "Size of one bandwidth copy.", minimum=1, maximum=1 << 16, unit="MiB"),
-        Param("repeats", "int", 5, "Timed repeats per figure.", minimum=1, maximum=1000),
+        Param("repeats", "int", 5, "Timed repeats per figure.", minimum=1, maximum=1000, decides_comparability=False),
         Param("latency_copies", "int", 1000, "Small copies per latency repeat.", minimum=1, maximum=1_000_000),
     ),
     run=run,

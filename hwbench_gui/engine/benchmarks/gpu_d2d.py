@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwbench_gui.engine.bench.api import Benchmark, Outcome, Param, ParamError, Reporter, Series
-from hwbench_gui.engine.bench.timing import GB, Steps, cuda_device, cuda_label, figure, gpu_missing_reason, \
-    human_bytes, median, spread, time_cuda
+from hwbench_gui.engine.measure.stats import median, spread
+from hwbench_gui.engine.measure.timing import (
+    GB,
+    Steps,
+    cuda_device,
+    cuda_label,
+    figure,
+    gpu_missing_reason,
+    human_bytes,
+    time_cuda,
+)
+from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
+from hwbench_gui.engine.spec.device import CUDA
+from hwbench_gui.engine.spec.device import parse as parse_device
 
 TARGET_TRAFFIC_BYTES = 32 << 30  # per timed repeat: about 8 ms at 4 TB/s
 MAX_INNER = 2000
@@ -29,7 +40,7 @@ def theoretical_gbps(index: int) -> float | None:
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     import torch
 
-    index = params["device"]
+    index = parse_device(params["device"]).index
     dev = cuda_device(index)
     torch.cuda.set_device(dev)
     top = params["size_mib"] << 20
@@ -88,12 +99,13 @@ BENCHMARK = Benchmark(
     category="GPU",
     description="Device-to-device copy bandwidth of one GPU's memory, counting bytes read plus written.",
     params=(
-        Param("device", "int", 0, "GPU index (as PyTorch numbers them).", minimum=0, maximum=63),
+        Param("device", "device", "cuda:0", "GPU: 'cuda:N' or its index N (as PyTorch numbers them).",
+              choices=(CUDA,), decides_comparability=False),
         Param("size_mib", "int", 2048, "Largest buffer (the headline size); two are allocated.", minimum=1,
               maximum=1 << 18, unit="MiB"),
         Param("min_size_mib", "int", 1, "Smallest buffer of the sweep (sizes grow ×4).", minimum=1, maximum=1 << 18,
               unit="MiB"),
-        Param("repeats", "int", 10, "Timed repeats per size.", minimum=1, maximum=1000),
+        Param("repeats", "int", 10, "Timed repeats per size.", minimum=1, maximum=1000, decides_comparability=False),
     ),
     run=run,
     version="1",

@@ -11,11 +11,18 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hwbench_gui.engine.bench import model_data
-from hwbench_gui.engine.bench.api import BenchmarkUnavailable, Reporter
-from hwbench_gui.engine.bench.model_common import (LATENCY_STEPS_MAX, SYNTHETIC_CLASSES, ModelSpec,
-                                                   OutOfMemoryError, TimedRun, oom_message, parse_device,
-                                                   precision_label)
+from hwbench_gui.engine.models import data as model_data
+from hwbench_gui.engine.models.common import (
+    LATENCY_STEPS_MAX,
+    SYNTHETIC_CLASSES,
+    ModelSpec,
+    OutOfMemoryError,
+    TimedRun,
+    oom_message,
+)
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
+from hwbench_gui.engine.spec.device import split_device
+from hwbench_gui.engine.spec.precision import label_of
 
 SGD_LR = 1e-3  # small: random data and random init must not drive the detector's boxes to NaN
 SGD_MOMENTUM = 0.9
@@ -58,7 +65,7 @@ def build_model(spec: ModelSpec, num_classes: int, image_size: int) -> Any:
         return fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None, num_classes=num_classes,
                                        min_size=image_size, max_size=detection_max_size(image_size))
     if spec.key == "unet":
-        from hwbench_gui.engine.bench.unet import torch_unet
+        from hwbench_gui.engine.models.unet import torch_unet
 
         if image_size % 16:
             raise BenchmarkUnavailable(f"U-Net needs an image size that is a multiple of 16, not {image_size}")
@@ -137,7 +144,7 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
     """
     import torch
 
-    kind, index = parse_device(params["device"])
+    kind, index = split_device(params["device"])
     if kind == "cuda":
         if not torch.cuda.is_available():
             raise BenchmarkUnavailable(f"PyTorch {torch.__version__} cannot use CUDA here (built for CUDA "
@@ -151,7 +158,7 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
         torch.cuda.reset_peak_memory_stats(device)
     else:
         device = torch.device("cpu")
-    label = precision_label(params["precision"])
+    label = label_of(params["precision"])
     try:
         return _measure(torch, spec, params, reporter, dist, device, label, dataset)
     except RuntimeError as exc:  # torch.cuda.OutOfMemoryError is one; cuDNN's allocation failures are plain ones

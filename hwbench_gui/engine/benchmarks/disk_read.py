@@ -8,28 +8,13 @@ import shutil
 import tempfile
 from typing import Any
 
-from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Param, Reporter, Series
-from hwbench_gui.engine.bench.timing import MB, Steps, figure, human_bytes, time_cpu
+from hwbench_gui.engine.measure.filesystem import LAYERED_FILESYSTEMS, RAM_FILESYSTEMS, drop_page_cache, filesystem_of
+from hwbench_gui.engine.measure.timing import MB, Steps, figure, human_bytes, time_cpu
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, Reporter, Series
 
 SEQ_BLOCK_BYTES = 1 << 20
 RANDOM_BLOCK_BYTES = 4096
 WRITE_CHUNK_BYTES = 8 << 20
-RAM_FILESYSTEMS = {"tmpfs", "ramfs", "devtmpfs"}
-LAYERED_FILESYSTEMS = {"overlay", "overlayfs", "aufs", "fuse-overlayfs"}
-
-
-def _filesystem(folder: str) -> tuple[str, str, str]:
-    """(mountpoint, fstype, device) of the mount that holds ``folder``; empty strings if unknown."""
-    import psutil
-
-    real = os.path.realpath(folder)
-    best = ("", "", "")
-    for part in psutil.disk_partitions(all=True):
-        mount = part.mountpoint
-        inside = real == mount or real.startswith(mount.rstrip(os.sep) + os.sep)
-        if inside and len(mount) >= len(best[0]):
-            best = (mount, part.fstype, part.device)
-    return best
 
 
 def _write_random_file(path: str, size_bytes: int) -> None:
@@ -45,19 +30,6 @@ def _write_random_file(path: str, size_bytes: int) -> None:
             written += n
         f.flush()
         os.fsync(f.fileno())
-
-
-def _drop_cache(path: str) -> bool:
-    """Ask the kernel to forget the file's cached pages; False where the OS has no fadvise."""
-    if not hasattr(os, "posix_fadvise"):
-        return False
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
-    return True
 
 
 def _pread(fd: int, buf: Any, offset: int) -> int:
@@ -101,7 +73,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         raise BenchmarkUnavailable(f"{folder} has {human_bytes(free_bytes)} free; the test file needs "
                                    f"{human_bytes(size_bytes)} plus 256 MiB headroom")
     repeats, n_random = params["repeats"], params["random_reads"]
-    mount, fstype, mount_device = _filesystem(folder)
+    mount, fstype, mount_device = filesystem_of(folder)
     steps = Steps(reporter, 1 + 2 * repeats)
 
     fd_file, path = tempfile.mkstemp(prefix="hwbench-disk-", suffix=".bin", dir=folder)
@@ -133,12 +105,12 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             for r in range(repeats):
                 # fadvise also runs under O_DIRECT: it costs nothing and covers a filesystem that
                 # silently serves O_DIRECT reads from the cache.
-                dropped = _drop_cache(path)
+                dropped = drop_page_cache([path], sync=True)
                 seq_s = time_cpu(read_sequential, repeats=1, warmup=0)[0]
                 seq_mbps.append(size_bytes / seq_s / MB)
                 reporter.metric("sequential read", seq_mbps[-1], "MB/s", repeat=r)
                 steps.advance(f"repeat {r + 1}/{repeats}: sequential {seq_mbps[-1]:.0f} MB/s")
-                _drop_cache(path)
+                drop_page_cache([path], sync=True)
                 rand_s = time_cpu(read_random, repeats=1, warmup=0)[0]
                 rand_iops.append(n_random / rand_s)
                 reporter.metric("random 4 KiB read", rand_iops[-1], "IOPS", repeat=r)
@@ -202,9 +174,10 @@ BENCHMARK = Benchmark(
     description="Sequential 1 MiB and random 4 KiB read speed of a folder's drive, with the page cache bypassed.",
     params=(
         Param("folder", "path", tempfile.gettempdir(), "Folder on the drive to test; a temporary file is written "
-              "there and deleted afterwards."),
+              "there and deleted afterwards.", decides_comparability=False),
         Param("file_size_mib", "int", 1024, "Size of the test file.", minimum=1, maximum=1 << 20, unit="MiB"),
-        Param("repeats", "int", 3, "Passes over the file (each is one sample).", minimum=1, maximum=100),
+        Param("repeats", "int", 3, "Passes over the file (each is one sample).", minimum=1, maximum=100,
+              decides_comparability=False),
         Param("random_reads", "int", 20000, "Random 4 KiB reads per pass.", minimum=10, maximum=10_000_000),
     ),
     run=run,

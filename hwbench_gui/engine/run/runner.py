@@ -11,25 +11,21 @@ at the cancel event and the deadline, so nothing ever blocks on a child that han
 from __future__ import annotations
 
 import collections
-import json
 import os
 import queue
 import signal
-import site
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable
 
-from hwbench_gui.engine.bench import protocol, registry
-from hwbench_gui.engine.bench.api import Benchmark
+from hwbench_gui.engine.child import child_env, worker_command
 from hwbench_gui.engine.results import document as result_document
 from hwbench_gui.engine.results import store
-
-WORKER_FLAG = "--hwbench-worker"  # same string as hwbench_gui.cli.WORKER_FLAG (no cli import here)
+from hwbench_gui.engine.run import protocol, registry
+from hwbench_gui.engine.spec.benchmark import Benchmark
 
 #: Lines of the child's log kept for the document of a run that did not end ok.
 LOG_TAIL_LINES = 200
@@ -68,35 +64,6 @@ class RunResult:
         return self.document.get("reason")
 
 
-def child_command(spec: dict[str, Any] | None = None) -> list[str]:
-    """The command line of a benchmark child; with ``spec`` the JSON run spec is appended.
-
-    A PyInstaller build has no ``-m``: its executable dispatches on the worker flag itself.
-    """
-    if getattr(sys, "frozen", False):
-        command = [sys.executable, WORKER_FLAG]
-    else:
-        command = [sys.executable, "-m", "hwbench_gui", WORKER_FLAG]
-    if spec is not None:
-        command.append(json.dumps(protocol.jsonable(spec), allow_nan=False))
-    return command
-
-
-def child_env() -> dict[str, str]:
-    """The child's environment: ours (so ``$HWBENCH_EXTRA_BENCHMARKS`` etc. carry over), unbuffered,
-    UTF-8, and able to import hwbench_gui when it is used from a source tree."""
-    env = dict(os.environ)
-    env["PYTHONUNBUFFERED"] = "1"
-    env.setdefault("PYTHONIOENCODING", "utf-8")
-    if not getattr(sys, "frozen", False):
-        root = str(Path(__file__).resolve().parents[3])
-        on_path = {os.path.abspath(p or os.getcwd()) for p in sys.path}
-        site_dirs = {os.path.abspath(p) for p in [*site.getsitepackages(), site.getusersitepackages()]}
-        if root in on_path and root not in site_dirs:
-            env["PYTHONPATH"] = os.pathsep.join(p for p in [root, env.get("PYTHONPATH", "")] if p)
-    return env
-
-
 def run_benchmark(
     bench_id: str,
     params: dict[str, Any] | None = None,
@@ -114,7 +81,7 @@ def run_benchmark(
     Raises ``KeyError`` for an unknown id and ``ParamError`` for bad ``params`` before anything
     starts. Everything after that ends in a document: status "ok", "failed" (crash, error,
     timeout, unavailable) or "cancelled" (``cancel`` was set). ``on_event`` gets every protocol
-    event (see :mod:`~hwbench_gui.engine.bench.protocol`) on the calling thread. ``timeout_s``
+    event (see :mod:`~hwbench_gui.engine.run.protocol`) on the calling thread. ``timeout_s``
     defaults to the benchmark's ``default_timeout_s``. ``sampler`` is a running telemetry
     sampler to use; without one the runner samples with its own for the run. With
     ``check_availability`` a benchmark the registry says cannot run here is not started: its
@@ -196,7 +163,7 @@ class _Run:
 
     def execute(self, sampler: Any) -> None:
         self.telemetry = _Telemetry(sampler)
-        command = child_command({"id": self.bench.id, "params": self.params})
+        command = worker_command({"id": self.bench.id, "params": self.params})
         kwargs: dict[str, Any] = {}
         if os.name == "posix":
             kwargs["start_new_session"] = True

@@ -7,9 +7,10 @@ import functools
 import importlib.util
 from typing import Any
 
-from hwbench_gui.engine.bench import multigpu
-from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Reporter
-from hwbench_gui.engine.bench.model_common import MODELS, ModelSpec, build_outcome, model_params, parse_device
+from hwbench_gui.engine.models import multigpu
+from hwbench_gui.engine.models.common import MODELS, ModelSpec, build_outcome, model_params
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Reporter
+from hwbench_gui.engine.spec.device import split_device
 
 
 def _torch_version() -> str:
@@ -20,9 +21,9 @@ def _torch_version() -> str:
 
 def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: Reporter) -> Outcome:
     """Dispatch by framework and GPU count; every path returns the same kind of Outcome."""
-    parse_device(params["device"])  # a bad device is a ParamError before anything heavy loads
+    split_device(params["device"])  # a bad device is a ParamError before anything heavy loads
     if params["framework"] == "tf":
-        from hwbench_gui.engine.bench import model_tf
+        from hwbench_gui.engine.models import tf_measure as model_tf
 
         if spec.key == "fasterrcnn":
             raise BenchmarkUnavailable(model_tf.FASTERRCNN_TF_REASON)
@@ -31,7 +32,7 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
         if params["gpus"] > 1:
             return multigpu.run_tf_mirrored(spec, params, reporter)
         tf = model_tf.import_tf()
-        kind, index = parse_device(params["device"])
+        kind, index = split_device(params["device"])
         model_tf.select_devices(tf, kind, index, 1)
         run, details, where = model_tf.measure(spec, params, reporter, tf_module=tf)
         warnings = list(details.pop("warnings", []))
@@ -44,7 +45,7 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
         return multigpu.rank_main(bench_id, spec, params, reporter)
     if params["gpus"] > 1 or params["nnodes"] > 1:
         return multigpu.run_torch_ddp(bench_id, spec, params, reporter)
-    from hwbench_gui.engine.bench import model_torch
+    from hwbench_gui.engine.models import torch_measure as model_torch
 
     run, details, where = model_torch.measure(spec, params, reporter)
     return build_outcome(spec, params, run, framework_label=f"PyTorch {_torch_version()}", device_label=where,

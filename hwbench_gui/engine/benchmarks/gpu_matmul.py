@@ -5,12 +5,30 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter, \
-    Series
-from hwbench_gui.engine.bench.timing import Steps, cuda_device, cuda_label, figure, inner_for, median, spread, \
-    time_cpu, time_cuda, torch_missing_reason
+from hwbench_gui.engine.measure.stats import median, spread
+from hwbench_gui.engine.measure.timing import (
+    Steps,
+    cuda_device,
+    cuda_label,
+    figure,
+    inner_for,
+    time_cpu,
+    time_cuda,
+    torch_missing_reason,
+)
+from hwbench_gui.engine.spec.benchmark import (
+    Benchmark,
+    BenchmarkUnavailable,
+    Outcome,
+    Param,
+    Reporter,
+    Series,
+)
+from hwbench_gui.engine.spec.device import AUTO, CPU, resolve_auto
+from hwbench_gui.engine.spec.device import parse as parse_device
+from hwbench_gui.engine.spec.precision import MATMUL_KEYS, label_of
 
-LABELS = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16", "bf16": "BF16", "fp8": "FP8"}
+LABELS = {key: label_of(key) for key in MATMUL_KEYS}
 GPU_ORDER, CPU_ORDER = ("FP32", "TF32", "FP16", "BF16", "FP8"), ("FP32", "BF16")
 GPU_SIZES, CPU_SIZES = [1024, 2048, 4096, 8192, 16384], [256, 512, 1024, 2048]
 REPEAT_S = {"cuda": 0.05, "cpu": 0.2}  # target length of one timed repeat
@@ -70,28 +88,13 @@ def _skip_reason(torch: Any, label: str, device: str) -> str | None:
     return None
 
 
-def _parse_device(text: str) -> tuple[str, int | None]:
-    text = text.strip().lower()
-    if text == "auto":
-        import torch
-
-        return ("cuda", 0) if torch.cuda.is_available() else ("cpu", None)
-    if text == "cpu":
-        return "cpu", None
-    if text == "cuda" or text.startswith("cuda:"):
-        try:
-            return "cuda", int(text.partition(":")[2] or 0)
-        except ValueError:
-            pass
-    raise ParamError(f"device: {text!r} is not 'auto', 'cpu', 'cuda' or 'cuda:N'")
-
-
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     import torch
 
-    kind, index = _parse_device(params["device"])
+    asked = parse_device(params["device"])
+    kind, index = resolve_auto(asked).kind, resolve_auto(asked).index
     device = "cpu"
-    fallback = params["device"].strip().lower() == "auto" and kind == "cpu"
+    fallback = asked.kind == AUTO and kind == CPU
     if kind == "cuda":
         cuda_device(index)
         device = f"cuda:{index}"
@@ -206,13 +209,14 @@ BENCHMARK = Benchmark(
     category="Compute",
     description="Dense matmul TFLOP/s in FP32, TF32, FP16, BF16 and FP8 on a GPU (FP32 and BF16 on the CPU).",
     params=(
-        Param("device", "str", "auto", "Where to run: 'auto' (GPU 0 when PyTorch sees one, else the CPU, "
-              "with a warning), 'cuda:N' or 'cpu'."),
+        Param("device", "device", "auto", "Where to run: 'auto' (GPU 0 when PyTorch sees one, else the CPU, "
+              "with a warning), 'cuda:N' or 'cpu'.", decides_comparability=False),
         Param("precision", "choice", "all", "Precision to measure; all = every one the device has.",
-              choices=("all", "fp32", "tf32", "fp16", "bf16", "fp8")),
+              choices=("all",) + MATMUL_KEYS),
         Param("sizes", "int_list", [], "Matrix sizes n; empty = 1024,2048,4096,8192,16384 on a GPU, "
               "256,512,1024,2048 on the CPU.", minimum=16, maximum=65536),
-        Param("repeats", "int", 10, "Timed repeats per precision and size.", minimum=1, maximum=1000),
+        Param("repeats", "int", 10, "Timed repeats per precision and size.", minimum=1, maximum=1000,
+              decides_comparability=False),
         Param("mode", "choice", "burst", "GPU timing: burst = short bursts after idle gaps (clock-limited peak); "
               "sustained = back-to-back products (power-limited rate). Ignored on the CPU.",
               choices=("burst", "sustained")),

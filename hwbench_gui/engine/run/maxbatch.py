@@ -74,7 +74,7 @@ def max_batch(bench_id: str, params: dict[str, Any] | None = None, *, start: int
     ``on_try(batch, document)`` is called after each try. Raises MaxBatchError when a try fails
     for another reason (the document's reason is in the message), or is cancelled.
     """
-    from hwbench_gui.engine.bench import runner
+    from hwbench_gui.engine.run import runner
 
     base = dict(params or {})
     documents: list[dict[str, Any]] = []

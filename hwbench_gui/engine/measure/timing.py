@@ -13,7 +13,8 @@ import time
 from typing import Any, Callable
 
 from hwbench_gui.engine import nvml
-from hwbench_gui.engine.bench.api import BenchmarkUnavailable, Reporter
+from hwbench_gui.engine.measure.stats import median
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
 
 GB = 1e9  # rates are decimal (1e9 bytes/s), as vendors quote PCIe and memory bandwidth
 MB = 1e6
@@ -32,25 +33,6 @@ def human_bytes(n_bytes: float) -> str:
 def plural(count: int, word: str) -> str:
     """``plural(1, "thread")`` -> ``"1 thread"``, ``plural(4, "thread")`` -> ``"4 threads"``."""
     return f"{count} {word}{'' if count == 1 else 's'}"
-
-
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
-
-
-def spread(values: list[float]) -> tuple[float, float]:
-    """(p5, p95) by linear interpolation, for a Series' ``y_spread``."""
-    ordered = sorted(values)
-
-    def pct(q: float) -> float:
-        pos = q * (len(ordered) - 1)
-        lo = int(pos)
-        hi = min(lo + 1, len(ordered) - 1)
-        return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
-
-    return (pct(0.05), pct(0.95))
 
 
 def figure(samples: list[float], unit: str, higher_is_better: bool = True, **extra: Any) -> dict[str, Any]:

@@ -9,56 +9,17 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import multiprocessing
 import os
 import time
-from typing import Any, Callable
+from typing import Any
 
-from hwbench_gui.engine.bench.api import Benchmark, BenchmarkUnavailable, Outcome, Param, Reporter, Series
-from hwbench_gui.engine.bench.timing import Steps, cpu_count, doubling_counts, figure, median, plural, spread
+from hwbench_gui.engine.measure.decode import decode_rates, decoder
+from hwbench_gui.engine.measure.stats import median, spread
+from hwbench_gui.engine.measure.timing import Steps, cpu_count, doubling_counts, figure, plural
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, Reporter, Series
 
 LIBRARIES = {"opencv": "OpenCV", "pil": "PIL"}
 JPEG_SUFFIXES = (".jpg", ".jpeg", ".jpe")
-
-_worker_state: dict[str, Any] = {}
-
-
-def _decoder(library: str) -> Callable[[bytes], Any]:
-    """A function bytes -> decoded RGB/BGR pixels, as each library is normally used."""
-    if library == "opencv":
-        import cv2
-        import numpy as np
-
-        cv2.setNumThreads(1)  # one process = one core; parallelism comes from the worker count
-
-        def decode_cv2(data: bytes) -> Any:
-            return cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-
-        return decode_cv2
-    import io
-
-    from PIL import Image
-
-    def decode_pil(data: bytes) -> Any:
-        with Image.open(io.BytesIO(data)) as image:
-            return image.convert("RGB")  # what torchvision's default loader does
-
-    return decode_pil
-
-
-def _worker_init(jpegs: list[bytes], library: str) -> None:
-    _worker_state["jpegs"] = jpegs
-    _worker_state["decode"] = _decoder(library)
-    _worker_state["decode"](jpegs[0])  # pays imports and first-call setup before any timing
-
-
-def _worker_decode(passes: int) -> int:
-    decode, jpegs = _worker_state["decode"], _worker_state["jpegs"]
-    for _ in range(passes):
-        for data in jpegs:
-            if decode(data) is None:
-                raise ValueError("a JPEG could not be decoded")
-    return passes * len(jpegs)
 
 
 def _load_folder(folder: str, limit: int) -> list[bytes]:
@@ -78,21 +39,8 @@ def _label(library: str, workers: int) -> str:
     return f"{LIBRARIES[library]}, {plural(workers, 'worker')}"
 
 
-def _rates(library: str, jpegs: list[bytes], workers: int, passes: int, repeats: int) -> list[float]:
-    """Images/s of ``workers`` processes each decoding its copy ``passes`` times, per repeat."""
-    ctx = multiprocessing.get_context("spawn")  # no fork: safe after torch/CUDA or threads, and on every OS
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(jpegs, library)) as pool:
-        pool.map(_worker_decode, [1] * workers, chunksize=1)  # warm-up pass
-        rates = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            decoded = sum(pool.map(_worker_decode, [passes] * workers, chunksize=1))
-            rates.append(decoded / (time.perf_counter() - start))
-    return rates
-
-
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
-    from hwbench_gui.engine.bench.imagegen import make_jpegs
+    from hwbench_gui.engine.measure.imagegen import make_jpegs
 
     libraries = ["opencv"] + (["pil"] if importlib.util.find_spec("PIL") else [])
     warnings = [] if "pil" in libraries else ["PIL (Pillow) is not installed: only OpenCV was measured"]
@@ -112,7 +60,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     # One pass over all images in this process tells how many passes fill one timed repeat.
     passes, megapixels = {}, 0.0
     for library in libraries:
-        decode = _decoder(library)
+        decode = decoder(library)
         decode(jpegs[0])  # imports and first-call setup stay out of the calibration
         start = time.perf_counter()
         for data in jpegs:
@@ -129,7 +77,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     results: dict[str, dict[int, list[float]]] = {lib: {} for lib in libraries}
     for library in libraries:
         for workers in worker_counts:
-            rates = _rates(library, jpegs, workers, passes[library], params["repeats"])
+            rates = decode_rates(library, jpegs, workers, passes[library], params["repeats"])
             results[library][workers] = rates
             reporter.metric(f"{LIBRARIES[library]} decode", median(rates), "images/s", workers=workers)
             steps.advance(f"{_label(library, workers)}: {median(rates):.0f} images/s")
@@ -180,16 +128,17 @@ BENCHMARK = Benchmark(
     category="CPU",
     description="JPEG decode rate with OpenCV and PIL from 1 to N worker processes, as a data loader does it.",
     params=(
-        Param("folder", "path", "", "Folder of your own JPEGs; empty = generate test images."),
+        Param("folder", "path", "", "Folder of your own JPEGs; empty = generate test images.",
+              decides_comparability=False),
         Param("count", "int", 64, "Number of images (taken from the folder, or generated).", minimum=1,
               maximum=100_000),
         Param("image_size", "int", 512, "Side of a generated square image.", minimum=16, maximum=8192, unit="px"),
         Param("quality", "int", 90, "JPEG quality of generated images.", minimum=1, maximum=100),
         Param("workers", "int_list", doubling_counts(cpu_count()), "Worker process counts to measure.",
               minimum=1, maximum=1024),
-        Param("repeats", "int", 3, "Timed repeats per worker count.", minimum=1, maximum=100),
+        Param("repeats", "int", 3, "Timed repeats per worker count.", minimum=1, maximum=100, decides_comparability=False),
         Param("repeat_s", "float", 0.5, "Approximate duration of one timed repeat.", minimum=0.01, maximum=60,
-              unit="s"),
+              unit="s", decides_comparability=False),
     ),
     run=run,
     version="1",

@@ -1,6 +1,6 @@
 """What a benchmark module declares, and what its code receives and returns.
 
-A benchmark is one module under ``engine/bench/`` that defines a module-level ``BENCHMARK``
+A benchmark is one module under ``engine/benchmarks/`` that defines a module-level ``BENCHMARK``
 (a :class:`Benchmark`). Its ``run`` is executed in a child process by the runner; it reports
 through a :class:`Reporter` and returns a :class:`Outcome`. Nothing here imports torch: a module
 imports heavy frameworks inside ``run`` and ``availability`` only.
@@ -11,14 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol, Sequence
 
-ParamKind = Literal["int", "float", "str", "bool", "choice", "path", "int_list"]
+ParamKind = Literal["int", "float", "str", "bool", "choice", "path", "int_list", "device"]
 
 #: Names a benchmark may list in ``needs``; the availability check explains a missing one.
 NEEDS = ("cuda", "multi_gpu", "torch", "tf")
-
-#: Precision labels used in results, named exactly (TF32 is never called FP32).
-PRECISIONS = ("FP64", "FP32", "TF32", "FP16", "BF16", "FP8", "FP16-AMP", "BF16-AMP", "INT8", "n/a")
-
 
 class ParamError(ValueError):
     """A parameter value is missing, of the wrong type or out of range; the message says which."""
@@ -26,7 +22,14 @@ class ParamError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
-    """One parameter, declared once: the GUI form, the CLI and the result document read this."""
+    """One parameter, declared once: the GUI form, the CLI, the result document and comparisons read this.
+
+    ``decides_comparability``: two results whose values differ measured different things (batch,
+    precision, sizes), so comparisons only pair results that agree on it; False for parameters that
+    only say where or how long (device index, a local folder, repeat counts, time limits).
+    A ``device`` parameter takes :mod:`~hwbench_gui.engine.spec.device`'s grammar; its ``choices``
+    are the device kinds it allows (all when empty) and its value is the canonical text.
+    """
 
     name: str
     kind: ParamKind
@@ -36,9 +39,14 @@ class Param:
     maximum: float | None = None
     choices: tuple[Any, ...] = ()
     unit: str = ""
+    decides_comparability: bool = True
 
     def parse(self, raw: Any) -> Any:
         """Convert ``raw`` (a CLI string or a GUI value) to this parameter's type and check its range."""
+        if self.kind == "device":
+            from hwbench_gui.engine.spec import device  # device.py imports ParamError from here
+
+            return str(device.parse(raw, allow=tuple(self.choices) or (device.AUTO, device.CPU, device.CUDA)))
         try:
             if self.kind == "int":
                 value: Any = int(raw)
@@ -79,6 +87,17 @@ def _parse_int_list(raw: Any) -> list[int]:
     if isinstance(raw, (list, tuple)):
         return [int(v) for v in raw]
     return [int(part) for part in str(raw).replace(" ", "").split(",") if part]
+
+
+class ResolvedParams(dict):
+    """Every parameter of benchmark ``bench_id`` parsed and range-checked, defaults filled in.
+
+    Resolved once where a run is asked for (CLI, GUI, suite); handing it on resolves nothing again.
+    """
+
+    def __init__(self, bench_id: str, values: dict[str, Any]) -> None:
+        super().__init__(values)
+        self.bench_id = bench_id
 
 
 class Reporter(Protocol):
@@ -165,8 +184,10 @@ class Benchmark:
                 return p
         raise ParamError(f"{self.id} has no parameter {name!r}; it has {', '.join(p.name for p in self.params)}")
 
-    def resolve_params(self, given: dict[str, Any] | None = None) -> dict[str, Any]:
+    def resolve_params(self, given: dict[str, Any] | None = None) -> ResolvedParams:
         """Every parameter with its value: defaults filled in, ``given`` parsed and range-checked."""
+        if isinstance(given, ResolvedParams) and given.bench_id == self.id:
+            return given
         given = dict(given or {})
         values = {}
         for p in self.params:
@@ -174,4 +195,8 @@ class Benchmark:
         if given:
             raise ParamError(f"{self.id} has no parameter {', '.join(sorted(given))}; it has "
                              f"{', '.join(p.name for p in self.params)}")
-        return values
+        return ResolvedParams(self.id, values)
+
+    def comparability_params(self) -> list[str]:
+        """Names of the parameters that decide whether two of its results measured the same thing."""
+        return [p.name for p in self.params if p.decides_comparability]

@@ -1,4 +1,7 @@
-"""Summary statistics of a benchmark's raw samples, as stored in result documents."""
+"""Statistics of raw samples: percentiles, median and spread, and the summary result documents store.
+
+One definition of a percentile for the whole engine: linear interpolation between order statistics
+(numpy's default), so a figure's median, a sweep point's p5/p95 and a document's summary agree."""
 
 from __future__ import annotations
 
@@ -7,6 +10,31 @@ from typing import Any, Iterable
 
 #: Keys of :func:`summarize`'s dict, in the order documents show them.
 STAT_KEYS = ("median", "mean", "p5", "p95", "stdev", "min", "max", "n")
+
+
+def percentile(values: Iterable[float], q: float) -> float | None:
+    """The ``q``-th percentile (0..100) by linear interpolation; None when empty."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    pos = (len(ordered) - 1) * q / 100.0
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def median(values: Iterable[float]) -> float:
+    """The median of a non-empty sequence."""
+    result = percentile(values, 50.0)
+    if result is None:
+        raise ValueError("median of no values")
+    return result
+
+
+def spread(values: Iterable[float]) -> tuple[float, float]:
+    """(p5, p95), for a Series' ``y_spread``."""
+    values = list(values)
+    return (percentile(values, 5.0), percentile(values, 95.0))
 
 
 def finite_samples(samples: Iterable[Any]) -> list[float]:

@@ -1,1 +1,0 @@
-"""Benchmarks: declarations (``api``), the registry, the child-process runner and result documents."""

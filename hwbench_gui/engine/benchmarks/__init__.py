@@ -1,0 +1,1 @@
+"""One module per benchmark (family): each exports ``BENCHMARK`` or ``BENCHMARKS`` for the registry."""

@@ -1,0 +1,49 @@
+"""How a figure and its spread read, in one place for the CLI, the GUI and reports."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def format_value(value: Any, unit: str = "") -> str:
+    """``2259.4`` -> ``"2,259"``, ``123.45`` -> ``"123.5"``, ``11.0`` -> ``"11"``: four significant digits
+    below a thousand, whole numbers with thousands separators above; ``"—"`` for no number."""
+    if not is_number(value):
+        return "—"
+    text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
+    return f"{text} {unit}".strip()
+
+
+def spread_text(stats: dict[str, Any] | None, published: bool = False) -> str:
+    """``"p5–p95 305–318, n=10"``; ``"no spread"`` below two samples."""
+    s = stats or {}
+    if (s.get("n") or 0) >= 2 and is_number(s.get("p5")) and is_number(s.get("p95")):
+        return f"p5–p95 {format_value(s['p5'])}–{format_value(s['p95'])}, n={s['n']}"
+    return "published, no spread" if published else "no spread"
+
+
+def figure_text(doc: dict[str, Any]) -> str:
+    """``"312 TFLOP/s"``; a failed run's reason instead."""
+    figure = doc.get("figure") or {}
+    if not is_number(figure.get("value")):
+        return str(doc.get("reason") or "no figure")
+    return format_value(figure["value"], str(figure.get("unit") or ""))
+
+
+def figure_line(doc: dict[str, Any]) -> str:
+    """``"gpu.matmul: tflops = 312 TFLOP/s (median of 10; p5 305, p95 318; BF16)"``."""
+    figure = doc.get("figure") or {}
+    stats = doc.get("stats") or {}
+    bench_id = (doc.get("benchmark") or {}).get("id")
+    text = f"{bench_id}: {figure.get('name')} = {figure_text(doc)}"
+    details = [f"median of {stats.get('n')}"]
+    if (stats.get("n") or 0) >= 2:
+        details.append(f"p5 {format_value(stats.get('p5'))}, p95 {format_value(stats.get('p95'))}")
+    if doc.get("precision") not in (None, "n/a"):
+        details.append(str(doc["precision"]))
+    return f"{text} ({'; '.join(details)})"

@@ -1,0 +1,69 @@
+"""The engine's shared vocabulary, declared once: device grammar, precision labels, comparability."""
+
+from __future__ import annotations
+
+import pytest
+
+from hwbench_gui.engine.reports.compare import comparable_params, deciding_params
+from hwbench_gui.engine.run import registry
+from hwbench_gui.engine.spec import device, precision
+from hwbench_gui.engine.spec.benchmark import Param, ParamError
+
+
+@pytest.mark.parametrize("text, kind, index", [("auto", "auto", 0), ("CPU", "cpu", 0), ("cuda", "cuda", 0),
+                                               ("cuda:3", "cuda", 3), ("2", "cuda", 2), (1, "cuda", 1)])
+def test_one_device_grammar(text, kind, index):
+    parsed = device.parse(text)
+    assert (parsed.kind, parsed.index) == (kind, index)
+
+
+@pytest.mark.parametrize("text", ["gpu0", "cuda:x", "cuda:-1", "", "cuda1"])
+def test_bad_device_names_the_grammar(text):
+    with pytest.raises(ParamError, match="'cuda:N'"):
+        device.parse(text)
+
+
+def test_device_param_stores_canonical_text_and_checks_the_allowed_kinds():
+    gpu_only = Param("device", "device", "cuda:0", "GPU", choices=(device.CUDA,))
+    assert gpu_only.parse("1") == "cuda:1"
+    assert gpu_only.parse(" CUDA ") == "cuda:0"
+    with pytest.raises(ParamError, match="not allowed here"):
+        gpu_only.parse("cpu")
+    assert Param("device", "device", "auto", "any").parse("cpu") == "cpu"
+
+
+def test_precision_labels_are_declared_once():
+    assert precision.label_of("bf16-amp") == "BF16-AMP"
+    assert precision.label_of("tf32") == "TF32"  # never FP32
+    assert precision.requested_label("fp16-amp") == "FP16-AMP"
+    assert precision.requested_label("all") is None and precision.requested_label(None) is None
+    with pytest.raises(ParamError, match="fp32"):
+        precision.label_of("fp33")
+    model = registry.get("model.resnet50").param("precision")
+    assert model.choices == precision.MODEL_KEYS
+    matmul = registry.get("gpu.matmul").param("precision")
+    assert matmul.choices == ("all",) + precision.MATMUL_KEYS
+
+
+def test_resolved_params_are_not_resolved_again():
+    bench = registry.get("gpu.matmul")
+    resolved = bench.resolve_params({"precision": "bf16", "device": "0"})
+    assert resolved["device"] == "cuda:0"
+    assert bench.resolve_params(resolved) is resolved
+
+
+def test_comparability_comes_from_the_parameter_declarations():
+    bench = registry.get("gpu.pcie")
+    deciding = set(bench.comparability_params())
+    assert "device" not in deciding and "repeats" not in deciding and "max_bytes" in deciding
+    # A document that recorded its deciding parameters is read as it says ...
+    recorded = {"benchmark": {"id": "gpu.pcie", "comparability_params": ["max_bytes"]},
+                "params": {"device": 0, "max_bytes": 1024, "repeats": 3}}
+    assert comparable_params(recorded) == {"max_bytes": 1024}
+    # ... an older one that did not is read with this install's declaration ...
+    older = {"benchmark": {"id": "gpu.pcie"}, "params": {"device": 0, "max_bytes": 1024, "repeats": 3}}
+    assert deciding_params(older) == frozenset(deciding)
+    assert "device" not in comparable_params(older) and comparable_params(older)["max_bytes"] == 1024
+    # ... and one of a benchmark nobody declares keeps every parameter.
+    unknown = {"benchmark": {"id": "no.such"}, "params": {"a": 1}}
+    assert comparable_params(unknown) == {"a": 1}
