@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from PySide6.QtWidgets import QApplication, QLabel
 
@@ -79,3 +81,110 @@ def test_a_broken_tab_shows_its_error_and_the_window_lives(qtbot, qsettings, mon
     assert isinstance(widget, QLabel) and "could not start" in widget.text()
     assert win.tab_widget("Inventory") is not None
     win.close()
+
+
+# --- workers and the one shutdown rule ------------------------------------------------------------
+
+def _until_aborted(control):
+    control.abort_event.wait(60)
+    return "stopped"
+
+
+def _counting(control):
+    n = 0
+    while True:  # only the worker's abort, between two yields, ends it
+        n += 1
+        yield n
+
+
+def test_closing_the_window_aborts_every_worker_and_waits_for_them(qtbot, qsettings, monkeypatch):
+    from hwbench_gui.ui.workers import create_worker
+
+    win = build_window(qsettings, start_sampler=False)
+    qtbot.addWidget(win)
+    release = threading.Event()
+    workers = [create_worker(_until_aborted), create_worker(_counting),
+               create_worker(lambda control: release.wait(60))]  # ignores the abort
+    for worker in workers:
+        win.context.workers.start(worker)
+    monkeypatch.setattr(mw, "SHUTDOWN_WAIT_S", 0.5)
+    win.close()
+    try:
+        assert workers[0].is_finished() and workers[1].is_finished()
+        assert workers[2].is_running(), "a worker that does not stop is left running, never destroyed"
+        assert win.context.workers.running() == [workers[2]]
+    finally:
+        release.set()
+    assert workers[2].wait(10)
+
+
+def test_a_worker_reports_on_the_gui_thread_in_order(qtbot):
+    from hwbench_gui.ui.workers import create_worker
+
+    def work(control, n):
+        control.emit("first")
+        for i in range(n):
+            yield i
+        return "done"
+
+    seen = []
+    worker = create_worker(work, 3)
+    for name in ("started", "yielded", "returned", "errored", "finished"):
+        getattr(worker, name).connect(
+            lambda *value, name=name: seen.append((name, *value, threading.current_thread() is threading.main_thread())))
+    with qtbot.waitSignal(worker.finished, timeout=10000):
+        worker.start()
+    assert seen == [("started", True), ("yielded", "first", True), ("yielded", 0, True), ("yielded", 1, True),
+                    ("yielded", 2, True), ("returned", "done", True), ("finished", True)]
+
+
+def test_a_failing_worker_sends_its_exception(qtbot):
+    from hwbench_gui.ui.workers import create_worker
+
+    def broken(control):
+        raise ValueError("nope")
+
+    errors = []
+    worker = create_worker(broken)
+    worker.errored.connect(errors.append)
+    with qtbot.waitSignal(worker.finished, timeout=10000):
+        worker.start()
+    assert [str(e) for e in errors] == ["nope"]
+    assert errors[0].__traceback__.tb_frame.f_code.co_name == "broken"
+
+
+def test_the_app_exits_cleanly_past_a_worker_that_will_not_stop(tmp_path):
+    """The process ends with status 0 while a worker that ignores the abort is still sending values."""
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, sys, threading
+        from PySide6.QtCore import QSettings, QTimer
+        from hwbench_gui.ui import main_window
+        from hwbench_gui.ui.app import create_app, build_window
+        from hwbench_gui.ui.workers import create_worker
+
+        def stubborn(control):
+            while True:
+                control.emit("still here")
+                threading.Event().wait(0.001)
+
+        main_window.SHUTDOWN_WAIT_S = 0.2
+        app = create_app([])
+        window = build_window(QSettings(sys.argv[1], QSettings.IniFormat), start_sampler=False)
+        worker = window.context.workers.start(create_worker(stubborn))
+        worker.yielded.connect(lambda value: None)
+        window.ready.connect(lambda: QTimer.singleShot(200, window.close))
+        window.show()
+        app.exec()
+        print("running after close:", worker.is_running(), flush=True)
+    """)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HWBENCH_DATA_DIR": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-c", script, str(tmp_path / "s.ini")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "running after close: True" in proc.stdout
+    assert "Destroyed while thread" not in proc.stderr

@@ -74,7 +74,10 @@ class Worker(QObject):
         self._kwargs = dict(kwargs or {})
         self.name = name or getattr(func, "__name__", "worker")
         self.control = WorkerControl(self._post)
-        self._done = threading.Event()
+        self._done = threading.Event()  # set once the thread has sent its last signal
+        self._finished_sent = False  # set on the GUI thread just before ``finished`` is emitted
+        self._post_lock = threading.Lock()
+        self._muted = False
         self._thread: threading.Thread | None = None
         self._posted.connect(self._dispatch, Qt.QueuedConnection)
 
@@ -97,8 +100,8 @@ class Worker(QObject):
         return self._thread is not None and not self._done.is_set()
 
     def is_finished(self) -> bool:
-        """True once the function has returned or raised (``finished`` may still be on its way)."""
-        return self._done.is_set()
+        """True once the function has ended (also inside a ``finished`` slot)."""
+        return self._finished_sent or self._done.is_set()
 
     def wait(self, timeout_s: float | None = None) -> bool:
         """Block until the function has ended or ``timeout_s`` passed; True if it has ended."""
@@ -106,9 +109,17 @@ class Worker(QObject):
             return True
         return self._done.wait(timeout_s)
 
+    def mute(self) -> None:
+        """Send no more signals, from now on. Once this returns, the thread will not touch this QObject
+        again, so Qt may destroy it (at exit) while the thread still runs."""
+        with self._post_lock:
+            self._muted = True
+
     def _dispatch(self, kind: str, value: Any) -> None:
         signal = {"started": self.started, "yielded": self.yielded, "returned": self.returned,
                   "errored": self.errored, "finished": self.finished}[kind]
+        if kind == "finished":
+            self._finished_sent = True
         if kind in ("started", "finished"):
             signal.emit()
         else:
@@ -116,10 +127,13 @@ class Worker(QObject):
 
     # --- worker thread ----------------------------------------------------------------------------
     def _post(self, kind: str, value: Any) -> None:
-        try:
-            self._posted.emit(kind, value)
-        except RuntimeError:  # the QObject is gone (interpreter exit): nobody is listening any more
-            pass
+        with self._post_lock:
+            if self._muted:
+                return
+            try:
+                self._posted.emit(kind, value)
+            except RuntimeError:  # the QObject is gone: nobody is listening any more
+                pass
 
     def _run(self) -> None:
         self._post("started", None)
@@ -128,13 +142,12 @@ class Worker(QObject):
             if inspect.isgenerator(result):
                 result = self._drain(result)
         except Exception as exc:
-            self._done.set()
             self._post("errored", exc.with_traceback(_without_own_frames(exc.__traceback__)))
         else:
-            self._done.set()
             if result is not _ABORTED:
                 self._post("returned", result)
         self._post("finished", None)
+        self._done.set()
 
     def _drain(self, generator) -> Any:
         while True:
@@ -182,6 +195,7 @@ class WorkerPool:
             closed = self._closed
         if closed:
             worker.abort()
+            worker.mute()
         worker.start()
         return worker
 
@@ -193,7 +207,8 @@ class WorkerPool:
         """Abort every worker and wait up to ``timeout_s`` for all of them together.
 
         Returns the workers still running then. They are left to end on their own: their threads
-        are daemons, so they never hold the process open nor abort it when it exits.
+        are daemons, so they never hold the process open nor abort it when it exits. Then every
+        worker is muted, so none sends a signal into a window that is going away.
         """
         with self._lock:
             self._closed = True
@@ -203,7 +218,9 @@ class WorkerPool:
         deadline = time.monotonic() + timeout_s
         for worker in workers:
             worker.wait(max(0.0, deadline - time.monotonic()))
+        for worker in workers:
+            worker.mute()
         left = [w for w in workers if w.is_running()]
         for worker in left:
-            log.warning("worker %s did not stop within %.0f s; leaving it to end on its own", worker.name, timeout_s)
+            log.warning("worker %s did not stop within %.1f s; leaving it to end on its own", worker.name, timeout_s)
         return left
