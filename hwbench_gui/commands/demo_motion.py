@@ -1,13 +1,19 @@
 """``hwbench demo motion``: drive a target image with a webcam or a video file, headless.
 
 Writes the animated target as MP4 and, with ``--trace``, a JSON document holding per frame the driver's
-keypoints and the target's. OpenCV and scipy are imported only when the command runs.
+keypoints and the target's; leaves a result document (``demo.motion``: end-to-end FPS and stage
+times) in the results folder, as ``hwbench run`` does. OpenCV and scipy are imported only when the
+command runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
+from datetime import datetime, timezone
+
+from hwbench_gui.commands.demo_track import add_result_arguments
 
 
 def _roi(text: str) -> tuple[int, int, int, int]:
@@ -36,6 +42,7 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
                    help="lk: Haar face + Lucas-Kanade (built in); mediapipe: MediaPipe face landmarks if installed")
     p.add_argument("--model", help="face_landmarker.task for --keypoints mediapipe with mediapipe 0.10.30+")
     p.add_argument("--no-smoothing", action="store_true", help="no temporal smoothing of the target keypoints")
+    add_result_arguments(p)
     p.set_defaults(handler=run)
 
 
@@ -73,12 +80,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     last_status = [None]
+    stamps: list[float] = []
+    frame_size: list[int] = []
 
     def on_frame(result) -> None:
+        stamps.append(time.perf_counter())
+        if not frame_size:
+            frame_size.extend((int(result.driver.shape[1]), int(result.driver.shape[0])))
         if result.status != last_status[0]:  # print changes only: "no face found" must not flood the terminal
             last_status[0] = result.status
             print(f"frame {result.index}: {result.status}", flush=True)
 
+    started_at, start = datetime.now(timezone.utc), time.perf_counter()
     try:
         doc = run_to_files(pipeline, args.out, args.trace, max_frames=args.max_frames, on_frame=on_frame)
     except (OSError, FaceDetectorUnavailable) as exc:
@@ -91,8 +104,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {source.description} delivered no frames", file=sys.stderr)
         return 2
     tracked = sum(1 for f in doc["frames"] if f["driver"] is not None)
+    result_file = None
+    if not args.no_result:
+        from hwbench_gui.demos.results import demo_document, frame_times_from_stamps, save_demo_document
+
+        params = {"keypoints": args.keypoints, "region": "roi" if args.roi else "face", "size": args.size,
+                  "smoothing": not args.no_smoothing, "frame_wh": frame_size or None, "device": "cpu"}
+        result = demo_document(
+            "motion", params, frame_times_from_stamps(stamps, start), started_at=started_at,
+            duration_s=timing["wall_s"], device="cpu", precision="n/a",
+            stage_ms={k: v for k, v in timing.items() if k.endswith("_ms")},
+            details={"source": source.description, "target": doc["target"]["name"], "frames_with_keypoints": tracked,
+                     "keypoint_source": doc["keypoint_source"]})
+        try:
+            result_file = save_demo_document(result, args.results_dir)
+        except OSError as exc:
+            print(f"error: cannot write the result document: {exc}", file=sys.stderr)
+            return 2
     print(f"{timing['frames']} frames from {source.description} ({tracked} with keypoints) -> {args.out}"
           + (f", trace {args.trace}" if args.trace else ""))
     print(f"{timing['fps']:.1f} frames/s end to end incl. MP4 writing; per frame mean: "
           + ", ".join(f"{k} {timing[f'{k}_ms']['mean']:.1f} ms" for k in ("read", "keypoints", "map", "warp")))
+    if result_file:
+        print(f"result → {result_file}")
     return 0

@@ -1,8 +1,9 @@
 """``hwbench demo track``: multi-object tracking (detector + Deep SORT) on a video file or camera.
 
 Writes tracks in MOTChallenge text format and, if asked, an annotated MP4; prints frames per
-second with the per-frame split into detect / embed / associate. OpenCV and torch are imported
-only when the command runs.
+second with the per-frame split into detect / embed / associate; leaves a result document
+(``demo.track``: end-to-end FPS, stage times, and MOTA / IDF1 / ID switches with ``--gt``) in the
+results folder, as ``hwbench run`` does. OpenCV and torch are imported only when the command runs.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import json
 import sys
 import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -41,8 +43,31 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
     p.add_argument("--no-overlap", action="store_true",
                    help="detect, embed and associate one after the other (default: the next frame's detection "
                         "runs in a thread while this frame is tracked)")
+    p.add_argument("--gt", metavar="FILE", help="ground truth in MOTChallenge format: MOTA, IDF1 and ID switches "
+                                                "go into the summary and the result document")
+    add_result_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=run)
+
+
+def add_result_arguments(p: argparse.ArgumentParser) -> None:
+    """``--results-dir`` / ``--no-result``: where the demo's result document goes (as ``hwbench run --out``)."""
+    p.add_argument("--results-dir", metavar="DIR",
+                   help="folder for the result document (default: $HWBENCH_RESULTS_DIR, else the user data folder)")
+    p.add_argument("--no-result", action="store_true", help="leave no result document")
+
+
+def device_text(device) -> str:
+    """``cpu`` or ``cuda:0 (NVIDIA H200)``."""
+    text = str(device)
+    if text.startswith("cuda"):
+        try:
+            import torch
+
+            return f"{text} ({torch.cuda.get_device_name(torch.device(text))})"
+        except Exception:  # a name is nice to have; the device string is what matters
+            return text
+    return text
 
 
 def _classes(text: str | None, names: list[str]) -> list[int] | None:
@@ -95,23 +120,43 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     pipeline = TrackingPipeline(detector, use_appearance=not args.no_appearance)
     ids: set[int] = set()
+    stamps: list[float] = []
+    frame_size: list[int] = []
+
+    def on_frame(result) -> None:
+        stamps.append(time.perf_counter())
+        ids.update(t.track_id for t in result.tracks)
+        if not frame_size and result.frame is not None:
+            frame_size.extend((int(result.frame.shape[1]), int(result.frame.shape[0])))
+
+    started_at = datetime.now(timezone.utc)
     start = time.perf_counter()
     try:
         stats = track_video(pipeline, args.source, args.out, args.video, args.max_frames,
-                            getattr(detector, "class_names", None),
-                            on_frame=lambda r: ids.update(t.track_id for t in r.tracks), overlap=not args.no_overlap)
+                            getattr(detector, "class_names", None), on_frame=on_frame, overlap=not args.no_overlap)
     except (SourceError, OSError) as exc:  # unreadable input, or an MP4 that cannot be written
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         stats = pipeline.stats
+    wall_s = time.perf_counter() - start
+    metrics = None
+    if args.gt:
+        from hwbench_gui.demos.tracking.io import read_mot
+        from hwbench_gui.demos.tracking.metrics import MetricsUnavailable, evaluate
+
+        try:
+            metrics = evaluate(read_mot(args.gt), read_mot(args.out), n_frames=len(stamps) or None)
+        except (OSError, ValueError, MetricsUnavailable) as exc:
+            print(f"error: --gt {args.gt}: {exc}", file=sys.stderr)
+            return 2
     summary = {"source": str(args.source), "detector": args.detector,
                "device": str(getattr(detector, "device", "cpu")),
                "precision": getattr(detector, "precision", None),
                "random_weights": bool(getattr(detector, "random_weights", False)),
                "appearance": None if args.no_appearance else DESCRIPTION,
                "overlap": not args.no_overlap, "tracks_file": str(Path(args.out)), "video_file": args.video, "track_ids": len(ids),
-               "timing": stats.summary(), "wall_s": time.perf_counter() - start}
+               "timing": stats.summary(), "wall_s": wall_s, "metrics": metrics}
     t = summary["timing"]
     if t["frames"]:
         # Detection overlaps embed + associate (unless --no-overlap): the slower side sets the pace.
@@ -119,6 +164,12 @@ def run(args: argparse.Namespace) -> int:
         t["capacity_fps"] = 1e3 / (work_ms + t["detect_ms"]["mean"] if args.no_overlap
                                    else max(work_ms, t["detect_ms"]["mean"]))
         t["wall_fps"] = t["frames"] / summary["wall_s"]
+    if not args.no_result:
+        try:
+            summary["result_file"] = str(_save_result(args, detector, summary, stamps, start, started_at, frame_size))
+        except OSError as exc:
+            print(f"error: cannot write the result document: {exc}", file=sys.stderr)
+            return 2
     if args.json:
         json.dump(summary, sys.stdout, indent=2)
         print()
@@ -129,4 +180,30 @@ def run(args: argparse.Namespace) -> int:
         print(f"{t['wall_fps']:.1f} FPS end to end (video decode, tracking, drawing and writing); tracking capacity "
               f"{t['capacity_fps']:.1f} FPS ({how}); per frame mean ms: detect {t['detect_ms']['mean']:.2f}  embed {t['embed_ms']['mean']:.2f}  "
               f"associate {t['associate_ms']['mean']:.2f}")
+    if metrics:
+        print(f"against {args.gt}: MOTA {metrics['MOTA']:.3f}  IDF1 {metrics['IDF1']:.3f}  ID switches {metrics['IDSW']}  "
+              f"({len(ids)} track ids for {metrics['GT_ids']} objects)")
+    if "result_file" in summary:
+        print(f"result → {summary['result_file']}")
     return 0
+
+
+def _save_result(args, detector, summary: dict, stamps: list[float], start: float, started_at, frame_size):
+    from hwbench_gui.demos.results import demo_document, frame_times_from_stamps, save_demo_document
+
+    t = summary["timing"]
+    yolo = args.detector == "yolov3"
+    params = {"detector": args.detector, "device": summary["device"], "precision": summary["precision"] or "n/a",
+              "size": args.size if yolo else None, "frame_wh": frame_size or None,
+              "appearance": not args.no_appearance, "overlap": not args.no_overlap,
+              "random_weights": summary["random_weights"]}
+    warnings = ["YOLOv3 ran with RANDOM weights: timing is real, detections are noise"] if summary["random_weights"] \
+        else []
+    doc = demo_document(
+        "track", params, frame_times_from_stamps(stamps, start), started_at=started_at, duration_s=summary["wall_s"],
+        device=device_text(getattr(detector, "device", "cpu")), precision=summary["precision"] or "n/a",
+        stage_ms={k: t[k] for k in ("detect_ms", "embed_ms", "associate_ms", "frame_ms") if k in t},
+        metrics=summary["metrics"], warnings=warnings,
+        details={"source": summary["source"], "track_ids": summary["track_ids"],
+                 "capacity_fps": t.get("capacity_fps"), "appearance": summary["appearance"]})
+    return save_demo_document(doc, args.results_dir)
