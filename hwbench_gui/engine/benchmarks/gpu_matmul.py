@@ -214,7 +214,7 @@ BENCHMARK = Benchmark(
         Param("precision", "choice", "all", "Precision to measure; all = every one the device has.",
               choices=("all",) + MATMUL_KEYS),
         Param("sizes", "int_list", [], "Matrix sizes n; empty = 1024,2048,4096,8192,16384 on a GPU, "
-              "256,512,1024,2048 on the CPU.", minimum=16, maximum=65536),
+              "256,512,1024,2048 on the CPU.", minimum=16, maximum=65536, allow_empty=True),
         Param("repeats", "int", 10, "Timed repeats per precision and size.", minimum=1, maximum=1000,
               decides_comparability=False),
         Param("mode", "choice", "burst", "GPU timing: burst = short bursts after idle gaps (clock-limited peak); "

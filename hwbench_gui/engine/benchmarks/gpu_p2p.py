@@ -185,7 +185,7 @@ BENCHMARK = Benchmark(
     description="Copy bandwidth and latency between every pair of GPUs, peer-to-peer on and off (staged via host).",
     params=(
         Param("devices", "int_list", [], "GPU indices to include; empty = all.", minimum=0, maximum=63,
-              decides_comparability=False),
+              allow_empty=True, decides_comparability=False),
         Param("size_mib", "int", 256, "Size of one bandwidth copy.", minimum=1, maximum=1 << 16, unit="MiB"),
         Param("repeats", "int", 5, "Timed repeats per figure.", minimum=1, maximum=1000, decides_comparability=False),
         Param("latency_copies", "int", 1000, "Small copies per latency repeat.", minimum=1, maximum=1_000_000),

@@ -21,6 +21,8 @@ from hwbench_gui.engine import paths
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.results.document import SCHEMA_VERSION
 
+#: Deepest nesting of lists and objects a loaded document may have (a real one has under ten).
+MAX_NESTING = 64
 
 class ResultFileError(Exception):
     """A result file that cannot be used; ``path`` and ``reason`` say which and why."""
@@ -98,6 +100,10 @@ def load_result(path: str | os.PathLike) -> dict[str, Any]:
         doc = json.loads(text)
     except ValueError as exc:
         raise ResultFileError(path, f"not valid JSON: {exc}") from exc
+    except RecursionError:  # a hostile file such as 100 000 '[': the parser's stack runs out
+        raise ResultFileError(path, "not a result document (JSON nested too deeply)") from None
+    if _nested_deeper_than(doc, MAX_NESTING):  # would break json.dumps and the reports later
+        raise ResultFileError(path, f"not a result document (JSON nested too deeply: over {MAX_NESTING} levels)")
     if not isinstance(doc, dict):
         raise ResultFileError(path, "not a result document (the JSON is not an object)")
     version = doc.get("schema_version")
@@ -112,6 +118,20 @@ def load_result(path: str | os.PathLike) -> dict[str, Any]:
         raise ResultFileError(path, "not a result document (no benchmark or status)")
     doc["_path"] = str(path)
     return doc
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists/objects in ``value`` nest more than ``limit`` levels (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth + 1 > limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def list_results(directory: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], list[ResultFileError]]:

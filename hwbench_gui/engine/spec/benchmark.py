@@ -8,6 +8,7 @@ imports heavy frameworks inside ``run`` and ``availability`` only.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol, Sequence
 
@@ -29,6 +30,8 @@ class Param:
     only say where or how long (device index, a local folder, repeat counts, time limits).
     A ``device`` parameter takes :mod:`~hwbench_gui.engine.spec.device`'s grammar; its ``choices``
     are the device kinds it allows (all when empty) and its value is the canonical text.
+    ``allow_empty``: an ``int_list`` may be given empty (the benchmark then picks its own values);
+    otherwise an empty list is refused, as the child could not run with it. A float is always finite.
     """
 
     name: str
@@ -40,6 +43,7 @@ class Param:
     choices: tuple[Any, ...] = ()
     unit: str = ""
     decides_comparability: bool = True
+    allow_empty: bool = False
 
     def parse(self, raw: Any) -> Any:
         """Convert ``raw`` (a CLI string or a GUI value) to this parameter's type and check its range."""
@@ -60,6 +64,10 @@ class Param:
                 value = str(raw)
         except (TypeError, ValueError) as exc:
             raise ParamError(f"{self.name}: {raw!r} is not a valid {self.kind} ({exc})") from None
+        if self.kind == "float" and not math.isfinite(value):
+            raise ParamError(f"{self.name}: {raw!r} is not a finite number")
+        if self.kind == "int_list" and not value and not self.allow_empty:
+            raise ParamError(f"{self.name}: give at least one value")
         if self.kind == "choice" and value not in self.choices:
             raise ParamError(f"{self.name}: {value!r} is not one of {', '.join(map(str, self.choices))}")
         numbers = value if isinstance(value, list) else [value]
