@@ -47,9 +47,7 @@ class FixedTimer:
         return [self.seconds[i % len(self.seconds)] for i in range(repeats)]
 
 
-def _run(bench, params, timer_module=None, timer_name=None, timer=None, monkeypatch=None):
-    if timer is not None:
-        monkeypatch.setattr(timer_module, timer_name, timer)
+def _run(bench, params):
     return bench.run(bench.resolve_params(params), Recorder())
 
 
@@ -60,8 +58,8 @@ def test_matmul_counts_two_n_cubed_flops(monkeypatch):
     from hwbench_gui.engine.benchmarks import gpu_matmul
 
     n = 100  # 2·100³ = 2e6 FLOPs; 2e-6 s per product is exactly 1 TFLOP/s
-    outcome = _run(gpu_matmul.BENCHMARK, {"device": "cpu", "precision": "fp32", "sizes": str(n), "repeats": 3},
-                   gpu_matmul, "time_cpu", FixedTimer([2e-6]), monkeypatch)
+    monkeypatch.setattr(gpu_matmul, "time_cpu", FixedTimer([2e-6]))
+    outcome = _run(gpu_matmul.BENCHMARK, {"device": "cpu", "precision": "fp32", "sizes": str(n), "repeats": 3})
     assert outcome.samples == pytest.approx([1.0, 1.0, 1.0])
     assert outcome.figures["FP32"]["value"] == pytest.approx(1.0)
 
@@ -73,8 +71,8 @@ def test_pcie_rate_is_decimal_gigabytes(fake_cuda, monkeypatch):
     from hwbench_gui.engine.benchmarks import gpu_pcie
 
     # 1e6 bytes per copy in 1 ms: 1 GB/s in decimal units (it would read 0.931 in GiB/s).
-    outcome = _run(gpu_pcie.BENCHMARK, {"min_bytes": 1_000_000, "max_bytes": 1_000_000, "repeats": 2},
-                   gpu_pcie, "time_cuda", FixedTimer([1e-3]), monkeypatch)
+    monkeypatch.setattr(gpu_pcie, "time_cuda", FixedTimer([1e-3]))
+    outcome = _run(gpu_pcie.BENCHMARK, {"min_bytes": 1_000_000, "max_bytes": 1_000_000, "repeats": 2})
     assert outcome.samples == pytest.approx([1.0, 1.0])
     size = gpu_pcie.human_bytes(1_000_000)
     for name in ("pinned D2H", "pageable H2D", "pageable D2H"):
@@ -89,8 +87,8 @@ def test_device_copy_counts_read_plus_write(fake_cuda, monkeypatch):
     from hwbench_gui.engine.benchmarks import gpu_d2d
 
     n = 1 << 20  # one copy of 1 MiB moves 2 MiB: in n / 1e9 seconds that is 2 GB/s
-    outcome = _run(gpu_d2d.BENCHMARK, {"size_mib": 1, "min_size_mib": 1, "repeats": 2},
-                   gpu_d2d, "time_cuda", FixedTimer([n / 1e9]), monkeypatch)
+    monkeypatch.setattr(gpu_d2d, "time_cuda", FixedTimer([n / 1e9]))
+    outcome = _run(gpu_d2d.BENCHMARK, {"size_mib": 1, "min_size_mib": 1, "repeats": 2})
     assert outcome.samples == pytest.approx([2.0, 2.0])
 
 
@@ -162,8 +160,8 @@ def test_cpu_fp32_products_run_with_tf32_off(tf32_left_on, monkeypatch):
     from hwbench_gui.engine.benchmarks import gpu_matmul
 
     states = []
-    _run(gpu_matmul.BENCHMARK, {"device": "cpu", "precision": "fp32", "sizes": "16", "repeats": 2},
-         gpu_matmul, "time_cpu", FixedTimer([1e-6], on_call=lambda: states.append(_tf32_state(torch))), monkeypatch)
+    monkeypatch.setattr(gpu_matmul, "time_cpu", FixedTimer([1e-6], on_call=lambda: states.append(_tf32_state(torch))))
+    _run(gpu_matmul.BENCHMARK, {"device": "cpu", "precision": "fp32", "sizes": "16", "repeats": 2})
     assert states and set(states) == {(False, False, "highest")}
 
 
@@ -440,8 +438,8 @@ def test_stream_kernels_count_stream_bytes(engine, monkeypatch):
     from hwbench_gui.engine.benchmarks import host_membw
 
     array_bytes = 1 << 20  # each kernel call "takes" array_bytes / 1e9 s: GB/s = arrays touched
-    outcome = _run(host_membw.BENCHMARK, {"array_mib": 1, "threads": "1", "engine": engine, "repeats": 2},
-                   host_membw, "time_cpu", FixedTimer([array_bytes / 1e9]), monkeypatch)
+    monkeypatch.setattr(host_membw, "time_cpu", FixedTimer([array_bytes / 1e9]))
+    outcome = _run(host_membw.BENCHMARK, {"array_mib": 1, "threads": "1", "engine": engine, "repeats": 2})
     values = {name: outcome.figures[f"{name}, 1 thread"]["value"] for name in host_membw.KERNELS}
     assert values == pytest.approx({"copy": 2.0, "scale": 2.0, "add": 3.0, "triad": 3.0})
     assert outcome.samples == pytest.approx([3.0, 3.0])
