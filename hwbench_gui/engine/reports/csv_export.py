@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from hwbench_gui.engine.atomic import write_atomic
+from hwbench_gui.engine.csv_cells import safe_cell
 from hwbench_gui.engine.reports import library
 from hwbench_gui.engine.reports.charts import mean_gpu_power_w
 
@@ -70,12 +71,13 @@ def csv_row(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def csv_text(docs: Sequence[dict[str, Any]]) -> str:
-    """Header plus one row per document; a missing value is an empty cell, never "N/A"."""
+    """Header plus one row per document; a missing value is an empty cell, never "N/A"; text that
+    a spreadsheet would run as a formula is quoted (:func:`~hwbench_gui.engine.csv_cells.safe_cell`)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     for doc in docs:
-        writer.writerow({k: ("" if v is None else v) for k, v in csv_row(doc).items()})
+        writer.writerow({k: ("" if v is None else safe_cell(v)) for k, v in csv_row(doc).items()})
     return buffer.getvalue()
 
 

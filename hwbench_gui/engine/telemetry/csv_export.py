@@ -14,12 +14,16 @@ from typing import IO, Iterable, Sequence
 import numpy as np
 
 from hwbench_gui.engine.atomic import atomic_open
+from hwbench_gui.engine.csv_cells import safe_cell
 
 
-def format_value(value: float | None) -> str:
-    """Empty for None/NaN; integers without a decimal point; others with up to 10 significant digits."""
+def format_value(value: float | str | None) -> str:
+    """Empty for None/NaN; integers without a decimal point; others with up to 10 significant digits;
+    text as it is, quoted where a spreadsheet would run it as a formula."""
     if value is None:
         return ""
+    if isinstance(value, str):
+        return safe_cell(value)
     value = float(value)
     if math.isnan(value):
         return ""
@@ -35,7 +39,7 @@ class CsvRowWriter:
         self._fh = fh
         self._names = list(metric_names)
         self._writer = csv.writer(fh, lineterminator="\n")
-        self._writer.writerow(["timestamp", *self._names])
+        self._writer.writerow(["timestamp", *(safe_cell(str(name)) for name in self._names)])
         fh.flush()
 
     def write_sample(self, sample: dict) -> None:
