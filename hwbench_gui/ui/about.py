@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import qVersion
+from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from hwbench_gui import __version__
@@ -48,6 +48,12 @@ class AboutDialog(QDialog):
         self.versions.setReadOnly(True)
         self.versions.setMinimumSize(520, 220)
         layout.addWidget(self.versions)
+        from hwbench_gui.ui.app import log_file_path
+
+        self.log_label = QLabel(f"Warnings and errors are logged to <code>{log_file_path()}</code>")
+        self.log_label.setWordWrap(True)
+        self.log_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        layout.addWidget(self.log_label)
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

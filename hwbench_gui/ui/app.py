@@ -11,6 +11,37 @@ _T0 = time.perf_counter()
 #: When set, print "shown <seconds>" on stdout once the window is on screen, then quit
 #: (the start-up benchmark script reads this).
 EXIT_AFTER_SHOW_ENV = "HWBENCH_EXIT_AFTER_SHOW"
+#: The window's log file keeps this many bytes, then rotates (two old files kept).
+LOG_MAX_BYTES = 1_000_000
+
+
+def log_file_path():
+    """``hwbench-gui.log`` in the user log folder (``~/.local/state/hwbench/log`` on Linux)."""
+    from pathlib import Path
+
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir("hwbench")) / "hwbench-gui.log"
+
+
+def setup_log_file():
+    """Log warnings and errors of the window to :func:`log_file_path`, rotated; returns the path,
+    or None when the folder cannot be written (the window starts anyway)."""
+    import logging
+    from logging.handlers import RotatingFileHandler
+
+    path = log_file_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = RotatingFileHandler(path, maxBytes=LOG_MAX_BYTES, backupCount=2, encoding="utf-8")
+    except OSError as exc:
+        print(f"hwbench-gui: no log file ({exc})", file=sys.stderr)
+        return None
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.captureWarnings(True)
+    return path
 
 
 def create_app(argv: list[str] | None = None):
@@ -62,6 +93,7 @@ def build_window(settings=None, start_sampler: bool = True):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv if argv is None else argv)
+    setup_log_file()
     app = create_app(argv)
     window = build_window()
     if os.environ.get(EXIT_AFTER_SHOW_ENV):
