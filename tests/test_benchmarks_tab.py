@@ -12,6 +12,15 @@ from PySide6.QtCore import Qt
 from hwbench_gui.engine.run import registry
 from hwbench_gui.ui.context import AppContext
 
+# the tab's column index by header name (imported lazily: the fixture sets up the registry first)
+STATUS, VALUE, FIGURE = "Status", "Value", "Figure"
+
+
+def _col(name):
+    from hwbench_gui.ui.benchmarks_tab import COLUMN
+
+    return COLUMN[name]
+
 TESTS_DIR = Path(__file__).resolve().parent
 
 
@@ -56,8 +65,9 @@ def test_run_from_the_form_writes_a_result_and_plots(qtbot, tab):
     qtbot.mouseClick(tab.run_button, Qt.LeftButton)
     _wait_idle(qtbot, tab)
     row = _last_row(tab)
-    assert row[1] == "test.ok" and row[5] == "ok"
-    assert row[3].startswith("11 ")  # median of 2..20
+    assert row[1] == "test.ok" and row[_col(STATUS)] == "ok"
+    assert row[_col(VALUE)].startswith("11 ")  # median of 2..20
+    assert row[_col(FIGURE)] == "value"  # the headline figure is named
     assert list((tab.context.results_dir).glob("*.json"))
     assert tab.progress.value() == 1000
 
@@ -68,9 +78,9 @@ def test_crash_is_a_failed_row_and_the_next_run_works(qtbot, tab):
     _wait_idle(qtbot, tab)
     rows = [[tab.results.item(r, c).text() for c in range(tab.results.columnCount())]
             for r in range(tab.results.rowCount())]
-    statuses = {row[1]: row[5] for row in rows}
+    statuses = {row[1]: row[_col(STATUS)] for row in rows}
     assert statuses == {"test.segfault": "failed", "test.ok": "ok"}
-    assert "SIGSEGV" in tab.run_status.text() or any("SIGSEGV" in r[3] for r in rows)
+    assert "SIGSEGV" in tab.run_status.text() or any("SIGSEGV" in r[_col(VALUE)] for r in rows)
 
 
 def test_cancel_ends_the_child_and_records_cancelled(qtbot, tab):
@@ -82,7 +92,7 @@ def test_cancel_ends_the_child_and_records_cancelled(qtbot, tab):
     qtbot.wait(1500)
     qtbot.mouseClick(tab.cancel_button, Qt.LeftButton)
     _wait_idle(qtbot, tab, timeout=15000)
-    assert _last_row(tab)[5] == "cancelled"
+    assert _last_row(tab)[_col(STATUS)] == "cancelled"
     for pid in filter(None, pids):
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
@@ -97,3 +107,145 @@ def test_seed_suite_preset_queues_the_runs_that_can_run_here(tab, monkeypatch):
     assert all(run.params["precision"] in ("fp32", "fp16-amp") for run in tab.queue.pending())
     assert tab.queue_list.count() == queued
     tab._clear_queue()
+
+
+# --- issue #19: forms of every benchmark, live plot, log, unwritable results folder ---------------
+
+def test_every_registered_benchmark_form_builds_and_round_trips(qtbot):
+    """gpu.pcie's min_bytes (max 2^34) raised OverflowError in a QSpinBox; every form must build and
+    hand back values that resolve to the declared defaults."""
+    from hwbench_gui.ui.param_form import ParamForm
+
+    for bench in registry.all_benchmarks():
+        form = ParamForm(bench.params)
+        qtbot.addWidget(form)
+        resolved = bench.resolve_params(form.values())
+        defaults = bench.resolve_params({})
+        for param in bench.params:
+            if param.default is None or param.kind == "path":
+                continue
+            expected = param.parse(defaults[param.name]) if param.kind == "device" else defaults[param.name]
+            assert resolved[param.name] == expected, (bench.id, param.name)
+
+
+def test_byte_sizes_take_units_and_the_full_range(qtbot):
+    from hwbench_gui.engine.spec.benchmark import ParamError
+    from hwbench_gui.ui.param_form import ParamForm, SizeEdit, human_label
+
+    bench = registry.get("gpu.pcie")
+    form = ParamForm(bench.params)
+    qtbot.addWidget(form)
+    editor = form.editor("min_bytes")
+    assert isinstance(editor, SizeEdit)
+    assert editor.text() == "4 KiB"
+    editor.setText("64 MiB")
+    assert bench.resolve_params(form.values())["min_bytes"] == 64 * 2**20
+    editor.setText("16G")  # the declared maximum, 2^34: beyond any QSpinBox
+    assert bench.resolve_params(form.values())["min_bytes"] == 2**34
+    assert editor.problem is None
+    editor.setText("17G")
+    assert "above the maximum" in editor.problem
+    with pytest.raises(ParamError):
+        bench.resolve_params(form.values())
+    editor.setText("lots")
+    with pytest.raises(ParamError):
+        bench.resolve_params(form.values())
+    assert human_label(bench.param("min_bytes")) == "Min bytes"
+    assert human_label(registry.get("disk.read").param("file_size_mib")) == "File size (MiB)"
+
+
+def test_a_form_that_fails_to_build_clears_the_previous_one(tab, monkeypatch):
+    import hwbench_gui.ui.benchmarks_tab as module
+
+    tab.select("test.ok")
+    assert tab.form() is not None
+
+    class Broken:
+        def __init__(self, params):
+            raise OverflowError("int too big to convert")
+
+    monkeypatch.setattr(module, "ParamForm", Broken)
+    tab.select("test.raises")
+    assert tab.form() is None
+    assert not tab.run_button.isEnabled()
+    assert "OverflowError" in tab.form_area.widget().text()
+    tab.enqueue_current()  # Run with no form: nothing is queued with the old form's values
+    assert not tab.queue.pending() and not tab.is_running()
+
+
+def test_live_plot_resets_per_run_and_plots_against_the_sweep_variable(tab):
+    from hwbench_gui.engine.run.queue import QueuedRun
+
+    tab._on_started(QueuedRun(1, "test.ok", {}))
+    for threads, value in ((1, 5.0), (2, 9.0), (4, 15.0)):
+        tab._on_event({"type": "metric", "name": "bandwidth", "value": value, "unit": "GB/s", "threads": threads})
+    title = tab.plot.getPlotItem().titleLabel.text
+    assert title == f"{registry.get('test.ok').title} (live)"
+    assert tab.plot.getAxis("bottom").labelText == "threads"
+    assert tab.x_axis.integer
+    x, y = tab.plot.getPlotItem().listDataItems()[0].getData()
+    assert list(x) == [1.0, 2.0, 4.0] and list(y) == [5.0, 9.0, 15.0]
+    ticks = [v for _spacing, values in tab.x_axis.tickValues(0.5, 3.5, 400) for v in values]
+    assert ticks and all(float(v).is_integer() for v in ticks)
+
+    tab._on_started(QueuedRun(2, "test.raises", {}))
+    assert tab.plot.getPlotItem().titleLabel.text == f"{registry.get('test.raises').title} (live)"
+    assert tab.plot.getPlotItem().listDataItems() == []
+    assert tab.plot.getAxis("bottom").labelText == ""
+    assert not tab.x_axis.integer
+    # a metric without a sweep variable is placed at the seconds since the run started
+    tab._on_event({"type": "metric", "name": "rate", "value": 3.0, "unit": "it/s"})
+    assert tab.plot.getAxis("bottom").labelText == "elapsed (s)"
+
+
+def test_elapsed_time_moves_on_between_events_and_the_log_streams(qtbot, tab):
+    tab.enqueue("test.slow", {})
+    qtbot.waitUntil(lambda: tab.is_running() and tab._elapsed_timer.isActive(), timeout=5000)
+    clock, started = tab.clock, tab._run_started
+    tab.clock = lambda: started + 42.4
+    tab._elapsed_timer.timeout.emit()  # the timer's tick, with no event from the child in between
+    assert "42 s elapsed" in tab.run_status.text()
+    tab.clock = clock
+    tab.cancel_current()
+    _wait_idle(qtbot, tab, timeout=15000)
+    assert not tab._elapsed_timer.isActive()
+
+    tab.enqueue("test.ok", {"samples": [1, 2, 3], "scale": 1.0})
+    _wait_idle(qtbot, tab)
+    text = tab.log.toPlainText()
+    assert "all repeats done" in text  # the child's log event
+    assert "a stray print from the benchmark" in text  # a plain line of the child
+    assert "value: 2 units" in text  # a metric
+    assert "repeat 3" in text  # a progress step
+    assert "finished: ok" in text
+
+
+def test_unwritable_results_folder_is_said_and_the_result_can_be_saved_elsewhere(qtbot, qsettings, tmp_path,
+                                                                                    monkeypatch):
+    monkeypatch.setenv(registry.EXTRA_ENV, "bench_fixtures.crashy")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS_DIR), os.environ.get("PYTHONPATH")] if p))
+    monkeypatch.syspath_prepend(str(TESTS_DIR))
+    from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")  # a folder below a regular file cannot be made, even by root
+    context = AppContext(settings=qsettings, results_dir=blocker / "results")
+    tab = BenchmarksTab(context)
+    qtbot.addWidget(tab)
+    tab.show()
+    try:
+        tab.enqueue("test.ok", {"samples": [1, 2, 3], "scale": 1.0})
+        assert tab.folder_warning.isVisible() and "a-file" in tab.folder_warning.text()
+        _wait_idle(qtbot, tab)
+        assert "NOT SAVED" in tab.run_status.text()
+        row = _last_row(tab)
+        assert row[_col(STATUS)] == "ok (not saved)"
+        document = tab.selected_document()
+        assert document is not None and document["status"] == "ok"
+        assert tab.save_as_button.isEnabled()
+        written = tab.save_document_as(document, tmp_path / "saved.json")
+        assert written is not None and written.exists()
+        assert _last_row(tab)[_col(STATUS)] == "ok"
+    finally:
+        tab.shutdown()
+        context.workers.shutdown(timeout_s=10)

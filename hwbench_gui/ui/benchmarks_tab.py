@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
+import math
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -48,12 +53,53 @@ from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
 from hwbench_gui.ui.pipeline_view import PipelineView
-from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR, is_dark
+from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR, on_theme_changed, plot_colors
 from hwbench_gui.ui.workers import Worker, create_worker
+
+log = logging.getLogger(__name__)
 
 _PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d")
 _STATUS_COLORS = {"ok": OK_COLOR, "failed": ERROR_COLOR, "cancelled": WARNING_COLOR}
-_RESULT_COLUMNS = ("Started", "Benchmark", "Precision", "Figure", "Spread (p5–p95)", "Status", "Device")
+_RESULT_COLUMNS = ("Started", "Benchmark", "Precision", "Figure", "Value", "Spread (p5–p95)", "Status", "Device")
+#: Column index by header, so code and tests name the column they mean.
+COLUMN = {name: index for index, name in enumerate(_RESULT_COLUMNS)}
+#: Keys of a metric event that say where on a sweep the point lies: (key, axis label, log axis, integer axis).
+_SWEEP_KEYS = (
+    ("x", None, False, False),
+    ("bytes", "transfer size (bytes)", True, False),
+    ("size", "matrix size (n)", True, True),
+    ("threads", "threads", False, True),
+    ("workers", "workers", False, True),
+    ("repeat", "repeat", False, True),
+)
+#: How often the elapsed time of a run is refreshed.
+ELAPSED_TICK_MS = 1000
+
+
+class IntegerAxis(pg.AxisItem):
+    """An axis that, when :attr:`integer` is set, puts ticks on whole numbers only (threads, workers)."""
+
+    integer = False
+
+    def tickValues(self, minVal, maxVal, size):  # noqa: N802,N803 (pyqtgraph's names)
+        levels = super().tickValues(minVal, maxVal, size)
+        if not self.integer or self.logMode:
+            return levels
+        kept = [(spacing, [v for v in values if float(v).is_integer()]) for spacing, values in levels
+                if spacing >= 1]
+        if not kept:
+            kept = [(1.0, [float(v) for v in range(math.ceil(minVal), math.floor(maxVal) + 1)])]
+        return kept
+
+
+def sweep_x(event: dict[str, Any], elapsed_s: float) -> tuple[float, str, bool, bool]:
+    """(x, axis label, log axis, integer axis) of a live metric point: the sweep variable the event
+    carries (bytes, size, threads, workers, repeat), else the seconds since the run started."""
+    for key, label, x_log, integer in _SWEEP_KEYS:
+        value = event.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value), label or str(event.get("x_label") or "x"), bool(event.get("x_log", x_log)), integer
+    return elapsed_s, "elapsed (s)", False, False
 
 
 def _as_floats(values) -> np.ndarray:
@@ -79,9 +125,17 @@ class BenchmarksTab(QWidget):
         self._form: ParamForm | None = None
         self.queue = RunQueue(results_dir=context.results_dir)
         self._worker: Worker | None = None
+        #: The clock for a run's elapsed time (tests replace it).
+        self.clock = time.monotonic
         self._run_started = 0.0
+        self._running_id = ""
+        self._last_progress = ""
         self._live_points: dict[str, tuple[list[float], list[float]]] = {}
+        self._live_axis: tuple[str, bool, bool] | None = None
         self._documents: list[dict[str, Any]] = []
+        self._elapsed_timer = QTimer(self)
+        self._elapsed_timer.setInterval(ELAPSED_TICK_MS)
+        self._elapsed_timer.timeout.connect(self._update_elapsed)
 
         splitter = QSplitter(Qt.Horizontal, self)
         self.tree = QTreeWidget()
@@ -124,6 +178,11 @@ class BenchmarksTab(QWidget):
         buttons.addWidget(self.suite_button)
         buttons.addStretch(1)
         right_layout.addLayout(buttons)
+        self.folder_warning = QLabel()
+        self.folder_warning.setWordWrap(True)
+        self.folder_warning.setStyleSheet(f"color: {ERROR_COLOR}; font-weight: 600;")
+        self.folder_warning.hide()
+        right_layout.addWidget(self.folder_warning)
 
         self.queue_list = QListWidget()
         self.queue_list.setMaximumHeight(70)
@@ -150,11 +209,25 @@ class BenchmarksTab(QWidget):
         self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
         self.results.horizontalHeader().setStretchLastSection(True)
         self.results.itemSelectionChanged.connect(self._on_result_selected)
-        self.plot = pg.PlotWidget()
+        results_box = QWidget()
+        results_layout = QVBoxLayout(results_box)
+        results_layout.setContentsMargins(0, 0, 0, 0)
+        results_layout.addWidget(self.results, 1)
+        results_buttons = QHBoxLayout()
+        self.save_as_button = QPushButton("Save as…")
+        self.save_as_button.setToolTip("Write the selected result document to a file of your choice")
+        self.save_as_button.setEnabled(False)
+        self.save_as_button.clicked.connect(self._save_selected_as)
+        results_buttons.addWidget(self.save_as_button)
+        results_buttons.addStretch(1)
+        results_layout.addLayout(results_buttons)
+        self.x_axis = IntegerAxis("bottom")
+        self.plot = pg.PlotWidget(axisItems={"bottom": self.x_axis})
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.plot.addLegend(offset=(10, 10))
         self._apply_plot_colors()
-        self.bottom.addTab(self.results, "Results")
+        on_theme_changed(self, self._on_theme_changed)
+        self.bottom.addTab(results_box, "Results")
         self.bottom.addTab(self.plot, "Plot")
         self.bottom.addTab(self.log, "Log")
         self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
@@ -192,8 +265,8 @@ class BenchmarksTab(QWidget):
             item = QTreeWidgetItem(parent, [f"{bench.title}  ({bench.id})", "ready" if reason is None else "unavailable"])
             item.setData(0, Qt.UserRole, bench.id)
             if reason is not None:
-                item.setForeground(0, QBrush(self.palette().color(self.palette().ColorGroup.Disabled,
-                                                                  self.palette().ColorRole.Text)))
+                item.setData(1, Qt.UserRole, "unavailable")
+                item.setForeground(0, self._disabled_brush())
                 item.setForeground(1, QBrush(QColor(WARNING_COLOR)))
                 item.setToolTip(0, reason)
                 item.setToolTip(1, reason)
@@ -207,6 +280,18 @@ class BenchmarksTab(QWidget):
         self.tree.expandAll()
         if first_available is not None:
             self.tree.setCurrentItem(first_available)
+
+    def _disabled_brush(self) -> QBrush:
+        palette = QApplication.instance().palette() if QApplication.instance() else self.palette()
+        return QBrush(palette.color(QPalette.Disabled, QPalette.Text))
+
+    def _on_theme_changed(self, _palette=None) -> None:
+        """Plots and the catalogue's greyed items paint with colours of their own: redo them."""
+        self._apply_plot_colors()
+        brush = self._disabled_brush()
+        for item in self._iter_items():
+            if item.data(1, Qt.UserRole) == "unavailable":
+                item.setForeground(0, brush)
 
     def select(self, bench_id: str) -> None:
         """Select a benchmark by id (for scripts and tests)."""
@@ -236,7 +321,21 @@ class BenchmarksTab(QWidget):
         if reason:
             text += f"<p style='color:{WARNING_COLOR}'><b>Cannot run here:</b> {reason}</p>"
         self.title.setText(text)
-        self._form = ParamForm(bench.params)
+        old = self.form_area.takeWidget()
+        if old is not None:
+            old.deleteLater()
+        try:
+            self._form = ParamForm(bench.params)
+        except Exception as exc:  # a form that cannot be built must not leave the previous one (and its values)
+            log.exception("the form of %s could not be built", bench.id)
+            self._form = None
+            error = QLabel(f"The parameter form of {bench.id} could not be built: {type(exc).__name__}: {exc}")
+            error.setWordWrap(True)
+            error.setStyleSheet(f"color: {ERROR_COLOR};")
+            self.form_area.setWidget(error)
+            self.run_button.setEnabled(False)
+            self.run_button.setToolTip("This benchmark's form could not be built")
+            return
         self.form_area.setWidget(self._form)
         self.run_button.setEnabled(reason is None)
         self.run_button.setToolTip(reason or "Add this benchmark to the queue")
@@ -256,11 +355,27 @@ class BenchmarksTab(QWidget):
         self.enqueue(self._current.id, params)
 
     def enqueue(self, bench_id: str, params: dict[str, Any]) -> None:
+        self.check_results_folder()
         self.queue.add(bench_id, params)
         self._start_next()
 
+    def check_results_folder(self) -> str | None:
+        """Probe the results folder; show why results will not be saved there (None when they will)."""
+        from hwbench_gui.engine.results.store import check_writable
+
+        problem = check_writable(self.context.results_dir)
+        if problem is None:
+            self.folder_warning.hide()
+        else:
+            self.folder_warning.setText(f"⚠ Results will not be saved: {problem}. The run goes on; its result "
+                                        "stays in the Results table, where “Save as…” writes it elsewhere.")
+            self.folder_warning.show()
+            self.log.appendPlainText(f"warning: {problem}")
+        return problem
+
     def enqueue_suite(self, name: str) -> int:
         """Queue every run of suite ``name`` that can run here; the log says why others were left out."""
+        self.check_results_folder()
         queued, skipped = self.queue.add_suite(name, prepare=self._prepare_suite_run)
         for run, reason in skipped:
             self.log.appendPlainText(f"suite {name}: skipped {run.label}: {reason}")
@@ -322,64 +437,124 @@ class BenchmarksTab(QWidget):
         elif change.kind == "event":
             self._on_event(change.event)
         elif change.kind == "finished":
-            self._on_done(change.run.document, str(change.run.result.path or ""))
+            result = change.run.result
+            self._on_done(change.run.document, str(result.path or ""), getattr(result, "save_error", None))
 
     def _on_started(self, run: QueuedRun) -> None:
         self._refresh_queue()
-        self._live_points.clear()
-        self.plot.clear()
+        self._reset_live_plot(run.bench_id)
         self.log.appendPlainText(f"=== {run.bench_id} {json.dumps(run.params)}")
-        self._run_started = time.monotonic()
+        self._run_started = self.clock()
+        self._running_id = run.bench_id
+        self._last_progress = ""
         self.progress.setValue(0)
         self.progress.setFormat(f"{run.bench_id}: starting")
         self.run_status.setText(f"Running {run.bench_id}…")
         self.cancel_button.setEnabled(True)
+        self._elapsed_timer.start()
+
+    def _reset_live_plot(self, bench_id: str) -> None:
+        """A new run starts on an empty plot: no curves, title, axis labels or log scale of the last one."""
+        self._live_points.clear()
+        self._live_axis = None
+        self.plot.clear()
+        self.plot.setLogMode(x=False, y=False)
+        self.x_axis.integer = False
+        bench = self._benchmarks.get(bench_id)
+        self.plot.setTitle(f"{bench.title if bench else bench_id} (live)")
+        self.plot.setLabel("bottom", "")
+        self.plot.setLabel("left", "")
+        self.plot.enableAutoRange()
+
+    def _update_elapsed(self) -> None:
+        """Timer slot: the elapsed time (and an estimate of what is left) goes on while a run does."""
+        if self._worker is None:
+            self._elapsed_timer.stop()
+            return
+        elapsed = self.clock() - self._run_started
+        fraction = self.progress.value() / 1000
+        eta = f", about {elapsed * (1 - fraction) / fraction:.0f} s left" if fraction > 0.02 else ""
+        self.run_status.setText(f"Running {self._running_id}: {elapsed:.0f} s elapsed{eta}")
 
     def _on_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
+        elapsed = self.clock() - self._run_started
         if kind == "progress":
             fraction = max(0.0, min(1.0, float(event.get("fraction") or 0.0)))
             self.progress.setValue(int(fraction * 1000))
-            elapsed = time.monotonic() - self._run_started
-            eta = f", about {elapsed * (1 - fraction) / fraction:.0f} s left" if fraction > 0.02 else ""
-            message = event.get("message", "")
+            message = str(event.get("message", ""))
             self.progress.setFormat(f"{fraction * 100:.0f}%  {message}")
-            self.run_status.setText(f"{elapsed:.0f} s elapsed{eta}")
+            self._update_elapsed()
+            if message and message != self._last_progress:  # one log line per step, not per tick
+                self._last_progress = message
+                self.log.appendPlainText(f"[{elapsed:6.1f} s] {message}")
         elif kind == "log":
-            self.log.appendPlainText(str(event.get("message", "")))
+            self.log.appendPlainText(f"[{elapsed:6.1f} s] {event.get('message', '')}")
         elif kind == "metric":
+            self._log_metric(event, elapsed)
             self._add_live_point(event)
         elif kind == "error":
-            self.log.appendPlainText(f"error: {event.get('message', '')}")
+            self.log.appendPlainText(f"error ({event.get('kind', 'exception')}): {event.get('message', '')}")
+            for line in event.get("traceback") or []:
+                self.log.appendPlainText(str(line).rstrip("\n"))
+        elif kind == "finished":
+            self.log.appendPlainText(f"[{elapsed:6.1f} s] finished: {event.get('status')}"
+                                     + (f": {event['reason']}" if event.get("reason") else ""))
+
+    def _log_metric(self, event: dict[str, Any], elapsed: float) -> None:
+        extra = {k: v for k, v in event.items() if k not in ("type", "name", "value", "unit", "t", "series")}
+        where = " ".join(f"{k}={v}" for k, v in extra.items())
+        value = event.get("value")
+        shown = f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
+        self.log.appendPlainText(f"[{elapsed:6.1f} s] {event.get('name')}: {shown} {event.get('unit', '')}"
+                                 + (f"  ({where})" if where else ""))
 
     def _add_live_point(self, event: dict[str, Any]) -> None:
         value = event.get("value")
         if value is None:
             return
         label = str(event.get("series") or event.get("name"))
+        x, x_label, x_log, integer = sweep_x(event, self.clock() - self._run_started)
+        if self._live_axis is None:
+            self._live_axis = (x_label, x_log, integer)
+        elif self._live_axis[0] != x_label:  # metrics of one run on different sweeps: fall back to time
+            x, (x_label, x_log, integer) = self.clock() - self._run_started, ("elapsed (s)", False, False)
+            self._live_axis = (x_label, x_log, integer)
         xs, ys = self._live_points.setdefault(label, ([], []))
-        x = event.get("x")
-        xs.append(float(x) if x is not None else float(len(xs)))
+        xs.append(x)
         ys.append(float(value))
         self._draw_curves([(label, xs, ys) for label, (xs, ys) in self._live_points.items()],
-                          x_label=event.get("x_label", ""), y_label=event.get("unit", ""),
-                          x_log=bool(event.get("x_log", False)))
+                          x_label=x_label, y_label=str(event.get("unit", "")), x_log=x_log, integer_x=integer)
 
-    def _on_done(self, document: dict[str, Any], path: str) -> None:
+    def _on_done(self, document: dict[str, Any], path: str, save_error: str | None = None) -> None:
+        self._elapsed_timer.stop()
         status = document.get("status", "failed")
         figure = figure_text(document)
         self.progress.setValue(1000 if status == "ok" else self.progress.value())
-        self.progress.setFormat(f"{status}: {figure}")
-        self.run_status.setText(f"{document.get('benchmark', {}).get('id', '?')} {status}"
-                                + (f": {document.get('reason')}" if document.get("reason") else "")
-                                + (f" — saved to {path}" if path else ""))
+        self.progress.setFormat(f"{status}: {figure}" + (" (not saved)" if save_error else ""))
+        elapsed = self.clock() - self._run_started
+        text = (f"{document.get('benchmark', {}).get('id', '?')} {status} after {elapsed:.0f} s"
+                + (f": {document.get('reason')}" if document.get("reason") else ""))
+        if save_error:
+            document["_save_error"] = save_error
+            text += f" — NOT SAVED: {save_error}. Use “Save as…” below the Results table."
+            self.run_status.setStyleSheet(f"color: {ERROR_COLOR}; font-weight: 600;")
+            self.log.appendPlainText(f"error: {save_error}")
+        else:
+            self.run_status.setStyleSheet("")
+            text += f" — saved to {path}" if path else ""
+            if path:
+                document["_path"] = path
+        self.run_status.setText(text)
         for warning in document.get("warnings") or []:
             self.log.appendPlainText(f"warning: {warning}")
         if status != "ok" and document.get("log_tail"):
             self.log.appendPlainText("\n".join(document["log_tail"][-20:]))
         self.cancel_button.setEnabled(False)
         self._add_result_row(document, select=True)
-        if document.get("series"):
+        if save_error:
+            self.bottom.setCurrentIndex(0)
+        elif document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
         if self._show_pipeline(document):
             self.bottom.setCurrentWidget(self.pipeline)
@@ -407,22 +582,28 @@ class BenchmarksTab(QWidget):
         measured = (document.get("figure") or {}).get("value") is not None
         spread = spread_text(document.get("stats")) if measured else ""
         status = document.get("status", "?")
-        cells = (
-            (document.get("started_at") or "")[:19].replace("T", " "),
-            document.get("benchmark", {}).get("id", "?"),
-            document.get("precision") or "",
-            figure,
-            spread,
-            status,
-            document.get("device") or "",
-        )
-        for column, text in enumerate(cells):
+        save_error = document.get("_save_error")
+        cells = {
+            "Started": (document.get("started_at") or "")[:19].replace("T", " "),
+            "Benchmark": document.get("benchmark", {}).get("id", "?"),
+            "Precision": document.get("precision") or "",
+            "Figure": (document.get("figure") or {}).get("name") or "",
+            "Value": figure,
+            "Spread (p5–p95)": spread,
+            "Status": status + (" (not saved)" if save_error else ""),
+            "Device": document.get("device") or "",
+        }
+        for name, text in cells.items():
             item = QTableWidgetItem(str(text))
-            if column == 5 and status in _STATUS_COLORS:
-                item.setForeground(QBrush(QColor(_STATUS_COLORS[status])))
-            if column == 3 and document.get("reason"):
+            if name == "Status" and (save_error or status in _STATUS_COLORS):
+                item.setForeground(QBrush(QColor(ERROR_COLOR if save_error else _STATUS_COLORS[status])))
+                if save_error:
+                    item.setToolTip(save_error)
+            if name == "Value" and document.get("reason"):
                 item.setToolTip(document["reason"])
-            self.results.setItem(row, column, item)
+            if name == "Figure":
+                item.setToolTip((document.get("figure") or {}).get("name") or "")
+            self.results.setItem(row, COLUMN[name], item)
         if select:
             self.results.selectRow(row)
 
@@ -431,14 +612,52 @@ class BenchmarksTab(QWidget):
         if len(rows) != 1:
             return
         document = self._documents[rows.pop()]
+        self.save_as_button.setEnabled(True)
         self._show_pipeline(document)
         series = document.get("series") or []
         if not series:
             return
         first = series[0]
+        xs = [x for s in series for x in s.get("x") or [] if x is not None]
+        integer = bool(xs) and all(float(x).is_integer() for x in xs) and not first.get("x_log")
         self._draw_curves([(s["label"], s["x"], s["y"]) for s in series], x_label=first.get("x_label", ""),
-                          y_label=first.get("y_label", ""), x_log=bool(first.get("x_log")))
-        self.plot.setTitle(document.get("benchmark", {}).get("title", ""))
+                          y_label=first.get("y_label", ""), x_log=bool(first.get("x_log")), integer_x=integer)
+        bench = document.get("benchmark", {})
+        self.plot.setTitle(bench.get("title") or bench.get("id", ""))
+
+    def selected_document(self) -> dict[str, Any] | None:
+        rows = {index.row() for index in self.results.selectedIndexes()}
+        return self._documents[rows.pop()] if len(rows) == 1 else None
+
+    def _save_selected_as(self) -> None:
+        document = self.selected_document()
+        if document is None:
+            return
+        from hwbench_gui.engine.results.store import result_file_name
+
+        default = Path.home() / result_file_name(document)
+        path, _ = QFileDialog.getSaveFileName(self, "Save result as", str(default), "JSON (*.json)")
+        if path:
+            self.save_document_as(document, path)
+
+    def save_document_as(self, document: dict[str, Any], path: str | Path) -> Path | None:
+        """Write ``document`` to ``path`` ("Save as…"); a failure is shown, not raised."""
+        from hwbench_gui.engine.results.store import write_result_file
+
+        try:
+            written = write_result_file(document, path)
+        except (OSError, ValueError) as exc:
+            QMessageBox.warning(self, "Save result", f"Could not write {path}:\n{exc}")
+            return None
+        document.pop("_save_error", None)
+        document["_path"] = str(written)
+        row = self._documents.index(document)
+        status = self.results.item(row, COLUMN["Status"])
+        status.setText(document.get("status", "?"))
+        status.setToolTip(f"saved to {written}")
+        status.setForeground(QBrush(QColor(_STATUS_COLORS.get(document.get("status"), OK_COLOR))))
+        self.context.show_status(f"Result saved to {written}", 6000)
+        return written
 
     def _show_pipeline(self, document: dict[str, Any]) -> bool:
         """Show a finished datapath.analyze document in the "Pipeline" tab; False for other documents."""
@@ -450,8 +669,9 @@ class BenchmarksTab(QWidget):
         self.pipeline.set_document(document)
         return True
 
-    def _draw_curves(self, curves, x_label: str, y_label: str, x_log: bool) -> None:
+    def _draw_curves(self, curves, x_label: str, y_label: str, x_log: bool, integer_x: bool = False) -> None:
         self.plot.clear()
+        self.x_axis.integer = integer_x
         self.plot.setLogMode(x=x_log, y=False)
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
@@ -461,15 +681,19 @@ class BenchmarksTab(QWidget):
                            symbolSize=5, symbolBrush=color, name=label, connect="finite")
 
     def _apply_plot_colors(self) -> None:
-        dark = is_dark(self.palette())
-        self.plot.setBackground("#1e1f22" if dark else "w")
-        axis_pen = pg.mkPen("#c8c8c8" if dark else "#404040")
+        palette = QApplication.instance().palette() if QApplication.instance() else self.palette()
+        background, foreground = plot_colors(palette)
+        self.plot.setBackground(background)
+        axis_pen = pg.mkPen(foreground)
         for axis in ("left", "bottom"):
             self.plot.getAxis(axis).setPen(axis_pen)
             self.plot.getAxis(axis).setTextPen(axis_pen)
+        self.plot.getPlotItem().titleLabel.setAttr("color", foreground)
+        self.plot.getPlotItem().titleLabel.setText(self.plot.getPlotItem().titleLabel.text)
 
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
+        self._elapsed_timer.stop()
         self.queue.remove_listener(self._queue_listener)
         self.queue.clear()
         if self._worker is not None:

@@ -1,9 +1,16 @@
-"""A form generated from a benchmark's parameter declarations (the same ones the CLI parses)."""
+"""A form generated from a benchmark's parameter declarations (the same ones the CLI parses).
+
+Integers that a ``QSpinBox`` cannot hold (byte sizes up to 2^34, any range past 2^31-1) get a
+:class:`SizeEdit`, a validated line edit that also reads "64 MiB" or "16G". Labels are the
+declared names made readable ("min_time_s" -> "Min time (s)").
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -20,6 +27,106 @@ from PySide6.QtWidgets import (
 from hwbench_gui.engine.spec.benchmark import Param
 
 _INT_LIMIT = 2**31 - 1
+
+#: Words shown in capitals (or spelled out) in labels.
+_WORDS = {"gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "p2p": "P2P", "tf": "TF", "rdzv": "rendezvous",
+          "nnodes": "nodes", "amp": "AMP", "id": "ID", "mib": "MiB"}
+_UNIT_SUFFIXES = {"s", "ms", "mib", "px"}
+
+_BINARY = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_SIZE_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kmgt]?)(i?)(b?)\s*$", re.IGNORECASE)
+
+
+def human_label(param: Param) -> str:
+    """"min_bytes" -> "Min bytes", "file_size_mib" (MiB) -> "File size (MiB)", "gpus" -> "GPUs"."""
+    words = param.name.split("_")
+    unit = param.unit
+    if len(words) > 1 and words[-1].lower() in _UNIT_SUFFIXES | {unit.lower()} and words[-1].lower() != "bytes":
+        words = words[:-1]
+    words = [_WORDS.get(w.lower(), w) for w in words]
+    text = " ".join(words)
+    text = text[:1].upper() + text[1:]
+    if unit and unit.lower() not in (w.lower() for w in words):
+        text += f" ({unit})"
+    return text
+
+
+def parse_size(text: str) -> int:
+    """An integer from "4096", "1,073,741,824", "64 MiB", "64M", "16G" (binary) or "1 GB" (decimal).
+
+    Raises ``ValueError`` with the reason.
+    """
+    match = _SIZE_RE.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a number or a size such as 64 MiB or 16G")
+    number, prefix, binary, byte = match.groups()
+    value = float(number.replace(",", "").replace("_", "")) if "." in number else int(number.replace(",", "").replace("_", ""))
+    prefix = prefix.lower()
+    if prefix and byte and not binary:  # "1 GB": the decimal unit, as disks and link speeds count
+        factor = 1000 ** " kmgt".index(prefix)
+    else:
+        factor = _BINARY[prefix]
+    result = value * factor
+    if result != int(result):
+        raise ValueError(f"{text!r} is not a whole number of bytes")
+    return int(result)
+
+
+def format_size(value: int) -> str:
+    """The shortest exact binary spelling: 4096 -> "4 KiB", 1073741824 -> "1 GiB", 1000 -> "1000"."""
+    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if value and value % factor == 0:
+            return f"{value // factor} {unit}"
+    return str(value)
+
+
+class SizeEdit(QLineEdit):
+    """An integer of any size, typed as a plain number or a byte size ("64 MiB", "16G").
+
+    :meth:`value` is the int, or the text as typed when it is not one (``resolve_params`` then
+    names the problem); an invalid entry is outlined and its tooltip says why.
+    """
+
+    value_changed = Signal(object)
+
+    def __init__(self, param: Param, parent: QWidget | None = None) -> None:
+        self.param = param
+        self.is_bytes = param.unit == "bytes"
+        super().__init__(format_size(int(param.default)) if self.is_bytes else str(param.default), parent)
+        self.setPlaceholderText("e.g. 64 MiB, 16G or 4096" if self.is_bytes else "an integer")
+        self.problem: str | None = None
+        self.textChanged.connect(self._check)
+        self._check()
+
+    def value(self) -> int | str:
+        try:
+            return parse_size(self.text())
+        except ValueError:
+            return self.text()
+
+    def setValue(self, value: int) -> None:  # noqa: N802 (QSpinBox's name)
+        self.setText(format_size(int(value)) if self.is_bytes else str(int(value)))
+
+    def _check(self) -> None:
+        value = self.value()
+        self.problem = None
+        if isinstance(value, str):
+            self.problem = f"{value!r} is not a number or a size such as 64 MiB or 16G"
+        elif self.param.minimum is not None and value < self.param.minimum:
+            self.problem = f"below the minimum {format_size(int(self.param.minimum))}"
+        elif self.param.maximum is not None and value > self.param.maximum:
+            self.problem = f"above the maximum {format_size(int(self.param.maximum))}"
+        self.setStyleSheet("" if self.problem is None else "QLineEdit { border: 1px solid #dc2626; }")
+        shown = f" = {value:,} bytes" if self.is_bytes and not isinstance(value, str) else ""
+        self.setToolTip((self.param.help + shown) + (f"\n{self.problem}" if self.problem else ""))
+        self.value_changed.emit(value)
+
+
+def _needs_size_edit(param: Param) -> bool:
+    """Byte sizes, and any integer whose range a QSpinBox (32-bit) cannot hold."""
+    low = param.minimum if param.minimum is not None else -_INT_LIMIT
+    high = param.maximum if param.maximum is not None else _INT_LIMIT
+    return param.unit == "bytes" or low < -_INT_LIMIT or high > _INT_LIMIT
 
 
 class _PathEdit(QWidget):
@@ -53,10 +160,12 @@ class ParamForm(QWidget):
         layout.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
         for param in self.params:
             editor = self._editor_for(param)
-            editor.setToolTip(param.help)
+            if not isinstance(editor, SizeEdit):  # it keeps its own tooltip (help, bytes, problem)
+                editor.setToolTip(param.help)
             self._editors[param.name] = editor
-            label = param.name + (f" ({param.unit})" if param.unit else "")
-            layout.addRow(label, editor)
+            layout.addRow(human_label(param), editor)
+            label = layout.labelForField(editor)
+            label.setToolTip(f"{param.name}: {param.help}")
 
     @staticmethod
     def _editor_for(param: Param) -> QWidget:
@@ -69,6 +178,8 @@ class ParamForm(QWidget):
             combo.addItems([str(c) for c in param.choices])
             combo.setCurrentText(str(param.default))
             return combo
+        if param.kind == "int" and _needs_size_edit(param):
+            return SizeEdit(param)
         if param.kind == "int":
             spin = QSpinBox()
             spin.setRange(int(param.minimum if param.minimum is not None else -_INT_LIMIT),
@@ -88,7 +199,10 @@ class ParamForm(QWidget):
         default = param.default
         if isinstance(default, (list, tuple)):
             default = ",".join(str(v) for v in default)
-        return QLineEdit("" if default is None else str(default))
+        edit = QLineEdit("" if default is None else str(default))
+        if param.kind == "int_list":
+            edit.setPlaceholderText("comma-separated, e.g. 1,2,4" + ("; empty: automatic" if not param.default else ""))
+        return edit
 
     def values(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -99,8 +213,10 @@ class ParamForm(QWidget):
             elif isinstance(editor, QComboBox):
                 # choices may be ints or strings; hand back the declared object
                 out[param.name] = param.choices[editor.currentIndex()]
-            elif isinstance(editor, (QSpinBox, QDoubleSpinBox)):
+            elif isinstance(editor, (QSpinBox, QDoubleSpinBox, SizeEdit)):
                 out[param.name] = editor.value()
+            elif param.kind == "int_list" and not editor.text().strip() and not param.default:
+                continue  # left empty as declared: the benchmark's own default (e.g. sizes it picks)
             else:
                 out[param.name] = editor.text()
         return out

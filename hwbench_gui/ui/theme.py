@@ -1,9 +1,17 @@
-"""Light and dark palettes on the Fusion style, so the window looks the same on every desktop."""
+"""Light and dark palettes on the Fusion style, so the window looks the same on every desktop.
+
+Widgets that paint with colours of their own (pyqtgraph plots, tree items with a set foreground)
+do not follow a palette change by themselves: they call :func:`on_theme_changed` and repaint
+when :func:`apply_theme` switches the palette.
+"""
 
 from __future__ import annotations
 
+from typing import Callable
+
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 THEMES = ("system", "light", "dark")
 
@@ -59,8 +67,45 @@ def _light_palette() -> QPalette:
     return p
 
 
+class _ThemeNotifier(QObject):
+    #: The application's palette after a theme change.
+    changed = Signal(QPalette)
+
+
+_notifier: _ThemeNotifier | None = None
+
+
+def theme_notifier() -> _ThemeNotifier:
+    """The one object whose ``changed`` signal :func:`apply_theme` emits."""
+    global _notifier
+    if _notifier is None:
+        _notifier = _ThemeNotifier()
+    return _notifier
+
+
+class _Relay(QObject):
+    """A child of the listening widget: the connection ends when the widget is destroyed."""
+
+    def __init__(self, parent: QWidget, callback: Callable[[QPalette], None]) -> None:
+        super().__init__(parent)
+        self._callback = callback
+
+    @Slot(QPalette)
+    def relay(self, palette: QPalette) -> None:
+        self._callback(palette)
+
+
+def on_theme_changed(widget: QWidget, callback: Callable[[QPalette], None]) -> None:
+    """Call ``callback(palette)`` after every theme change while ``widget`` lives."""
+    relay = _Relay(widget, callback)
+    theme_notifier().changed.connect(relay.relay)
+
+
 def apply_theme(app: QApplication, name: str) -> None:
-    """Apply ``name`` (one of :data:`THEMES`); "system" keeps the platform's own palette."""
+    """Apply ``name`` (one of :data:`THEMES`); "system" keeps the platform's own palette.
+
+    Widgets registered with :func:`on_theme_changed` are told afterwards.
+    """
     app.setStyle("Fusion")
     if name == "dark":
         app.setPalette(_dark_palette())
@@ -68,6 +113,12 @@ def apply_theme(app: QApplication, name: str) -> None:
         app.setPalette(_light_palette())
     else:
         app.setPalette(app.style().standardPalette())
+    theme_notifier().changed.emit(app.palette())
+
+
+def plot_colors(palette: QPalette) -> tuple[str, str]:
+    """(background, foreground) for a pyqtgraph plot on ``palette``: the base and text colours."""
+    return palette.color(QPalette.Base).name(), palette.color(QPalette.Text).name()
 
 
 def is_dark(palette: QPalette) -> bool:

@@ -69,6 +69,37 @@ def write_result(doc: dict[str, Any], directory: str | os.PathLike | None = None
     return target
 
 
+def check_writable(directory: str | os.PathLike | None = None) -> str | None:
+    """Why results cannot be written into ``directory`` (default :func:`results_dir`), or None.
+
+    A real probe: the folder is created if missing and a small file is written, fsynced and removed,
+    so a read-only mount, missing permissions, a full disk or a path under a regular file all show.
+    """
+    folder = results_dir(directory)
+    probe = folder / f".hwbench-write-probe-{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(probe, "wb") as handle:
+            handle.write(b"x" * 4096)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except OSError as exc:
+        return f"{folder} cannot be written: {exc.strerror or exc}"
+    finally:
+        try:
+            probe.unlink()
+        except OSError:
+            pass
+    return None
+
+
+def write_result_file(doc: dict[str, Any], path: str | os.PathLike) -> Path:
+    """Write ``doc`` atomically to the file ``path`` (a "Save as" of a result); raises ``OSError``."""
+    clean = {k: v for k, v in doc.items() if not str(k).startswith("_")}
+    text = json.dumps(clean, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    return write_atomic(Path(path), text)
+
+
 def _fsync_dir(folder: Path) -> None:
     # Makes the rename itself durable on POSIX; Windows cannot open a folder this way.
     if os.name != "posix":
