@@ -86,17 +86,29 @@ def run(args: argparse.Namespace) -> int:
     for note in sampler.notes():
         print(f"note: {note}", file=sys.stderr)
     if args.watch is not None:
+        import psutil
+
+        if args.watch <= 0 or not psutil.pid_exists(args.watch):
+            print(f"hwbench monitor: --watch: no process with pid {args.watch}", file=sys.stderr)
+            return 2
         sampler.watch(args.watch)
 
     fh = None
     errors: list[BaseException] = []
+    rows = [0]
     if args.csv:
-        fh = open(args.csv, "w", newline="", encoding="utf-8")
-        writer = CsvRowWriter(fh, sampler.metric_names())
+        # Streamed, not atomic: a killed monitor keeps every row so far. A write that fails before
+        # the first row leaves no empty file behind.
+        try:
+            fh = open(args.csv, "w", newline="", encoding="utf-8")
+            writer = CsvRowWriter(fh, sampler.metric_names())
+        except OSError as exc:
+            return _csv_failed(args.csv, exc, fh, rows=0)
 
         def on_sample(sample: dict) -> None:
             try:
                 writer.write_sample(sample)
+                rows[0] += 1
             except BaseException as exc:  # disk full: stop rather than lose data silently
                 errors.append(exc)
                 done.set()
@@ -120,7 +132,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         sampler.stop()
         if fh is not None:
-            fh.close()
+            try:
+                fh.close()
+            except OSError as exc:  # the last row's flush failed
+                errors.append(exc)
+    if errors and fh is not None and isinstance(errors[0], OSError):
+        return _csv_failed(args.csv, errors[0], fh, rows=rows[0])
     if errors and not isinstance(errors[0], BrokenPipeError):
         print(f"hwbench monitor: stopped: {errors[0]}", file=sys.stderr)
         return 1
@@ -130,6 +147,27 @@ def run(args: argparse.Namespace) -> int:
         _, values = sampler.history(since=started, metrics=["cpu_percent"])
         print(f"{len(values['cpu_percent'])} samples written to {args.csv}", file=sys.stderr)
     return 0
+
+
+def _csv_failed(path: str, exc: OSError, fh, *, rows: int) -> int:
+    """Say in one line why the CSV could not be written; a file without a sample row is removed."""
+    from hwbench_gui.engine.atomic import write_error_text
+
+    if fh is not None:
+        try:
+            fh.close()
+        except OSError:
+            pass
+    kept = ""
+    if rows:
+        kept = f"; the {rows} sample(s) before it are in the file"
+    elif os.path.isfile(path):  # never unlink a device such as /dev/full
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    print(f"hwbench monitor: {write_error_text(path, exc)}{kept}", file=sys.stderr)
+    return 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,7 +5,8 @@
 
 Folders are searched recursively for ``*.json`` (hidden folders such as ``.trash`` skipped). Files
 that are not usable result documents are listed on stderr with the reason and skipped. Exit
-status: 0 done, 1 nothing usable to compare, 2 bad arguments (unknown baseline).
+status: 0 done, 1 nothing usable to compare or an output that cannot be written, 2 bad arguments
+(unknown baseline).
 """
 
 from __future__ import annotations
@@ -94,19 +95,28 @@ def report_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    if args.csv:
-        from hwbench_gui.engine.reports.csv_export import write_csv
+    try:
+        if args.csv:
+            from hwbench_gui.engine.reports.csv_export import write_csv
 
-        print(f"CSV:  {write_csv(report.docs, args.csv)}")
-    if args.html:
-        from hwbench_gui.engine.reports.html import write_html
+            target = args.csv
+            print(f"CSV:  {write_csv(report.docs, target)}")
+        if args.html:
+            from hwbench_gui.engine.reports.html import write_html
 
-        print(f"HTML: {write_html(report, args.html)}")
-    if args.pdf:
-        from hwbench_gui.engine.reports.pdf import write_pdf
+            target = args.html
+            print(f"HTML: {write_html(report, target)}")
+        if args.pdf:
+            from hwbench_gui.engine.reports.pdf import write_pdf
 
-        print(f"PDF:  {write_pdf(report, args.pdf)} ({1 + len(report.charts)}+ pages: table, "
-              f"{len(report.charts)} chart(s))")
+            target = args.pdf
+            print(f"PDF:  {write_pdf(report, target)} ({1 + len(report.charts)}+ pages: table, "
+                  f"{len(report.charts)} chart(s))")
+    except OSError as exc:  # read-only, full, a folder, or a path under a file: one line, not a traceback
+        from hwbench_gui.engine.atomic import write_error_text
+
+        print(f"hwbench report: {write_error_text(target, exc)}", file=sys.stderr)
+        return EXIT_NOTHING
     if not (args.csv or args.html or args.pdf):
         sys.stdout.write(compare.format_table(report.comparison))
     return EXIT_OK

@@ -6,7 +6,9 @@ A crash, a full disk or a cancelled run leaves the earlier file (or none), never
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import uuid
 from pathlib import Path
 from typing import IO, Iterator
@@ -19,9 +21,29 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", **open_kwargs) -> Iter
     ``mode`` is "w" (text, UTF-8 unless ``encoding`` is given) or "wb". On an exception the
     temporary file is removed and ``path`` is untouched. The file gets the user's usual
     permissions (umask), unlike ``mkstemp``'s 0600.
+
+    A ``path`` that is a device or a pipe (``/dev/stdout``, ``/dev/null``) is written in place, never
+    replaced by a file; a folder raises ``IsADirectoryError``, a path under a regular file
+    ``NotADirectoryError``.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode_bits = os.stat(target).st_mode
+    except OSError:
+        mode_bits = None
+    if mode_bits is not None and stat.S_ISDIR(mode_bits):
+        raise IsADirectoryError(errno.EISDIR, "it is a folder", str(target))
+    if mode_bits is not None and not stat.S_ISREG(mode_bits):
+        if "b" not in mode:
+            open_kwargs.setdefault("encoding", "utf-8")
+        with open(target, mode, **open_kwargs) as handle:
+            yield handle
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as exc:  # a regular file where a folder of the path should be
+        raise NotADirectoryError(errno.ENOTDIR, "a part of the path is a file, not a folder",
+                                 exc.filename or str(target.parent)) from None
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
     if "b" not in mode:
         open_kwargs.setdefault("encoding", "utf-8")
@@ -42,3 +64,12 @@ def write_atomic(path: str | os.PathLike, data: bytes | str) -> Path:
     with atomic_open(path, "wb" if isinstance(data, bytes) else "w") as handle:
         handle.write(data)
     return Path(path)
+
+
+def write_error_text(path: str | os.PathLike, exc: OSError) -> str:
+    """One line for a failed write: ``cannot write PATH: No space left on device``."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = os.fspath(exc.filename) if exc.filename is not None else None
+    if where and where != os.fspath(path) and not os.path.basename(where).startswith("."):  # not our temp file
+        reason += f" ({where})"
+    return f"cannot write {os.fspath(path)}: {reason}"
