@@ -188,3 +188,45 @@ def test_the_app_exits_cleanly_past_a_worker_that_will_not_stop(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "running after close: True" in proc.stdout
     assert "Destroyed while thread" not in proc.stderr
+
+
+def test_window_fits_a_1366x768_screen_and_keeps_its_status_bar_on_it(qtbot, qsettings, monkeypatch):
+    """Issue #19: 1280x820 plus the frame does not fit a laptop's 1366x768 (minus its panel)."""
+    from PySide6.QtCore import QRect
+
+    laptop = QRect(0, 0, 1366, 768 - 32)  # a 32 px desktop panel
+    monkeypatch.setattr(mw.MainWindow, "available_geometry", lambda self: laptop)
+    win = build_window(qsettings, start_sampler=False)
+    qtbot.addWidget(win)
+    assert win.height() + mw.FRAME_ALLOWANCE[1] <= laptop.height()
+    assert laptop.contains(win.geometry())
+    for title in _tab_titles(win):  # every tab built: none may ask for more than the laptop has
+        win.tab_widget(title)
+    assert win.minimumSizeHint().height() <= win.height()
+    assert win.minimumSizeHint().width() <= win.width()
+    win.close()
+
+
+def test_a_saved_geometry_that_does_not_fit_this_screen_is_not_restored(qtbot, qsettings, monkeypatch):
+    from PySide6.QtCore import QRect
+
+    big = build_window(qsettings, start_sampler=False)
+    qtbot.addWidget(big)
+    big.setGeometry(QRect(100, 100, 760, 560))
+    big._save_settings()
+    big.close()
+    small = QRect(0, 0, 640, 480)
+    monkeypatch.setattr(mw.MainWindow, "available_geometry", lambda self: small)
+    win = build_window(qsettings, start_sampler=False)
+    qtbot.addWidget(win)
+    assert small.contains(win.geometry())
+    win.close()
+
+
+def test_about_names_the_log_file(qtbot):
+    from hwbench_gui.ui.about import AboutDialog
+    from hwbench_gui.ui.app import log_file_path
+
+    dialog = AboutDialog()
+    qtbot.addWidget(dialog)
+    assert str(log_file_path()) in dialog.log_label.text()

@@ -53,3 +53,46 @@ def test_train_shows_progress_and_stops(page, qtbot):
     page.stop_training()
     qtbot.waitUntil(lambda: page._worker is None, timeout=30_000)
     assert page.agent is not None and page.save_button.isEnabled() and page.mode == "idle"
+
+
+def test_cuda_is_greyed_with_the_reason_when_there_is_no_gpu(qtbot, monkeypatch):
+    from hwbench_gui.engine import nvml
+    from hwbench_gui.ui.snake_page import SnakePage
+
+    monkeypatch.setattr(nvml, "unavailable_reason", lambda: "NVML Shared Library Not Found")
+    page = SnakePage()
+    qtbot.addWidget(page)
+    cuda = page.device.model().item(1)
+    assert not cuda.isEnabled()
+    assert "NVML Shared Library Not Found" in cuda.text()
+    assert page.device.currentText() == "cpu"
+    page.shutdown()
+
+
+def test_a_training_error_is_one_readable_message_not_a_traceback(page, monkeypatch):
+    import hwbench_gui.ui.snake_page as module
+
+    shown = []
+    monkeypatch.setattr(module.QMessageBox, "warning", lambda parent, title, text: shown.append(text))
+    try:
+        raise RuntimeError("device 'cuda' requested but torch.cuda.is_available() is False")
+    except RuntimeError as exc:
+        page._on_errored(exc)
+    assert shown == ["device 'cuda' requested but torch.cuda.is_available() is False"]
+    assert "Traceback" not in page.status.text() and "torch.cuda.is_available" in page.status.text()
+
+
+def test_plots_follow_the_theme(page):
+    from PySide6.QtWidgets import QApplication
+
+    from hwbench_gui.ui.theme import apply_theme, plot_colors
+
+    app = QApplication.instance()
+    try:
+        for name in ("light", "dark"):
+            apply_theme(app, name)
+            background, _ = plot_colors(app.palette())
+            for plot in (page.score_plot, page.loss_plot, page.eps_plot):
+                assert plot.backgroundBrush().color().name() == background, name
+    finally:
+        apply_theme(app, "system")

@@ -14,8 +14,8 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
+from PySide6.QtCore import QByteArray, QRect, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QLabel,
@@ -33,6 +33,10 @@ log = logging.getLogger(__name__)
 
 #: How long closing the window waits for all worker threads together after aborting them.
 SHUTDOWN_WAIT_S = 10.0
+#: The window's size on a screen with room for it.
+DEFAULT_SIZE = (1280, 820)
+#: Room left for the window manager's title bar and borders, which ``resize`` does not count.
+FRAME_ALLOWANCE = (16, 40)
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,6 @@ class MainWindow(QMainWindow):
         self.context.show_status = self._show_status
         self._start_sampler = start_sampler
         self.setWindowTitle("hwbench")
-        self.resize(1280, 820)
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -170,11 +173,28 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, "Results folder", f"Results are stored in\n{folder}")
 
     # --- state -------------------------------------------------------------------------------
+    def available_geometry(self) -> QRect:
+        """The part of the screen a window may use (without panels and docks)."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry() if screen is not None else QRect(0, 0, *DEFAULT_SIZE)
+
+    def fit_to(self, available: QRect) -> None:
+        """The default size, shrunk to what ``available`` holds with the frame, centred in it."""
+        width = min(DEFAULT_SIZE[0], available.width() - FRAME_ALLOWANCE[0])
+        height = min(DEFAULT_SIZE[1], available.height() - FRAME_ALLOWANCE[1])
+        self.resize(width, height)
+        self.move(available.x() + (available.width() - width) // 2,
+                  available.y() + max(0, (available.height() - height - FRAME_ALLOWANCE[1]) // 2))
+
     def _restore_settings(self) -> None:
         settings = self.context.settings
+        available = self.available_geometry()
         geometry = settings.value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
+        restored = isinstance(geometry, QByteArray) and self.restoreGeometry(geometry)
+        # A geometry saved on a larger screen (or a screen no longer attached) would put the status
+        # bar and the bottom buttons off-screen: use it only if it fits where the window is now.
+        if not restored or not available.contains(self.geometry()):
+            self.fit_to(available)
         state = settings.value("window/state")
         if isinstance(state, QByteArray):
             self.restoreState(state)

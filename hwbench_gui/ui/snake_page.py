@@ -7,8 +7,8 @@ The page imports no torch until the user trains, loads, saves or watches a model
 
 from __future__ import annotations
 
+import logging
 import threading
-import traceback
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +34,10 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.demos.snake.game import DOWN, LEFT, RIGHT, UP, SnakeBoards
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.theme import on_theme_changed, plot_colors
 from hwbench_gui.ui.workers import Worker, WorkerPool
+
+log = logging.getLogger(__name__)
 
 _KEYS = {Qt.Key_Up: UP, Qt.Key_Right: RIGHT, Qt.Key_Down: DOWN, Qt.Key_Left: LEFT,
          Qt.Key_W: UP, Qt.Key_D: RIGHT, Qt.Key_S: DOWN, Qt.Key_A: LEFT}
@@ -153,6 +156,12 @@ class SnakePage(QWidget):
         self.minutes.setSuffix(" min")
         self.device = QComboBox()
         self.device.addItems(["cpu", "cuda"])
+        self.cuda_reason = self._cuda_unavailable_reason()
+        if self.cuda_reason is not None:  # offered, greyed, with the reason: never a traceback later
+            cuda = self.device.model().item(1)
+            cuda.setEnabled(False)
+            cuda.setText(f"cuda (unavailable: {self.cuda_reason})")
+            cuda.setToolTip(self.cuda_reason)
         self.train_button = QPushButton("Train")
         self.pause_button = QPushButton("Pause")
         self.stop_button = QPushButton("Stop")
@@ -211,12 +220,16 @@ class SnakePage(QWidget):
             plot.setDownsampling(mode="peak")
             plot.setClipToView(True)
             plot.showGrid(x=True, y=True, alpha=0.2)
+        self._apply_plot_colors()
+        on_theme_changed(self, self._apply_plot_colors)
 
         right = QVBoxLayout()
         right.addWidget(train_box)
-        right.addWidget(self.score_plot, 2)
-        right.addWidget(self.loss_plot, 1)
-        right.addWidget(self.eps_plot, 1)
+        right.addWidget(self.score_plot, 3)
+        small_plots = QHBoxLayout()  # side by side: stacked, each is too flat to read on a laptop
+        small_plots.addWidget(self.loss_plot)
+        small_plots.addWidget(self.eps_plot)
+        right.addLayout(small_plots, 2)
         right_w = QWidget()
         right_w.setLayout(right)
         splitter = QSplitter(Qt.Horizontal)
@@ -229,6 +242,30 @@ class SnakePage(QWidget):
         layout.addWidget(splitter)
         self._on_speed(self.speed.value())
         self._update_buttons()
+
+    @staticmethod
+    def _cuda_unavailable_reason() -> str | None:
+        """Why "cuda" cannot train here (NVML sees no GPU), without importing torch."""
+        from hwbench_gui.engine import nvml
+
+        reason = nvml.unavailable_reason()
+        if reason is None and nvml.device_count() == 0:
+            reason = "no NVIDIA GPU"
+        return reason
+
+    def _apply_plot_colors(self, _palette=None) -> None:
+        """Plots take the theme's base and text colours (pyqtgraph's default is black)."""
+        from PySide6.QtWidgets import QApplication
+
+        background, foreground = plot_colors(QApplication.instance().palette())
+        for plot in (self.score_plot, self.loss_plot, self.eps_plot):
+            plot.setBackground(background)
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setPen(foreground)
+                plot.getAxis(side).setTextPen(foreground)
+            title = plot.getPlotItem().titleLabel
+            title.setAttr("color", foreground)
+            title.setText(title.text)
 
     # -- model -----------------------------------------------------------------------------------
     def load_model(self, path: str | Path) -> bool:
@@ -368,7 +405,7 @@ class SnakePage(QWidget):
 
         side = self.board_size.value()
         config = TrainConfig(height=side, width=side, minutes=self.minutes.value(),
-                             device=self.device.currentText(), seed=None)
+                             device=self.device.currentText().split()[0], seed=None)
         self._pause.clear()
         self._scores.clear()
         for series in (*self._loss, *self._epsilon):
@@ -434,8 +471,10 @@ class SnakePage(QWidget):
         self._redraw_plots()
 
     def _on_errored(self, exc: BaseException) -> None:
-        detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=3))
-        self._on_failed(f"{type(exc).__name__}: {exc}\n{detail}")
+        # The user reads what went wrong; the traceback goes to the log file (Help → About says where).
+        log.error("snake training failed", exc_info=(type(exc), exc, exc.__traceback__))
+        message = str(exc) if isinstance(exc, RuntimeError) and str(exc) else f"{type(exc).__name__}: {exc}"
+        self._on_failed(message)
 
     def _on_failed(self, message: str) -> None:
         self._join_worker()
