@@ -45,8 +45,7 @@ def test_live_samples_are_drawn(qtbot, tab, sampler):
     assert np.nanmax(y) > 0.01  # GiB
     assert "CPU total" in tab.readout_at(float(x[-1]), "cpu")
     if sampler.gpu_count == 0:
-        gpu_plot = tab.plots()["gpu_util"]
-        assert not gpu_plot.isEnabled() and gpu_plot.opacity() < 1
+        assert "gpu_util" not in tab.plots()
         assert sampler.gpu_unavailable_reason in tab._banner.text()
     assert not tab.grab().isNull()
 
@@ -105,3 +104,36 @@ def test_recorded_h200_csv_renders(qtbot, tab):
     assert len(x) > 0 and np.isfinite(y).any()
     assert tab.plots()["gpu_util"].isEnabled()
     assert not tab.grab().isNull()
+
+
+def test_without_a_gpu_the_gpu_plots_are_left_out_and_one_line_says_why(tab, sampler):
+    """Issue #19: five empty GPU plots repeated one NVML error."""
+    tab._pause_button.setChecked(True)  # the sampler here has no gpu0 column to redraw from
+    tab._build_plots(sampler.metric_names() + ["gpu0_util_percent"], "NVML Shared Library Not Found")
+    assert not any(p.spec.gpu for p in tab._plots)
+    assert {"cpu", "ram", "disk"} <= set(tab.plots())
+    assert tab._banner.isVisible() and tab._banner.text().count("NVML Shared Library Not Found") == 1
+    assert not tab._gpu_box.isVisible()
+    tab._build_plots(sampler.metric_names() + ["gpu0_util_percent"], None)
+    assert "gpu_util" in tab.plots() and tab._gpu_box.isVisible() and not tab._banner.isVisible()
+    tab._build_plots(sampler.metric_names(), sampler.gpu_unavailable_reason)
+
+
+def test_legends_show_the_current_values(tab, tmp_path):
+    t = 1_700_000_000 + np.arange(20) * 0.5
+    values = {"cpu_percent": np.linspace(10, 55, 20), "gpu0_util_percent": np.full(20, 90.0),
+              "ram_used_bytes": np.full(20, 4 * 2**30)}
+    path = write_history_csv(tmp_path / "rec.csv", t, values)
+    tab.load_csv(path)
+    texts = {label.text for p in tab._plots for _sample, label in p.legend.items}
+    assert "GPU0 util  90 %" in texts
+    assert "CPU total  55 %" in texts
+    assert "RAM used  4 GiB" in texts
+    assert not any(text.startswith("cpu0") for text in texts)  # per-core lines stay out of the legend
+
+
+def test_host_process_table_lists_busy_processes(tab):
+    tab.update_host_processes()
+    assert tab.host_table.rowCount() > 0
+    pids = {int(tab.host_table.item(r, 0).text()) for r in range(tab.host_table.rowCount())}
+    assert pids and all(pid > 0 for pid in pids)

@@ -2,6 +2,9 @@
 
 The sampler thread never touches Qt; one QTimer on the GUI thread (~10 Hz) reads the ring buffers
 and redraws only when a new sample has arrived. The same plots can show a recorded CSV instead.
+Each plot's legend shows the latest value of its curves; without a GPU the GPU plots are left out
+and one line says why. Below the plots: GPU compute processes and the busiest host processes
+(:mod:`hwbench_gui.engine.telemetry.processes`, sampled every :data:`PROCESS_REFRESH_S`).
 """
 
 from __future__ import annotations
@@ -31,10 +34,17 @@ from PySide6.QtWidgets import (
 )
 
 from hwbench_gui.engine import telemetry
+from hwbench_gui.engine.telemetry.processes import TopProcesses
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.theme import on_theme_changed
 
 GIB = 1024.0**3
 REDRAW_MS = 100
+#: How often the host process table and the legends' current values are refreshed.
+PROCESS_REFRESH_S = 2.0
+LEGEND_REFRESH_S = 0.5
+#: Host processes listed.
+TOP_PROCESSES = 8
 WINDOWS_S = (("1 min", 60.0), ("5 min", 300.0), ("30 min", 1800.0))
 INTERVALS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 #: Mid-saturation colours that read on white and on near-black backgrounds.
@@ -132,6 +142,11 @@ class _Plot:
             item.getAxis("right").enableAutoSIPrefix(False)
             self.right_vb.setXLink(item)
             item.vb.sigResized.connect(self._sync_right)
+        self.legend = pg.LegendItem(offset=(-4, 4), verSpacing=-6, labelTextSize="8pt")
+        self.legend.setParentItem(item.vb)
+        self.legend_labels: dict[str, object] = {}
+        shown = [c for c in spec.curves if c.color is not None]
+        self.legend.setColumnCount(2 if len(shown) > 4 else 1)
         for curve in spec.curves:
             data_item = pg.PlotDataItem(antialias=False)
             # Items outside the PlotItem's own ViewBox need these set on themselves.
@@ -142,6 +157,21 @@ class _Plot:
             else:
                 item.addItem(data_item)
             self.curves.append((curve, data_item))
+            if curve.color is not None:  # per-core lines stay out of the legend (the readout names the busiest)
+                self.legend.addItem(data_item, curve.label)
+                self.legend_labels[curve.metric] = self.legend.items[-1][1]
+        self.legend.setVisible(bool(self.legend_labels))
+
+    def set_legend_values(self, latest: dict[str, float], fg: QColor) -> None:
+        """Legend entries read "GPU0 util 45 %": the curve's latest value in the plot's unit."""
+        for curve, _ in self.curves:
+            label = self.legend_labels.get(curve.metric)
+            if label is None:
+                continue
+            value = latest.get(curve.metric, math.nan)
+            unit = self.spec.right_unit if curve.right_axis else self.spec.unit
+            text = f"{curve.label}  {'–' if math.isnan(value) else f'{value / curve.scale:.3g}'} {unit}"
+            label.setText(text, color=fg.name())
 
     def _sync_right(self) -> None:
         self.right_vb.setGeometry(self.item.vb.sceneBoundingRect())
@@ -217,12 +247,31 @@ class MonitorTab(QWidget):
         self._table.verticalHeader().setVisible(False)
         self._table_note = QLabel()
 
-        table_box = QWidget()
-        tl = QVBoxLayout(table_box)
+        self._gpu_box = QWidget()
+        tl = QVBoxLayout(self._gpu_box)
         tl.setContentsMargins(0, 0, 0, 0)
         tl.addWidget(QLabel("GPU processes (compute)"))
         tl.addWidget(self._table)
         tl.addWidget(self._table_note)
+        self._top = TopProcesses()
+        self._last_process_update = 0.0
+        self._last_legend_update = 0.0
+        self.host_table = QTableWidget(0, 5)
+        self.host_table.setHorizontalHeaderLabels(["PID", "Process", "User", "CPU %", "Memory (GiB)"])
+        self.host_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.host_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.host_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.host_table.verticalHeader().setVisible(False)
+        self.host_table.setToolTip(f"The busiest host processes, refreshed every {PROCESS_REFRESH_S:g} s; "
+                                   "CPU % is of one core, as top shows it")
+        host_box = QWidget()
+        hl = QVBoxLayout(host_box)
+        hl.setContentsMargins(0, 0, 0, 0)
+        hl.addWidget(QLabel("Host processes (busiest first)"))
+        hl.addWidget(self.host_table)
+        table_box = QSplitter(Qt.Orientation.Horizontal)
+        table_box.addWidget(self._gpu_box)
+        table_box.addWidget(host_box)
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(self._layout_widget)
         splitter.addWidget(table_box)
@@ -242,6 +291,7 @@ class MonitorTab(QWidget):
         self._timer.setInterval(REDRAW_MS)
         self._timer.timeout.connect(self.redraw)
         self._timer.start()
+        on_theme_changed(self, lambda _palette: self._apply_palette() if self._plots else None)
 
     # -- widgets --------------------------------------------------------------------------
     def _build_controls(self) -> None:
@@ -285,7 +335,8 @@ class MonitorTab(QWidget):
     def _build_plots(self, names: list[str], gpu_reason: str | None) -> None:
         self._layout_widget.clear()
         self._plots = []
-        specs = plot_specs(names)
+        # Without GPU data the GPU plots would be five empty frames repeating one error: leave them out.
+        specs = [spec for spec in plot_specs(names) if not (spec.gpu and gpu_reason)]
         for n, spec in enumerate(specs):
             item = self._layout_widget.addPlot(row=n // 2, col=n % 2, axisItems={"bottom": pg.DateAxisItem()})
             self._plots.append(_Plot(spec, item))
@@ -295,10 +346,13 @@ class MonitorTab(QWidget):
         for p in live[1:]:
             p.item.setXLink(live[0].item)
         if gpu_reason:
-            self._banner.setText(f"GPU plots unavailable: {gpu_reason}")
+            self._banner.setText(f"No GPU telemetry, so the GPU plots are hidden: {gpu_reason}")
+            self._banner.setToolTip(gpu_reason)
             self._banner.show()
         else:
             self._banner.hide()
+        self._gpu_box.setVisible(not gpu_reason)
+        self._last_legend_update = 0.0
         self._apply_palette()
         self._set_interaction(self._recorded is not None or self._pause_button.isChecked())
 
@@ -320,12 +374,11 @@ class MonitorTab(QWidget):
             for curve, data_item in p.curves:
                 color = QColor(curve.color) if curve.color else faint
                 data_item.setPen(pg.mkPen(color, width=curve.width, style=STYLES[curve.style]))
-            no_data = None
-            if p.spec.gpu and self._gpu_reason:
-                no_data = self._gpu_reason
-            elif not p.curves:
-                no_data = "not in this data"
-            p.set_unavailable(no_data, fg)
+            p.legend.setBrush(pg.mkBrush(QColor(bg.red(), bg.green(), bg.blue(), 200)))
+            p.legend.setPen(pg.mkPen(faint))
+            for _sample, label in p.legend.items:
+                label.setText(label.text, color=fg.name())
+            p.set_unavailable(None if p.curves else "not in this data", fg)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
         if event.type() == QEvent.Type.PaletteChange and self._plots:
@@ -363,9 +416,12 @@ class MonitorTab(QWidget):
         t, values = self._sampler.history(since=since, metrics=self._plotted_metrics())
         self._draw(t, values, since, ts)
         now = time.monotonic()
-        if now - self._last_table_update >= 1.0:
+        if now - self._last_table_update >= 1.0 and not self._gpu_reason:
             self._last_table_update = now
             self._update_table(self._sampler.gpu_processes())
+        if now - self._last_process_update >= PROCESS_REFRESH_S:
+            self._last_process_update = now
+            self.update_host_processes()
         cost = self._sampler.last_sample_cost_s
         self._status.setText(
             f"{len(t)} samples shown · every {self._sampler.interval_s:g} s"
@@ -374,8 +430,35 @@ class MonitorTab(QWidget):
         self.redraw_count += 1
         return True
 
+    def update_host_processes(self) -> None:
+        """Refill the host process table from one engine sample (a low-rate timer slot)."""
+        rows = self._top.sample(TOP_PROCESSES)
+        self.host_table.setRowCount(len(rows))
+        for r, proc in enumerate(rows):
+            cells = [str(proc.pid), proc.name, proc.user or "", f"{proc.cpu_percent:.0f}",
+                     "" if proc.rss_bytes is None else f"{proc.rss_bytes / GIB:.2f}"]
+            for c, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if c in (0, 3, 4):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.host_table.setItem(r, c, item)
+
+    def _update_legends(self, values: dict[str, np.ndarray], force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_legend_update < LEGEND_REFRESH_S:
+            return
+        self._last_legend_update = now
+        latest = {}
+        for metric, y in values.items():
+            finite = y[np.isfinite(y)] if y.size else y
+            latest[metric] = float(finite[-1]) if finite.size else math.nan
+        fg = self.palette().color(QPalette.ColorRole.Text)
+        for p in self._plots:
+            p.set_legend_values(latest, fg)
+
     def _draw(self, t: np.ndarray, values: dict[str, np.ndarray], x0: float, x1: float) -> None:
         self._shown_t, self._shown = t, values
+        self._update_legends(values, force=self._recorded is not None)
         for p in self._plots:
             if p.spec.gpu and self._gpu_reason:
                 continue
