@@ -159,3 +159,47 @@ def test_set_inventory_wins_over_a_running_collection(tab, qtbot, monkeypatch, p
     qtbot.wait(50)
     assert tab.inventory is recorded
     assert "should-not-appear" not in shown_text(tab)
+
+
+def test_collecting_replaces_the_placeholder(tab, qtbot, monkeypatch):
+    import hwbench_gui.engine.inventory as engine
+
+    release = threading.Event()
+
+    def collect(use_torch_probe=True, cancel=None, **kwargs):
+        release.wait(10)
+        return {"error": "stopped by the test"}
+
+    monkeypatch.setattr(engine, "collect", collect)
+    assert "starts when this tab is first shown" in tab.scroll.widget().text()
+    tab.refresh()
+    assert "Collecting the inventory" in tab.scroll.widget().text()
+    release.set()
+    qtbot.waitUntil(lambda: not tab.is_busy(), timeout=10000)
+    assert "stopped by the test" in tab.scroll.widget().text()
+
+
+def test_time_is_local_with_its_zone(tab, monkeypatch):
+    import time
+
+    from hwbench_gui.ui.inventory_tab import local_time
+
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        assert local_time("2026-12-02T12:52:44+00:00") == "2026-12-02 21:52:44 JST"
+        inv = json.loads((FIXTURES / "inventory_cpu_only.json").read_text())
+        tab.set_inventory(inv)
+        assert "collected 2026-12-02 21:52:44 JST" in tab.status.text()
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+def test_the_nvml_error_is_shown_once(tab):
+    inv = json.loads((FIXTURES / "inventory_cpu_only.json").read_text())
+    reason = inv["gpu_system"]["reason"]
+    tab.set_inventory(inv)
+    shown = [label.text() for label in tab.findChildren(QLabel)]
+    assert sum(reason in text for text in shown) == 1
+    assert any("see GPUs above" in text for text in shown)  # the driver rows point there

@@ -42,6 +42,53 @@ from hwbench_gui.ui.workers import Worker, create_worker
 
 log = logging.getLogger(__name__)
 
+#: Says where the reason is, in rows that would repeat the GPUs section's "no GPU" reason.
+SEE_GPUS = "unknown (no GPU: see GPUs above)"
+
+
+def local_time(stamp: str | None) -> str:
+    """An ISO timestamp (UTC in the documents) as local time with its zone: "2026-12-02 13:52:44 CET"."""
+    if not stamp:
+        return "?"
+    try:
+        moment = dt.datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return str(stamp)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+
+
+def _without_repeated_reason(rows: list[inv_text.Row], reason: str | None) -> list[inv_text.Row]:
+    """Rows whose text only repeats ``reason`` (shown once, under GPUs) point there instead."""
+    if not reason:
+        return rows
+    return [inv_text.Row(row.label, SEE_GPUS, True) if reason in row.text else row for row in rows]
+
+
+def tensorflow_gpu_note(software: dict[str, Any], gpu_reason: str | None) -> str | None:
+    """Why TensorFlow will see no GPU here, read from what is installed (TensorFlow is not imported)."""
+    import importlib.metadata
+    import platform
+    import sys
+
+    if not software.get("tensorflow"):
+        return None
+    if gpu_reason:
+        return "TensorFlow will see no GPU: no NVIDIA GPU here (see GPUs above); TF model benchmarks run with device=cpu."
+    if sys.platform == "win32":
+        return "TensorFlow will see no GPU: it has no CUDA build for native Windows since 2.11 (use WSL2)."
+    if sys.platform == "darwin":
+        return "TensorFlow will see no NVIDIA GPU on macOS."
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return f"TensorFlow has no CUDA wheels for {platform.machine()}; it will run on the CPU."
+    try:
+        importlib.metadata.version("nvidia-cudnn-cu12")
+    except importlib.metadata.PackageNotFoundError:
+        return ("TensorFlow will see no GPU: its CUDA 12 libraries are not installed "
+                "(pip install 'tensorflow[and-cuda]', which the tf extra installs on Linux x86_64).")
+    return None
+
 def _collect(control, use_torch_probe: bool) -> dict[str, Any]:
     """Worker body: ``inventory.collect``; aborting the worker cancels its torch probe."""
     from hwbench_gui.engine.inventory import collect
@@ -212,6 +259,8 @@ class InventoryTab(QWidget):
         self._worker = worker
         self.busy.show()
         self.status.setText("Collecting… (the torch probe may take several seconds)")
+        if self.inventory is None:  # the first time, the page says what is happening, not what will
+            self._set_content(QLabel("Collecting the inventory… (the torch probe may take several seconds)"))
         self._update_buttons()
         self.context.workers.start(worker)
 
@@ -222,6 +271,8 @@ class InventoryTab(QWidget):
     def _on_collected(self, inv: dict[str, Any]) -> None:
         if inv.get("error") and "schema_version" not in inv:
             self.status.setText(inv["error"])
+            if self.inventory is None:
+                self._set_content(_warning_label(inv["error"], prominent=True))
             self.context.show_status(inv["error"], 10000)
             return
         self._render(inv)
@@ -318,16 +369,24 @@ class InventoryTab(QWidget):
             layout.addWidget(summary)
 
         self._add_gpus(layout, inv)
-        self._add_gpu_system(layout, inv.get("gpu_system") or {})
+        system = inv.get("gpu_system") or {}
+        # Without a GPU the reason (e.g. NVML's error) is said once, under GPUs; other rows point there.
+        no_gpu = None if inv.get("gpus") else system.get("reason")
+        self._add_gpu_system(layout, system, no_gpu)
         cpu, memory, software = (inv.get(key) or {} for key in ("cpu", "memory", "software"))
         self._add_section(layout, "CPU", cpu, _Card(cpu.get("model") or "CPU", inv_text.cpu_rows(cpu)))
         self._add_section(layout, "Memory", memory, _Card("System memory", inv_text.memory_rows(memory)))
         self._add_disks(layout, inv.get("disks") or {})
-        self._add_section(layout, "Software", software, _Card("Versions", inv_text.software_rows(software)))
+        software_card = _Card("Versions", _without_repeated_reason(inv_text.software_rows(software), no_gpu))
+        tf_note = tensorflow_gpu_note(software, no_gpu)
+        if tf_note:
+            software_card.add_label(_warning_label(tf_note))
+        self._add_section(layout, "Software", software, software_card)
         layout.addStretch(1)
 
         self._set_content(content)
-        self.status.setText(f"{inv.get('hostname', '?')}, collected {inv.get('collected_at', '?')}")
+        self.status.setText(f"{inv.get('hostname', '?')}, collected {local_time(inv.get('collected_at'))}")
+        self.status.setToolTip(f"collected_at {inv.get('collected_at', '?')} (as stored)")
         self._update_buttons()
         self.inventory_changed.emit(inv)
 
@@ -365,9 +424,12 @@ class InventoryTab(QWidget):
                 card.add_label(_note_label(f"Note: {note}"))
             layout.addWidget(card)
 
-    def _add_gpu_system(self, layout: QVBoxLayout, system: dict[str, Any]) -> None:
+    def _add_gpu_system(self, layout: QVBoxLayout, system: dict[str, Any], no_gpu: str | None = None) -> None:
         layout.addWidget(_section_title("GPU system"))
-        card = _Card("Driver and interconnect", inv_text.gpu_system_rows(system), columns=1)
+        rows = inv_text.gpu_system_rows(system)
+        if no_gpu:
+            rows = [row for row in rows if no_gpu not in row.text]  # the Status row repeats the GPUs section
+        card = _Card("Driver and interconnect", rows, columns=1)
         for title, key in (("Topology (GPU to GPU)", "topology"), ("P2P read support", "p2p")):
             if system.get(key):
                 card.add_label(QLabel(f"{title}:"))
