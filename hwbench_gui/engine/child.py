@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hwbench_gui.engine import lifeline
 from hwbench_gui.engine.jsonable import jsonable
 
 WORKER_FLAG = "--hwbench-worker"
@@ -21,6 +22,8 @@ TORCH_PROBE_FLAG = "--hwbench-torch-probe"
 SELF_TEST_FLAG = "--self-test"
 #: ``hwbench-gui cli ...`` (frozen build) is ``hwbench ...``.
 CLI_WORD = "cli"
+#: Warning filter (``-W`` syntax) for the resource tracker's "leaked semaphore objects" notice.
+_TRACKER_WARNING = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
 
 
 def frozen() -> bool:
@@ -37,8 +40,13 @@ def worker_command(spec: dict[str, Any] | None = None) -> list[str]:
 
 def child_env() -> dict[str, str]:
     """The child's environment: ours (so ``$HWBENCH_EXTRA_BENCHMARKS`` etc. carry over), unbuffered,
-    UTF-8, and able to import hwbench_gui when it is used from a source tree."""
+    UTF-8, and able to import hwbench_gui when it is used from a source tree; it names this process
+    as the parent the child dies with (:mod:`~hwbench_gui.engine.lifeline`)."""
     env = dict(os.environ)
+    env[lifeline.PARENT_ENV] = str(os.getpid())
+    # A process pool whose owner was killed leaves its semaphores to multiprocessing's resource
+    # tracker, which removes them and warns; after a kill that is expected, not a leak to report.
+    env["PYTHONWARNINGS"] = ",".join(w for w in [env.get("PYTHONWARNINGS"), _TRACKER_WARNING] if w)
     env["PYTHONUNBUFFERED"] = "1"
     env.setdefault("PYTHONIOENCODING", "utf-8")
     if not frozen():

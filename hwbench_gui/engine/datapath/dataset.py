@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hwbench_gui.engine.lifeline import die_with_parent
 from hwbench_gui.engine.models.data import image_folder_items
 from hwbench_gui.engine.spec.benchmark import ParamError
 
@@ -99,7 +100,7 @@ def generate_dataset(parent: str | Path, width_px: int, height_px: int, count: i
             if progress is not None:
                 progress((n + 1) / count)
     else:
-        with multiprocessing.get_context("spawn").Pool(processes) as pool:
+        with multiprocessing.get_context("spawn").Pool(processes, die_with_parent, (os.getpid(),)) as pool:
             for n, _ in enumerate(pool.imap_unordered(_write_one, jobs, chunksize=chunk)):
                 if progress is not None and (n + 1) % max(1, count // 20) == 0:
                     progress((n + 1) / count)

@@ -6,8 +6,11 @@ cpu.decode and by the data-path analyzer's decode stage."""
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 from typing import Any, Callable
+
+from hwbench_gui.engine.lifeline import die_with_parent
 
 _worker_state: dict[str, Any] = {}
 
@@ -37,7 +40,8 @@ def decoder(library: str) -> Callable[[bytes], Any]:
     return decode_pil
 
 
-def _worker_init(jpegs: list[bytes], library: str) -> None:
+def _worker_init(jpegs: list[bytes], library: str, parent_pid: int) -> None:
+    die_with_parent(parent_pid)  # a pool process never outlives the benchmark worker
     _worker_state["jpegs"] = jpegs
     _worker_state["decode"] = decoder(library)
     _worker_state["decode"](jpegs[0])  # pays imports and first-call setup before any timing
@@ -55,7 +59,7 @@ def _worker_decode(passes: int) -> int:
 def decode_rates(library: str, jpegs: list[bytes], workers: int, passes: int, repeats: int) -> list[float]:
     """Images/s of ``workers`` processes each decoding its copy ``passes`` times, per repeat."""
     ctx = multiprocessing.get_context("spawn")  # no fork: safe after torch/CUDA or threads, and on every OS
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(jpegs, library)) as pool:
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(jpegs, library, os.getpid())) as pool:
         pool.map(_worker_decode, [1] * workers, chunksize=1)  # warm-up pass
         rates = []
         for _ in range(repeats):

@@ -12,14 +12,17 @@ the protocol.
 
 from __future__ import annotations
 
+import atexit
 import faulthandler
 import json
 import os
+import signal
 import sys
 import threading
 import traceback
 from typing import IO, Any
 
+from hwbench_gui.engine import lifeline
 from hwbench_gui.engine.run import protocol
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, ParamError
 
@@ -62,6 +65,10 @@ class JsonLineReporter:
 
 def main(argv: list[str]) -> int:
     """Run the benchmark named in the spec; returns the exit status."""
+    lifeline.die_with_parent(lifeline.parent_from_env())  # a killed CLI or GUI takes this run along
+    os.environ[lifeline.PARENT_ENV] = str(os.getpid())  # ranks this worker launches die with it
+    previous_sigterm = _stop_on_sigterm()
+    terminated = False
     protocol_fd = os.dup(1)
     saved_stdout_fd = os.dup(1)
     saved_stdout = sys.stdout
@@ -74,11 +81,37 @@ def main(argv: list[str]) -> int:
         if not faulthandler.is_enabled():
             faulthandler.enable(file=sys.__stderr__ or sys.stderr)
         return _run(argv, reporter)
+    except Terminated:
+        terminated = True
     finally:
         stream.close()
         os.dup2(saved_stdout_fd, 1)
         os.close(saved_stdout_fd)
         sys.stdout = saved_stdout
+        if previous_sigterm is not None and not terminated:  # main() run in-process (tests)
+            signal.signal(signal.SIGTERM, previous_sigterm)
+    if terminated:  # unwound cleanly; now end as SIGTERM would have, so the runner sees the signal
+        atexit._run_exitfuncs()  # multiprocessing's exit hook releases the pools' semaphores
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+    return 1
+
+
+class Terminated(BaseException):
+    """SIGTERM reached the worker (the runner's cancel or timeout): the run unwinds, so pools and
+    their semaphores are shut down cleanly instead of leaking with tracebacks in the log."""
+
+
+def _stop_on_sigterm():
+    """SIGTERM raises :class:`Terminated` in the main thread; returns the handler it replaced."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_sigterm(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+        raise Terminated("stopped by SIGTERM")
+
+    return signal.signal(signal.SIGTERM, on_sigterm)
 
 
 def _run(argv: list[str], reporter: JsonLineReporter) -> int:
@@ -114,7 +147,7 @@ def _run(argv: list[str], reporter: JsonLineReporter) -> int:
         reporter.emit({"type": "error", "kind": "unavailable", "message": str(exc) or "not available here"})
         return 1
     except BaseException as exc:  # noqa: BLE001 - everything becomes an error event; SystemExit too
-        if isinstance(exc, KeyboardInterrupt):
+        if isinstance(exc, (KeyboardInterrupt, Terminated)):
             raise
         reporter.emit(error_event(exc))
         return 1
