@@ -7,7 +7,8 @@
 
 ``run`` shows progress on stderr (one updating line on a terminal, plain lines otherwise) and
 prints the result file's path on stdout (the whole document with ``--json``). Exit status: 0 ok,
-1 failed (the reason on stderr), 2 unknown benchmark or bad parameters, 130 cancelled (Ctrl-C
+1 failed (the reason on stderr), 2 unknown benchmark, bad parameters or a results folder that
+cannot be written (checked before the run), 130 cancelled (Ctrl-C
 stops the benchmark's processes and still writes the cancelled document).
 """
 
@@ -141,6 +142,8 @@ def run_command(args: argparse.Namespace) -> int:
     if args.timeout is not None and args.timeout <= 0:
         print("hwbench run: --timeout must be positive", file=sys.stderr)
         return EXIT_USAGE
+    if not _results_folder_ok(args.out):
+        return EXIT_USAGE
 
     display = ProgressDisplay(bench.id, sys.stderr, quiet=args.quiet)
     cancel = threading.Event()
@@ -197,6 +200,8 @@ def _suite_command(args: argparse.Namespace) -> int:
     except (KeyError, ParamError) as exc:
         print(f"hwbench run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return EXIT_USAGE
+    if not _results_folder_ok(args.out):
+        return EXIT_USAGE
     cancel = threading.Event()
     displays: list[ProgressDisplay] = []
 
@@ -225,6 +230,16 @@ def _suite_command(args: argparse.Namespace) -> int:
     if cancel.is_set():
         return EXIT_CANCELLED
     return EXIT_OK if all(result.status == "ok" for _, result in done) else EXIT_FAILED
+
+
+def _results_folder_ok(out: str | None) -> bool:
+    """Probe the results folder before anything runs; says in one line why it cannot be written."""
+    from hwbench_gui.engine.results.store import check_writable
+
+    problem = check_writable(out)
+    if problem:
+        print(f"hwbench run: {problem}", file=sys.stderr)
+    return problem is None
 
 
 def _registry_get(bench_id: str):

@@ -36,6 +36,8 @@ TERM_GRACE_S = 2.0
 #: After the child exits, how long its pipes may stay open (held by a grandchild) before the
 #: group is killed.
 EXIT_DRAIN_S = 1.0
+#: Folder (in the user data folder, else the temp folder) for documents the results folder refused.
+UNSAVED_DIR_NAME = "unsaved-results"
 #: Interval of the sampler the runner starts itself when none is handed in.
 SAMPLER_INTERVAL_S = 0.5
 
@@ -51,13 +53,15 @@ class RunResult:
 
     ``document`` is the result document (also when the run failed or was cancelled); ``path`` is
     where it was written (``None`` with ``save=False`` or when writing failed, then
-    ``save_error`` says why).
+    ``save_error`` says why, and where the document was kept instead: ``fallback_path``).
     """
 
     document: dict[str, Any]
     path: Path | None
     status: str
     save_error: str | None = None
+    #: Where the document was kept instead when the results folder could not be written.
+    fallback_path: Path | None = None
 
     @property
     def reason(self) -> str | None:
@@ -126,14 +130,35 @@ def run_benchmark(
 
 
 def _finish(doc: dict[str, Any], save: bool, results_dir: str | os.PathLike | None) -> RunResult:
-    path = None
+    path = fallback = None
     save_error = None
     if save:
         try:
             path = store.write_result(doc, results_dir)
         except OSError as exc:
-            save_error = f"could not write the result to {store.results_dir(results_dir)}: {exc}"
-    return RunResult(document=doc, path=path, status=doc["status"], save_error=save_error)
+            folder = store.results_dir(results_dir)
+            save_error = f"could not write the result to {folder}: {exc.strerror or exc}"
+            fallback, kept = _keep_elsewhere(doc, folder)
+            save_error += f"; it was kept in {fallback}" if fallback else f"; {kept}"
+    return RunResult(document=doc, path=path, status=doc["status"], save_error=save_error, fallback_path=fallback)
+
+
+def _keep_elsewhere(doc: dict[str, Any], failed: Path) -> tuple[Path | None, str]:
+    """Write ``doc`` into the first writable of the unsaved-results folders (never ``failed``)."""
+    import tempfile
+
+    from hwbench_gui.engine import paths
+
+    reasons = []
+    candidates = (paths.user_data_dir() / UNSAVED_DIR_NAME, Path(tempfile.gettempdir()) / f"hwbench-{UNSAVED_DIR_NAME}")
+    for folder in candidates:
+        if folder == failed:
+            continue
+        try:
+            return store.write_result(doc, folder), ""
+        except OSError as exc:
+            reasons.append(f"{folder}: {exc.strerror or exc}")
+    return None, "it could not be kept elsewhere either (" + "; ".join(reasons) + "); it exists only in memory"
 
 
 @dataclass
