@@ -285,9 +285,13 @@ class ReportsTab(QWidget):
             message += f", {len(report.duplicates)} already present"
         if report.skipped:
             message += f", skipped {len(report.skipped)}"
+        if report.write_error:  # read-only or full results folder: say so, no traceback
+            message += f"; stopped: {report.write_error}"
         self.context.show_status(message, 8000)
-        if report.skipped:
-            self.errors_label.setText("Not imported:\n" + "\n".join(library.errors_text(report.skipped)))
+        problems = ([f"Import stopped: {report.write_error}"] if report.write_error else []) + \
+            (["Not imported:", *library.errors_text(report.skipped)] if report.skipped else [])
+        if problems:
+            self.errors_label.setText("\n".join(problems))
             self.errors_label.setVisible(True)
         return report
 

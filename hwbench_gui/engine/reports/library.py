@@ -263,6 +263,8 @@ class ImportReport:
     imported: list[Path] = field(default_factory=list)
     duplicates: list[Path] = field(default_factory=list)
     skipped: list[ResultFileError] = field(default_factory=list)
+    #: Why the results folder could not be written (the import stopped there), or None.
+    write_error: str | None = None
 
 
 def _known_ids(folder: Path) -> set[str]:
@@ -273,7 +275,8 @@ def import_documents(sources: Sequence[str | os.PathLike], results_dir: str | os
     """Copy every valid document under ``sources`` into ``results_dir``.
 
     Each file is parsed and checked, then written anew from the parsed data (never copied byte
-    for byte); a document whose ``id`` is already in the folder counts as a duplicate.
+    for byte); a document whose ``id`` is already in the folder counts as a duplicate. A folder that
+    cannot be written (read-only, full) stops the import: ``write_error`` says why, nothing is raised.
     """
     results_dir = Path(results_dir)
     found = scan(sources)
@@ -283,7 +286,11 @@ def import_documents(sources: Sequence[str | os.PathLike], results_dir: str | os
         if doc.get("id") and str(doc["id"]) in known:
             report.duplicates.append(Path(doc["_path"]))
             continue
-        report.imported.append(write_result(doc, results_dir))
+        try:
+            report.imported.append(write_result(doc, results_dir))
+        except OSError as exc:
+            report.write_error = f"cannot write into {results_dir}: {exc.strerror or exc}"
+            break
         if doc.get("id"):
             known.add(str(doc["id"]))
     return report
