@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import re
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -46,7 +47,11 @@ class Chart:
     caption: str = ""
 
 
-def to_png(figure: Figure, dpi: int = 110) -> bytes:
+#: Resolution of PNG charts (HTML reports, the Reports tab): sharp text when a browser zooms.
+PNG_DPI = 150
+
+
+def to_png(figure: Figure, dpi: int = PNG_DPI) -> bytes:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
     return buffer.getvalue()
@@ -103,8 +108,15 @@ def _new_figure(width: float = 8.0, height: float = 4.2) -> tuple[Figure, Any]:
     return figure, figure.add_subplot()
 
 
-def _short(name: str, limit: int = 42) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
+def _short(name: str, limit: int = 42, lines: int = 3) -> str:
+    """``name`` wrapped at ``limit`` characters on up to ``lines`` lines (only what is beyond is cut)."""
+    if len(name) <= limit:
+        return name
+    wrapped = textwrap.wrap(name, limit, break_long_words=True, break_on_hyphens=False)
+    if len(wrapped) > lines:
+        wrapped = wrapped[:lines]
+        wrapped[-1] = wrapped[-1][: limit - 1] + "…"
+    return "\n".join(wrapped)
 
 
 def _grouped_bars(ax, groups: list[str], series: dict[str, dict[str, float]], ylabel: str,
@@ -120,8 +132,9 @@ def _grouped_bars(ax, groups: list[str], series: dict[str, dict[str, float]], yl
             continue
         bars = ax.bar([x for x, _ in present], [v for _, v in present], width * 0.95, label=_short(name, 70))
         ax.bar_label(bars, labels=[value_format.format(v) for _, v in present], fontsize=7, padding=1)
-    ax.set_xticks(range(len(groups)), [_short(g, 28) for g in groups], rotation=20 if len(groups) > 3 else 0,
-                  ha="right" if len(groups) > 3 else "center", fontsize=8)
+    # Wrapped, not rotated and cut: a group's whole name stays readable under its bars.
+    per_group = max(10, int(90 / max(len(groups), 1)))
+    ax.set_xticks(range(len(groups)), [_short(g, per_group) for g in groups], fontsize=8 if len(groups) <= 6 else 7)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)

@@ -188,15 +188,17 @@ def cpu_summary(doc: dict[str, Any]) -> str:
 def machine_name(doc: dict[str, Any]) -> str:
     """What a comparison calls the machine that produced ``doc``.
 
-    Measured: ``"hostname · GPUs"``. Published: ``"publisher · GPUs (published)"``, so a published
-    figure never shares a side with a measured one.
+    Measured: ``"hostname · GPUs"``, or ``"hostname · CPU model (N threads)"`` without a GPU (host
+    names such as "vm" or "localhost" alone do not tell machines apart). Published:
+    ``"publisher · GPUs (published)"``, so a published figure never shares a side with a measured one.
     """
     if is_published(doc):
         ref = doc.get("reference") or {}
         system = ref.get("system") or gpu_summary(doc)
         return f"{ref.get('publisher') or 'unknown publisher'} · {system} (published)"
     hostname = doc.get("hostname") or (doc.get("inventory") or {}).get("hostname") or "unknown host"
-    return f"{hostname} · {gpu_summary(doc)}"
+    gpus = gpu_summary(doc)
+    return f"{hostname} · {cpu_summary(doc) if gpus == 'no GPU' else gpus}"
 
 
 def params_text(params: dict[str, Any] | None) -> str:
