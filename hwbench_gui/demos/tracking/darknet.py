@@ -256,21 +256,31 @@ def read_weights(path: str | os.PathLike, network: Network) -> DarknetWeights:
     exactly the parameters the cfg declares (the message gives expected and actual bytes).
     """
     path = Path(path)
+    # The size is checked before the parameters are read: a wrong or huge file (a 30 GB sparse one)
+    # must give this message, not a MemoryError.
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            header = handle.read(20)
+            if len(header) < 16:
+                raise WeightsError(f"{path}: {size} bytes is too short for a Darknet weights header")
+            major, minor, revision = (int(v) for v in np.frombuffer(header, "<i4", 3))
+            head = header_bytes(major, minor)
+            expected = head + 4 * network.param_count()
+            if size != expected:
+                raise WeightsError(
+                    f"{path}: expected {expected:,} bytes for {network.name} ({network.param_count():,} float32 "
+                    f"parameters after a {head}-byte header, version {major}.{minor}.{revision}), "
+                    f"got {size:,} bytes — are these the weights for this .cfg?")
+            handle.seek(0)
+            data = handle.read(expected)
+    except IsADirectoryError:
+        raise WeightsError(f"{path}: is a folder, not a .weights file") from None
     except OSError as exc:
         raise WeightsError(f"{path}: cannot read: {exc}") from None
-    if len(data) < 16:
-        raise WeightsError(f"{path}: {len(data)} bytes is too short for a Darknet weights header")
-    major, minor, revision = (int(v) for v in np.frombuffer(data, "<i4", 3))
-    head = header_bytes(major, minor)
+    if len(data) != expected:  # shrank while it was read
+        raise WeightsError(f"{path}: expected {expected:,} bytes, read {len(data):,}")
     seen = int(np.frombuffer(data, "<i8" if head == 20 else "<i4", 1, offset=12)[0])
-    expected = head + 4 * network.param_count()
-    if len(data) != expected:
-        raise WeightsError(
-            f"{path}: expected {expected:,} bytes for {network.name} ({network.param_count():,} float32 "
-            f"parameters after a {head}-byte header, version {major}.{minor}.{revision}), "
-            f"got {len(data):,} bytes — are these the weights for this .cfg?")
     values = np.frombuffer(data, "<f4", offset=head)
     convs, pos = [], 0
 
