@@ -12,6 +12,7 @@ import sys
 from typing import Callable
 
 from hwbench_gui.commands import demo_motion, demo_track
+from hwbench_gui.commands.argtypes import at_least
 
 
 def _snake_train(args: argparse.Namespace) -> int:
@@ -87,13 +88,13 @@ def _add_snake(demos: argparse._SubParsersAction) -> None:
     train.add_argument("--boards", type=int, default=64, help="boards stepped together (default 64)")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", required=True, help="checkpoint file to write")
-    train.add_argument("--eval-episodes", type=int, default=100, help="greedy games after training (0: none)")
+    train.add_argument("--eval-episodes", type=at_least(0), default=100, help="greedy games after training (0: none)")
     train.add_argument("--print-every-s", type=float, default=10.0, help=argparse.SUPPRESS)
     train.set_defaults(handler=_snake_train)
 
     ev = actions.add_parser("eval", help="play greedy games with a checkpoint: mean, median and max score")
     ev.add_argument("file", nargs="?", help="checkpoint (default: the one shipped in resources/snake/)")
-    ev.add_argument("--episodes", type=int, default=100)
+    ev.add_argument("--episodes", type=at_least(1), default=100, help="greedy games to play (default 100)")
     ev.add_argument("--device", default="cpu")
     ev.add_argument("--seed", type=int, default=12345, help="seed of the games' food")
     ev.add_argument("--json", action="store_true", help="print the figures and every score as JSON")

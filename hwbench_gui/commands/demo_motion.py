@@ -13,6 +13,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
+from hwbench_gui.commands.argtypes import at_least
 from hwbench_gui.commands.demo_track import add_result_arguments
 
 
@@ -36,7 +37,7 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
     p.add_argument("--roi", type=_roi, help="X,Y,W,H: track this region of the source instead of a face")
     p.add_argument("--out", required=True, help="MP4 to write (the animated target)")
     p.add_argument("--trace", help="JSON to write: per frame the driver's and the target's keypoints, timings")
-    p.add_argument("--size", type=int, default=512, help="longer side of the output in pixels (default 512)")
+    p.add_argument("--size", type=at_least(16), default=512, help="longer side of the output in pixels (default 512)")
     p.add_argument("--max-frames", type=int, help="stop after this many frames (a camera runs until Ctrl+C)")
     p.add_argument("--keypoints", choices=("lk", "mediapipe"), default="lk",
                    help="lk: Haar face + Lucas-Kanade (built in); mediapipe: MediaPipe face landmarks if installed")

@@ -93,6 +93,8 @@ def read_checkpoint(path: str | os.PathLike) -> dict:
     import torch
 
     path = Path(path)
+    if path.is_dir():
+        raise CheckpointError(path, "is a folder, not a checkpoint file")
     if not path.is_file():
         raise CheckpointError(path, "no such file")
     try:

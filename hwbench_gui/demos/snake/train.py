@@ -103,6 +103,10 @@ def resolve_device(device: str) -> str:
     """``device`` if torch can use it; a clear error for CUDA without a GPU (never a silent fallback)."""
     import torch
 
+    try:
+        torch.device(device)
+    except (RuntimeError, TypeError):
+        raise RuntimeError(f"unknown device {device!r} (use cpu, cuda or cuda:N)") from None
     if device.startswith("cuda") and not torch.cuda.is_available():
         raise RuntimeError(f"device {device!r} requested but torch.cuda.is_available() is False "
                            f"(torch {torch.__version__}, CUDA build {torch.version.cuda})")

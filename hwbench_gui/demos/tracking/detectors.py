@@ -257,6 +257,8 @@ def yolo_unavailable_reason(weights: str | os.PathLike | None, random_weights: b
     if not weights:
         return ("no YOLOv3 weights: choose a Darknet .weights file (yolov3.weights or yolov3-tiny.weights "
                 "from the Darknet project, pjreddie.com/darknet/yolo); hwbench downloads none")
+    if Path(weights).is_dir():
+        return f"YOLOv3 weights {weights} is a folder, not a .weights file"
     if not Path(weights).is_file():
         return f"YOLOv3 weights file not found: {weights}"
     try:
