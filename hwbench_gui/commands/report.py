@@ -1,6 +1,6 @@
 """``hwbench compare`` and ``hwbench report``: result documents side by side, and saved reports.
 
-    hwbench compare FILE_OR_DIR... [--by machine|run] [--baseline NAME] [--reference] [--all-figures]
+    hwbench compare FILE_OR_DIR... [--by machine|run] [--baseline NAME] [--reference] [--all-figures] [--json]
     hwbench report  FILE_OR_DIR... [--html F] [--pdf F] [--csv F] [--baseline NAME] [--reference] ...
 
 Folders are searched recursively for ``*.json`` (hidden folders such as ``.trash`` skipped). Files
@@ -12,7 +12,10 @@ status: 0 done, 1 nothing usable to compare or an output that cannot be written,
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import sys
+from typing import Any
 
 EXIT_OK, EXIT_NOTHING, EXIT_USAGE = 0, 1, 2
 
@@ -37,6 +40,9 @@ def add_parser(subparsers) -> None:
         description="Compare result documents side by side: value, spread, ratio to the baseline, significance "
                     "mark, and the geometric-mean composite.")
     _common(comparer)
+    comparer.add_argument("--json", action="store_true",
+                          help="print the comparison as JSON (sides, summaries, rows with each side's value, "
+                               "spread, ratio and mark) instead of the table")
     comparer.set_defaults(handler=compare_command)
 
     reporter = subparsers.add_parser(
@@ -76,8 +82,53 @@ def compare_command(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     comparison = compare.compare(sides, baseline, all_figures=args.all_figures)
-    sys.stdout.write(compare.format_table(comparison))
+    if getattr(args, "json", False):
+        json.dump(comparison_json(comparison), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(compare.format_table(comparison))
     return EXIT_OK
+
+
+def _number(value: Any) -> Any:
+    """JSON has no NaN or infinity: those become null."""
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    return value
+
+
+def comparison_json(comparison) -> dict[str, Any]:
+    """``hwbench compare --json``: what the table shows, with each value's spread, ratio and mark."""
+    from hwbench_gui.engine.reports import compare, library
+
+    def metric_json(metric) -> dict[str, Any] | None:
+        if metric is None:
+            return None
+        stats = metric.stats or {}
+        return {"value": _number(metric.value), "unit": metric.unit, "failed": metric.failed,
+                "published": metric.published, "n": stats.get("n"), "p5": _number(stats.get("p5")),
+                "p95": _number(stats.get("p95")), "spread": compare.spread_text(metric),
+                "file": metric.doc.get("_path"), "started_at": metric.doc.get("started_at")}
+
+    return {
+        "baseline": comparison.baseline,
+        "baseline_name": comparison.baseline_name,
+        "alpha": comparison.alpha,
+        "sides": [{"name": side.name, "published": side.published, "results": len(side.docs),
+                   "gpu": library.gpu_summary(side.docs[0]) if side.docs else None,
+                   "cpu": library.cpu_summary(side.docs[0]) if side.docs else None} for side in comparison.sides],
+        "summaries": [{key: _number(value) for key, value in dataclasses.asdict(summary).items()}
+                      for summary in comparison.summaries],
+        "rows": [{
+            "benchmark": row.benchmark_id, "title": row.title, "figure": row.figure_name, "unit": row.unit,
+            "higher_is_better": row.higher_is_better, "precision": row.precision, "params": row.params,
+            "headline": row.headline,
+            "cells": [{"metric": metric_json(cell.metric), "mark": cell.mark, "ratio": _number(cell.ratio),
+                       "test": cell.test, "p_value": _number(cell.p_value), "note": cell.note,
+                       "busy": cell.busy, "text": compare.cell_text(cell)} for cell in row.cells],
+        } for row in comparison.rows],
+        "notes": list(comparison.notes),
+    }
 
 
 def report_command(args: argparse.Namespace) -> int:
