@@ -249,3 +249,17 @@ def test_unwritable_results_folder_is_said_and_the_result_can_be_saved_elsewhere
     finally:
         tab.shutdown()
         context.workers.shutdown(timeout_s=10)
+
+
+def test_model_benchmarks_say_when_tensorflow_will_see_no_gpu(tab, monkeypatch):
+    import hwbench_gui.ui.tf_status as tf_status
+
+    monkeypatch.setattr(tf_status, "tensorflow_gpu_note",
+                        lambda software, gpu_reason: "TensorFlow will see no GPU: its CUDA 12 libraries are not installed")
+    bench = next((b for b in registry.all_benchmarks()
+                  if any(p.name == "framework" and "tf" in p.choices for p in b.params)
+                  and registry.availability(b) is None), None)
+    if bench is None:
+        pytest.skip("no model benchmark can run here")
+    tab.select(bench.id)
+    assert "TensorFlow will see no GPU" in tab.title.text()

@@ -203,3 +203,10 @@ def test_the_nvml_error_is_shown_once(tab):
     shown = [label.text() for label in tab.findChildren(QLabel)]
     assert sum(reason in text for text in shown) == 1
     assert any("see GPUs above" in text for text in shown)  # the driver rows point there
+
+
+def test_tensorflow_without_a_gpu_is_explained(tab):
+    inv = json.loads((FIXTURES / "inventory_cpu_only.json").read_text())
+    inv["software"]["tensorflow"] = "2.21.0"
+    tab.set_inventory(inv)
+    assert "TensorFlow will see no GPU: no NVIDIA GPU here" in shown_text(tab)

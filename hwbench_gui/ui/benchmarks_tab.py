@@ -133,6 +133,7 @@ class BenchmarksTab(QWidget):
         self._live_points: dict[str, tuple[list[float], list[float]]] = {}
         self._live_axis: tuple[str, bool, bool] | None = None
         self._documents: list[dict[str, Any]] = []
+        self._tf_note_cache: dict[str, str | None] = {}
         self._elapsed_timer = QTimer(self)
         self._elapsed_timer.setInterval(ELAPSED_TICK_MS)
         self._elapsed_timer.timeout.connect(self._update_elapsed)
@@ -320,6 +321,10 @@ class BenchmarksTab(QWidget):
         text = f"<h3>{bench.title}</h3><p>{bench.description}</p>"
         if reason:
             text += f"<p style='color:{WARNING_COLOR}'><b>Cannot run here:</b> {reason}</p>"
+        elif any(p.name == "framework" and "tf" in p.choices for p in bench.params):
+            note = self._tf_note()
+            if note:
+                text += f"<p style='color:{WARNING_COLOR}'>framework=tf: {note}</p>"
         self.title.setText(text)
         old = self.form_area.takeWidget()
         if old is not None:
@@ -339,6 +344,15 @@ class BenchmarksTab(QWidget):
         self.form_area.setWidget(self._form)
         self.run_button.setEnabled(reason is None)
         self.run_button.setToolTip(reason or "Add this benchmark to the queue")
+
+    def _tf_note(self) -> str | None:
+        """Why TensorFlow would see no GPU (asked once: it reads installed packages and NVML)."""
+        if "tf" not in self._tf_note_cache:
+            from hwbench_gui.engine import nvml
+            from hwbench_gui.ui.tf_status import tensorflow_gpu_note
+
+            self._tf_note_cache["tf"] = tensorflow_gpu_note(None, nvml.unavailable_reason())
+        return self._tf_note_cache["tf"]
 
     def form(self) -> ParamForm | None:
         return self._form

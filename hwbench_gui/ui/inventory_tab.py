@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.inventory import text as inv_text
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.tf_status import tensorflow_gpu_note
 from hwbench_gui.ui.theme import WARNING_COLOR
 from hwbench_gui.ui.workers import Worker, create_worker
 
@@ -65,29 +66,6 @@ def _without_repeated_reason(rows: list[inv_text.Row], reason: str | None) -> li
         return rows
     return [inv_text.Row(row.label, SEE_GPUS, True) if reason in row.text else row for row in rows]
 
-
-def tensorflow_gpu_note(software: dict[str, Any], gpu_reason: str | None) -> str | None:
-    """Why TensorFlow will see no GPU here, read from what is installed (TensorFlow is not imported)."""
-    import importlib.metadata
-    import platform
-    import sys
-
-    if not software.get("tensorflow"):
-        return None
-    if gpu_reason:
-        return "TensorFlow will see no GPU: no NVIDIA GPU here (see GPUs above); TF model benchmarks run with device=cpu."
-    if sys.platform == "win32":
-        return "TensorFlow will see no GPU: it has no CUDA build for native Windows since 2.11 (use WSL2)."
-    if sys.platform == "darwin":
-        return "TensorFlow will see no NVIDIA GPU on macOS."
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return f"TensorFlow has no CUDA wheels for {platform.machine()}; it will run on the CPU."
-    try:
-        importlib.metadata.version("nvidia-cudnn-cu12")
-    except importlib.metadata.PackageNotFoundError:
-        return ("TensorFlow will see no GPU: its CUDA 12 libraries are not installed "
-                "(pip install 'tensorflow[and-cuda]', which the tf extra installs on Linux x86_64).")
-    return None
 
 def _collect(control, use_torch_probe: bool) -> dict[str, Any]:
     """Worker body: ``inventory.collect``; aborting the worker cancels its torch probe."""
