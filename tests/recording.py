@@ -3,7 +3,7 @@
 
 class Recorder:
     def __init__(self):
-        self.progress_calls, self.logs, self.metrics = [], [], []
+        self.progress_calls, self.logs, self.metrics, self.phases = [], [], [], []
 
     def progress(self, fraction, message=""):
         self.progress_calls.append((fraction, message))
@@ -13,3 +13,6 @@ class Recorder:
 
     def metric(self, name, value, unit, **extra):
         self.metrics.append((name, value, unit, extra))
+
+    def phase(self, phase, state, repeat=None):
+        self.phases.append((phase, state, repeat))

@@ -30,7 +30,7 @@ HAS_TF = importlib.util.find_spec("tensorflow") is not None
 needs_tf = pytest.mark.skipif(not HAS_TF, reason="TensorFlow is not installed")
 slow = pytest.mark.slow
 
-TINY = {"device": "cpu", "batch": "2", "steps": "2", "warmup": "1"}
+TINY = {"device": "cpu", "batch": "2", "steps": "2", "warmup": "1", "repeats": "2"}
 SIZE = {"resnet50": 64, "vgg16": 64, "unet": 64, "fasterrcnn": 128}
 
 
@@ -49,19 +49,27 @@ def run_model(tmp_path, model, framework="torch", mode="train", **params):
     return result.document
 
 
-def assert_ok_document(doc, model, mode, batch=2, steps=2):
+def assert_ok_document(doc, model, mode, batch=2, steps=2, repeats=2):
     assert doc["status"] == "ok", (doc["reason"], doc.get("log_tail"))
     assert doc["benchmark"]["id"] == f"model.{model}"
     assert doc["precision"] == "FP32"
     assert doc["figure"]["unit"] == "images/s" and doc["figure"]["value"] > 0
-    assert doc["samples"] == [doc["figure"]["value"]]  # one figure: all images / all timed time
     details = doc["details"]
-    assert details["images_timed"] == batch * steps
-    assert doc["figure"]["value"] == pytest.approx(batch * steps / details["total_timed_s"])
+    # one sample per timed window: its images / its wall time; the figure is their median
+    assert details["window_steps"] == [steps] * repeats and len(details["window_s"]) == repeats
+    assert doc["samples"] == pytest.approx([batch * steps / s for s in details["window_s"]])
+    assert doc["figure"]["value"] == pytest.approx(sorted(doc["samples"])[repeats // 2] if repeats % 2 else
+                                                   sum(sorted(doc["samples"])[repeats // 2 - 1:repeats // 2 + 1]) / 2)
+    assert details["images_timed"] == batch * steps * repeats
+    assert details["total_timed_s"] == pytest.approx(sum(details["window_s"]))
+    assert details["total_images_per_s"] == pytest.approx(batch * steps * repeats / details["total_timed_s"])
     step = doc["figures"]["step_time"]
-    assert len(step["samples"]) == steps and step["p50"] <= step["p90"] <= step["p99"]
+    assert len(step["samples"]) == steps * repeats and step["p50"] <= step["p90"] <= step["p99"]
+    # the telemetry a result keeps is that of the timed windows; the whole run's is beside it
+    assert doc["telemetry"]["scope"] == "timed phase" and len(doc["telemetry"]["windows"]) == repeats
+    assert doc["telemetry_whole_run"]["scope"] == "whole run"
     if mode == "infer":
-        assert len(doc["figures"]["latency_batch1"]["samples"]) == steps
+        assert len(doc["figures"]["latency_batch1"]["samples"]) == steps * repeats
         assert doc["figures"]["latency_batch"]["samples"] == step["samples"]
     else:
         assert "latency_batch1" not in doc["figures"]
@@ -159,6 +167,9 @@ class NullReporter:
         pass
 
     def metric(self, name, value, unit, **extra):
+        pass
+
+    def phase(self, phase, state, repeat=None):
         pass
 
 
@@ -434,7 +445,7 @@ def test_ddp_launch_on_cpu_ranks(tmp_path):
     doc = run_model(tmp_path, "resnet50", "torch", "train", gpus=2, image_size=32)
     assert doc["status"] == "ok", (doc["reason"], doc.get("log_tail"))
     assert doc["details"]["world_size"] == 2 and doc["details"]["backend"] == "gloo"
-    assert doc["details"]["images_timed"] == 2 * 2 * 2
+    assert doc["details"]["images_timed"] == 2 * 2 * 2 * 2  # ranks × batch × steps × repeats
     figures = doc["figures"]
     assert len(figures["per_gpu_images_per_s"]["samples"]) == 2
     assert figures["single_gpu_images_per_s"]["value"] > 0
@@ -450,7 +461,7 @@ def test_tf_mirrored_strategy_on_logical_cpu_devices(tmp_path):
     doc = run_model(tmp_path, "resnet50", "tf", "train", gpus=2, image_size=32)
     assert doc["status"] == "ok", (doc["reason"], doc.get("log_tail"))
     assert doc["details"]["strategy"] == "MirroredStrategy" and doc["details"]["world_size"] == 2
-    assert doc["details"]["images_timed"] == 2 * 2 * 2
+    assert doc["details"]["images_timed"] == 2 * 2 * 2 * 2  # ranks × batch × steps × repeats
     assert doc["figures"]["scaling_efficiency"]["value"] > 0
 
 

@@ -59,17 +59,52 @@ def test_geometric_mean_and_ratio_helpers():
     assert compare.geometric_mean([]) is None and compare.geometric_mean([1.0, 0.0]) is None
 
 
-def test_overlapping_spreads_are_not_significant():
+def test_three_repeats_are_too_few_for_a_verdict():
+    """3 vs 3 samples: Mann-Whitney cannot reach p < 0.05 (its smallest p is 0.1), and disjoint p5-p95
+    ranges of three samples are no test: no better/worse, whatever the values."""
     a = make_doc("t.rate", [10.0, 11.0, 12.0])
     b = on_other_machine(a, "beta", "Test GPU B")
-    b["samples"], b["figure"]["value"] = [11.0, 12.0, 13.0], 12.0
-    b["stats"] = {**b["stats"], "median": 12.0, "p5": 11.1, "p95": 12.9}
+    b["samples"], b["figure"]["value"] = [21.0, 22.0, 23.0], 22.0
+    b["stats"] = {**b["stats"], "median": 22.0, "p5": 21.1, "p95": 22.9}
     result = compare.compare(compare.sides_by_machine([a, b]))
     cell = result.rows[0].cells[1]
-    assert cell.ratio == pytest.approx(12.0 / 11.0)
-    assert cell.mark == compare.MARK_NOT_SIGNIFICANT
-    assert cell.test == "p5-p95 overlap"  # 3 samples each: Mann-Whitney cannot reach 0.05
-    assert result.summaries[1].not_significant == 1 and result.summaries[1].wins == 0
+    assert cell.ratio == pytest.approx(22.0 / 11.0)
+    assert cell.mark == compare.MARK_TOO_FEW and "n=3 vs 3" in cell.test
+    assert result.summaries[1].too_few == 1 and result.summaries[1].wins == 0
+    assert "too few repeats 1" in result.summaries[1].counts_text()
+
+
+def test_five_repeats_each_can_be_told_apart():
+    a = make_doc("t.rate", [10.0, 11.0, 12.0, 10.5, 11.5])
+    b = on_other_machine(make_doc("t.rate", [12.5, 13.0, 14.0, 13.5, 12.9]), "beta", "Test GPU B")
+    cell = compare.compare(compare.sides_by_machine([a, b])).rows[0].cells[1]
+    assert cell.test == "Mann-Whitney U" and cell.p_value < 0.05 and cell.mark == compare.MARK_BETTER
+
+
+def test_a_busy_machine_is_shown_in_the_comparison():
+    a = make_doc("t.rate", [10.0, 11.0, 12.0, 10.5, 11.5])
+    b = on_other_machine(make_doc("t.rate", [6.0, 6.5, 7.0, 6.2, 6.8]), "beta", "Test GPU B")
+    b["telemetry"] = {"noise": {"busy": True, "reasons": ["other processes used 180 % of a CPU core on average"]}}
+    result = compare.compare(compare.sides_by_machine([a, b]))
+    cell = result.rows[0].cells[1]
+    assert cell.busy and "busy machine during this run" in cell.note and "180 %" in cell.note
+    assert compare.cell_text(cell).endswith("(busy)")
+    assert result.summaries[1].busy == 1 and "1 on a busy machine" in result.summaries[1].counts_text()
+    assert "busy machine" in compare.format_table(result)
+
+
+def test_summary_counts_agree_with_the_rows_shown():
+    a = make_doc("t.rate", [10.0, 11.0, 12.0, 10.5, 11.5])
+    a["figures"] = {"other": {"value": 3.0, "unit": "s", "higher_is_better": False, "samples": [3.0, 3.1, 2.9],
+                              "stats": {"n": 3, "median": 3.0, "p5": 2.9, "p95": 3.1}}}
+    b = on_other_machine(make_doc("t.rate", [12.5, 13.0, 14.0, 13.5, 12.9]), "beta", "Test GPU B")
+    b["figures"] = {"other": {**a["figures"]["other"], "samples": [2.0, 2.1, 1.9]}}
+    for all_figures in (False, True):
+        result = compare.compare(compare.sides_by_machine([a, b]), all_figures=all_figures)
+        marks = [row.cells[1].mark for row in result.rows]
+        s = result.summaries[1]
+        assert (s.wins, s.too_few) == (marks.count(compare.MARK_BETTER), marks.count(compare.MARK_TOO_FEW))
+        assert len(result.rows) == (2 if all_figures else 1)
 
 
 def test_many_noisy_samples_use_mann_whitney_and_can_be_not_significant():
@@ -332,7 +367,7 @@ def test_pdf_has_a_title_page_and_the_chart_pages(tmp_path):
     data = write_pdf(report, tmp_path / "r.pdf").read_bytes()
     assert data.startswith(b"%PDF")
     pages = len(re.findall(rb"/Type\s*/Page\b", data))
-    assert pages == 1 + len(report.charts)
+    assert pages == 1 + 1 + len(report.charts)  # title and table, the machines compared, one per chart
 
 
 def test_csv_has_one_row_per_result(tmp_path):

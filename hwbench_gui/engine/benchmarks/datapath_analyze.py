@@ -50,6 +50,9 @@ class _PhaseReporter:
     def metric(self, name: str, value: float, unit: str, **extra: Any) -> None:
         self.reporter.metric(name, value, unit, **extra)
 
+    def phase(self, phase: str, state: str, repeat: int | None = None) -> None:
+        self.reporter.phase(phase, state, repeat)
+
 
 class _GpuUtilSampler:
     """NVML GPU utilisation sampled in a thread while the timed loop runs."""
@@ -127,7 +130,9 @@ def _model_params(params: dict[str, Any], device: Any, precision: str, data: str
     values.update(framework="torch", mode="train", precision=precision, batch=params["batch"],
                   image_size=params["image_size"], steps=params["steps"], warmup=params["warmup"],
                   device=str(device), gpus=1, nnodes=1, channels_last=params["channels_last"], compile=False,
-                  data=data, workers=params["workers"])
+                  data=data, workers=params["workers"], repeats=params["repeats"],
+                  # windows of the given steps (whole epochs end to end), not stretched to a time
+                  min_time_s=0.0)
     return values
 
 
@@ -237,7 +242,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         "compute", compute_run,
         f"model benchmark's training step ({spec.title}, {label}, batch {params['batch']}, {params['image_size']} px) "
         f"on a random batch made once on the device: no loader, no copy. {params['warmup']} warm-up, "
-        f"{params['steps']} timed steps; images/s = images / timed wall time. {method_common}")
+        f"{params['repeats']} timed windows of {params['steps']} steps; images/s = images / timed wall time "
+        f"(samples: each window's). {method_common}")
 
     sub = _PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
     sub.progress(0.0, f"end-to-end: loader with {workers} workers feeding the training step")
@@ -272,11 +278,11 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         + ("drained (the step waited for data at least 8 % of the time over 4 steps)" if e2e_run.extra.get("drained")
            else f"drained or the cap of {e2e_params['drain_loader_steps']} steps or 60 s came first (the loader kept up "
            "with the step, so its head start does not matter)")
-        + f"; {e2e_params['steps']} timed"
+        + f"; {params['repeats']} timed windows of {e2e_params['steps']} steps"
         + (f" (whole epochs of {per_epoch} batches, so each epoch start's loader refill counts as often as in "
            "training)" if per_epoch and e2e_params["steps"] % per_epoch == 0
            else f" (an epoch holds {per_epoch} batches, more than 4 windows: its start's refill is left to chance)")
-        + "; data wait = time the step spent in next(loader).")
+        + "; data wait = time the step spent in next(loader); samples: each window's images/s.")
     results["end_to_end"].extra.update(drain_steps=e2e_run.extra.get("drain_steps"),
                                        drained=e2e_run.extra.get("drained"))
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
@@ -417,7 +423,7 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
         "end_to_end_epochs_started": e2e_details.get("epochs_started"),
         "allocator": e2e_details.get("allocator"),
     }
-    return Outcome(figure_name="End-to-end training (loader-fed)", unit="images/s", samples=[e2e.rate],
+    return Outcome(figure_name="End-to-end training (loader-fed)", unit="images/s", samples=list(e2e.samples),
                    precision=label, method=method, figures=figures, series=series, warnings=warnings,
                    details=details, device=where)
 
@@ -458,7 +464,8 @@ BENCHMARK = Benchmark(
               maximum=1024),
         Param("device", "device", "auto", "'auto' (first CUDA GPU, else the CPU), 'cpu', 'cuda' or 'cuda:N'.",
               decides_comparability=False),
-        Param("steps", "int", 30, "Timed training steps (compute-only and end-to-end).", minimum=1, maximum=100_000,
+        Param("steps", "int", 10, "Timed training steps per repeat (compute-only; end to end rounded up to whole "
+              "epochs).", minimum=1, maximum=100_000,
               decides_comparability=False),
         Param("warmup", "int", 5, "Untimed training steps first.", minimum=0, maximum=10_000, decides_comparability=False),
         Param("channels_last", "bool", False, "NHWC memory format for the model and its inputs."),
@@ -467,7 +474,7 @@ BENCHMARK = Benchmark(
               minimum=0, maximum=10_000, unit="ms"),
         Param("stage_s", "float", 1.0, "Approximate duration of one timed repeat of each standalone stage.",
               minimum=0.01, maximum=60, unit="s"),
-        Param("repeats", "int", 3, "Timed repeats per standalone stage.", minimum=1, maximum=100, decides_comparability=False),
+        Param("repeats", "int", 3, "Timed repeats per stage (also the timed windows of compute-only and end-to-end training).", minimum=1, maximum=100, decides_comparability=False),
     ),
     run=run,
     version="1",

@@ -429,7 +429,8 @@ def transfer_rate(samples_in: list[Any], batch: int, device: Any, stage_s: float
 
 def timed_run_stage(key: str, run: Any, method: str) -> StageResult:
     """A stage from a model benchmark :class:`~hwbench_gui.engine.models.common.TimedRun`:
-    rate = images / total timed wall time; samples = per-step images/s."""
-    samples = [run.batch / s for s in run.step_s if s > 0]
-    extra = {"batch": run.batch, "steps": run.steps, "total_s": run.total_s, "data_wait_s": run.data_wait_s}
+    rate = images / total timed wall time; samples = each timed window's images/s."""
+    samples = run.window_rates()
+    extra = {"batch": run.batch, "steps": run.steps, "total_s": run.total_s, "data_wait_s": run.data_wait_s,
+             "window_steps": list(run.window_steps)}
     return StageResult(key, run.images_per_s(), samples, method, extra=extra)

@@ -7,12 +7,13 @@ turns a :class:`TimedRun` into the :class:`~hwbench_gui.engine.spec.benchmark.Ou
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
-from hwbench_gui.engine.measure.stats import percentile
-from hwbench_gui.engine.spec.benchmark import Outcome, Param
+from hwbench_gui.engine.measure.stats import median, percentile
+from hwbench_gui.engine.spec.benchmark import Outcome, Param, Reporter
 from hwbench_gui.engine.spec.device import CPU, CUDA
 from hwbench_gui.engine.spec.precision import MODEL_KEYS, label_of
 
@@ -77,7 +78,13 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
               minimum=1, maximum=1 << 16),
         Param("image_size", "int", spec.image_size, "Square image side in pixels.", minimum=32, maximum=4096,
               unit="px"),
-        Param("steps", "int", 50, "Timed steps.", minimum=1, maximum=100000, decides_comparability=False),
+        Param("steps", "int", 10, "Timed steps per repeat (at least; on a GPU more, to fill min_time_s).",
+              minimum=1, maximum=100000, decides_comparability=False),
+        Param("repeats", "int", 5, "Timed windows; each gives one images/s sample (median and spread).",
+              minimum=1, maximum=1000, decides_comparability=False),
+        Param("min_time_s", "float", 10.0, "Least total timed time on a GPU, split over the repeats, so clocks "
+              "reach their sustained (power-limited) level; 0 = just the steps. The CPU runs the steps only.",
+              minimum=0.0, maximum=3600.0, unit="s", decides_comparability=False),
         Param("warmup", "int", 10, "Untimed steps first (cuDNN autotuning, compilation).", minimum=0,
               maximum=10000, decides_comparability=False),
         Param("device", "device", "cuda:0", "'cuda:N' (first GPU of the run) or 'cpu'.", choices=(CPU, CUDA),
@@ -139,6 +146,8 @@ class TimedRun:
     total_memory_bytes: float | None = None
     peak_reason: str | None = None
     final_loss: float | None = None
+    window_s: list[float] = field(default_factory=list)  # wall time of each timed window
+    window_steps: list[int] = field(default_factory=list)  # steps in each
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -148,12 +157,78 @@ class TimedRun:
     def images_per_s(self) -> float:
         return self.images / self.total_s
 
+    def window_rates(self) -> list[float]:
+        """Images/s of each timed window (the whole run as one window when none were recorded)."""
+        if not self.window_s:
+            return [self.images_per_s()]
+        return [self.batch * n / s for n, s in zip(self.window_steps, self.window_s)]
+
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "TimedRun":
         return cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+
+
+@dataclass
+class Windows:
+    """What :func:`time_windows` measured: per window wall time, steps, data wait; every step's time."""
+
+    window_s: list[float] = field(default_factory=list)
+    window_steps: list[int] = field(default_factory=list)
+    step_s: list[float] = field(default_factory=list)
+    data_wait_s: float = 0.0
+    calibration: dict[str, Any] | None = None
+
+
+#: ``run_steps(n)`` runs n steps, synchronized before the first and after the last, and returns
+#: (wall seconds, per-step seconds, seconds waited for data).
+RunSteps = Callable[[int], tuple[float, list[float], float]]
+
+
+def time_windows(run_steps: RunSteps, params: dict[str, Any], reporter: Reporter, *, on_gpu: bool,
+                 agree: Callable[[int], int] | None = None, progress_share: float = 1.0) -> Windows:
+    """``repeats`` timed windows of equal step count, each marked as a timed phase.
+
+    On a GPU a first, untimed window of ``steps`` steps sizes the windows so that together they last
+    at least ``min_time_s`` (a GPU holds its boost clock for about a second before its power limit
+    brings it down: a short run measures the boost, not what training gets). ``agree`` makes every
+    rank of a multi-GPU run use the same count (the largest).
+    """
+    steps, repeats = int(params["steps"]), int(params.get("repeats", 1))
+    per_window = steps
+    out = Windows()
+    min_time_s = float(params.get("min_time_s", 0.0))
+    if on_gpu and min_time_s > 0:
+        reporter.progress(0.0, f"sizing the timed windows ({steps} steps)")
+        seconds, _, _ = run_steps(steps)
+        target = min_time_s / repeats
+        per_window = max(steps, math.ceil(steps * target / max(seconds, 1e-9)))
+        out.calibration = {"steps": steps, "seconds": seconds, "target_window_s": target}
+    if agree is not None:
+        per_window = agree(per_window)
+    for r in range(repeats):
+        reporter.phase("timed", "start", r)
+        seconds, step_s, waited = run_steps(per_window)
+        reporter.phase("timed", "end", r)
+        out.window_s.append(seconds)
+        out.window_steps.append(per_window)
+        out.step_s.extend(step_s)
+        out.data_wait_s += waited
+        reporter.progress((r + 1) / repeats * progress_share,
+                          f"step {(r + 1) * per_window}/{repeats * per_window} (repeat {r + 1}/{repeats})")
+    return out
+
+
+def window_rates(ranks: list[TimedRun]) -> list[float]:
+    """Images/s of each timed window over all ranks: every rank's images in window i / the longest
+    rank's window i (DDP ranks step together, so the slowest rank sets the pace)."""
+    if len(ranks) == 1 or not ranks[0].window_s or any(len(r.window_s) != len(ranks[0].window_s) for r in ranks):
+        return ranks[0].window_rates() if len(ranks) == 1 else [sum(r.images for r in ranks) /
+                                                                 max(r.total_s for r in ranks)]
+    return [sum(r.batch * r.window_steps[i] for r in ranks) / max(r.window_s[i] for r in ranks)
+            for i in range(len(ranks[0].window_s))]
 
 
 def _ms_figure(values_s: list[float], name_unit: str = "ms") -> dict[str, Any]:
@@ -173,6 +248,7 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
     total_images = sum(r.images for r in ranks)
     total_s = max(r.total_s for r in ranks)
     rate = total_images / total_s
+    samples = window_rates(ranks)
     figures: dict[str, dict[str, Any]] = {}
     figures["step_time"] = {**_ms_figure(run.step_s), "what": "time per step (rank 0)"}
     if run.latency_b1_s:
@@ -198,11 +274,12 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
         figures["first_step_s"] = {"value": run.first_step_s, "unit": "s", "higher_is_better": False,
                                    "what": "first warm-up step (compile time when compile=true)"}
     if world_size > 1:
-        figures["per_gpu_images_per_s"] = {"value": rate / world_size, "unit": "images/s",
+        headline = median(samples)  # what the document shows as the figure
+        figures["per_gpu_images_per_s"] = {"value": headline / world_size, "unit": "images/s",
                                            "samples": [r.images_per_s() for r in ranks]}
         if single_gpu is not None:
-            one = single_gpu.images_per_s()
-            efficiency = rate / (world_size * one)
+            one = median(single_gpu.window_rates())
+            efficiency = headline / (world_size * one)
             figures["single_gpu_images_per_s"] = {"value": one, "unit": "images/s"}
             figures["scaling_efficiency"] = {"value": efficiency, "unit": "fraction"}
             if efficiency > 1.0:
@@ -218,19 +295,24 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
     data = ("synthetic data made once on the device (random, not zeros; no host-to-device copy)"
             if params["data"] == "synthetic" else
             f"images read from {params['data']} through the loader ({params['workers']} workers)")
+    windows = (f"{len(samples)} timed window(s) of {run.window_steps[0] if run.window_steps else run.steps} steps"
+               + (f" (sized so that together they last at least {params['min_time_s']:g} s)"
+                  if run.extra.get("calibration") else ""))
     method = (
         f"{spec.title} {what} in {framework_label}, {label}, batch {run.batch} per GPU × {world_size} GPU(s), "
-        f"{params['image_size']} px, {data}. {params['warmup']} warm-up steps, then {run.steps} timed steps; "
-        f"images/s = all images of the timed steps / total timed wall time, measured from a synchronized start to "
-        f"a synchronize after the last step (not a mean of per-step rates). {method_extra}"
+        f"{params['image_size']} px, {data}. {params['warmup']} warm-up steps, then {windows}; each window's "
+        f"images/s = all images of its steps (all ranks) / its wall time from a synchronized start to a synchronize "
+        f"after its last step (not a mean of per-step rates); the figure is the median of the windows, and "
+        f"details.total_images_per_s = all timed images / all timed time. {method_extra}"
     )
     details = {**details, "model": spec.key, "task": spec.task, "framework": params["framework"],
                "precision_label": label, "world_size": world_size, "images_timed": total_images,
-               "total_timed_s": total_s, "final_loss": run.final_loss, **run.extra}
+               "total_timed_s": total_s, "total_images_per_s": rate, "window_s": run.window_s,
+               "window_steps": run.window_steps, "final_loss": run.final_loss, **run.extra}
     return Outcome(
         figure_name=f"{spec.title} {what} throughput",
         unit="images/s",
-        samples=[rate],
+        samples=samples,
         higher_is_better=True,
         precision=label,
         method=method,

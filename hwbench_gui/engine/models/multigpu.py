@@ -95,6 +95,10 @@ class _RankReporter:
         if self.rank == 0:
             self.inner.metric(name, value, unit, **extra)
 
+    def phase(self, phase: str, state: str, repeat: int | None = None) -> None:
+        if self.rank == 0:
+            self.inner.phase(phase, state, repeat)
+
 
 def _write(folder: Path, rank: int, record: dict[str, Any]) -> None:
     tmp = folder / f".rank{rank}.json.tmp"
@@ -208,8 +212,8 @@ def run_tf_mirrored(spec: ModelSpec, params: dict[str, Any], reporter: Reporter)
     reporter.log(f"one GPU: {single.images_per_s():.1f} images/s; now MirroredStrategy over {gpus} GPUs")
     run, details, where = model_tf.measure(spec, params, reporter, replicas=gpus, tf_module=tf)
     # The strategy's timing is one loop over all replicas: every replica did batch × steps.
-    ranks = [TimedRun(batch=run.batch, steps=run.steps, total_s=run.total_s, step_s=run.step_s)
-             for _ in range(gpus)]
+    ranks = [TimedRun(batch=run.batch, steps=run.steps, total_s=run.total_s, step_s=run.step_s,
+                      window_s=run.window_s, window_steps=run.window_steps) for _ in range(gpus)]
     warnings = list(details.pop("warnings", []))
     return build_outcome(
         spec, params, run, framework_label=f"TensorFlow {tf.__version__} MirroredStrategy ({gpus} GPUs)",

@@ -22,6 +22,7 @@ from hwbench_gui.engine.models.common import (
     OutOfMemoryError,
     TimedRun,
     oom_message,
+    time_windows,
 )
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
 from hwbench_gui.engine.spec.device import split_device
@@ -208,29 +209,34 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
         stream = model_data.BatchStream(dataset)
         next_batch = stream.next
 
-    warmup, steps = params["warmup"], params["steps"]
+    warmup = params["warmup"]
     reporter.progress(0.0, f"warm-up ({warmup} steps{', XLA compiling' if jit else ''})")
     first_step_s = None
+    reporter.phase("warmup", "start")
     t0 = time.perf_counter()
     for i in range(warmup):
         float(step(next_batch()))  # fetching the scalar waits for the step
         if i == 0:
             first_step_s = time.perf_counter() - t0
     warmup_s = time.perf_counter() - t0 if warmup else None
+    reporter.phase("warmup", "end")
+    last_value: list[float | None] = [None]
 
-    wait_before = stream.wait_s if stream is not None else 0.0
-    step_s: list[float] = []
-    value = None
-    start = last = time.perf_counter()
-    for i in range(steps):
-        value = float(step(next_batch()))
-        now = time.perf_counter()
-        step_s.append(now - last)
-        last = now
-        if (i + 1) % max(1, steps // 10) == 0:
-            reporter.progress((i + 1) / steps * (1.0 if train else 0.9), f"step {i + 1}/{steps}")
-    total_s = time.perf_counter() - start
-    data_wait_s = (stream.wait_s - wait_before) if stream is not None else 0.0
+    def run_steps(n: int) -> tuple[float, list[float], float]:
+        wait_before = stream.wait_s if stream is not None else 0.0
+        step_s: list[float] = []
+        start = last = time.perf_counter()
+        for _ in range(n):
+            last_value[0] = float(step(next_batch()))  # fetching the scalar waits for the step
+            now = time.perf_counter()
+            step_s.append(now - last)
+            last = now
+        return time.perf_counter() - start, step_s, (stream.wait_s - wait_before) if stream is not None else 0.0
+
+    windows = time_windows(run_steps, params, reporter, on_gpu=kind == "cuda", progress_share=1.0 if train else 0.9)
+    step_s, total_s, data_wait_s = windows.step_s, sum(windows.window_s), windows.data_wait_s
+    steps = sum(windows.window_steps)
+    value = last_value[0]
 
     latency: list[float] = []
     if not train:
@@ -248,7 +254,10 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
 
     run = TimedRun(batch=batch, steps=steps, total_s=total_s, step_s=step_s, data_wait_s=data_wait_s,
                    warmup_s=warmup_s, first_step_s=first_step_s, latency_b1_s=latency,
-                   final_loss=value if train else None)
+                   final_loss=value if train else None, window_s=windows.window_s,
+                   window_steps=windows.window_steps)
+    if windows.calibration:
+        run.extra["calibration"] = windows.calibration
     if replicas > 1:
         run.extra["replicas"] = replicas
     if kind == "cuda":

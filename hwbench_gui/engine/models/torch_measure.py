@@ -19,6 +19,7 @@ from hwbench_gui.engine.models.common import (
     OutOfMemoryError,
     TimedRun,
     oom_message,
+    time_windows,
 )
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
 from hwbench_gui.engine.spec.device import split_device
@@ -260,6 +261,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     warmup, steps = params["warmup"], params["steps"]
     reporter.progress(0.0, f"warm-up ({warmup} steps{', compiling' if params['compile'] else ''})")
     first_step_s = None
+    reporter.phase("warmup", "start")
     t0 = time.perf_counter()
     for i in range(warmup):
         step(next_batch())
@@ -269,34 +271,47 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     drain_steps, drained = _drain_loader(params.get("drain_loader_steps", 0), stream, step, next_batch, reporter)
     sync()
     warmup_s = time.perf_counter() - t0 if warmup or drain_steps else None
+    reporter.phase("warmup", "end")
     if dist is not None:
         torch.distributed.barrier()
 
-    wait_before = stream.wait_s if stream is not None else 0.0
     refills_before = len(stream.epoch_start_waits_s) if stream is not None else 0
-    step_s: list[float] = []
-    events = [torch.cuda.Event(enable_timing=True) for _ in range(steps + 1)] if cuda else []
-    out = None
-    sync()
-    start = time.perf_counter()
-    last = start
-    for i in range(steps):
+    last_out: list[Any] = [None]
+
+    def run_steps(n: int) -> tuple[float, list[float], float]:
+        events = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else []
+        step_s: list[float] = []
+        wait_before = stream.wait_s if stream is not None else 0.0
+        if dist is not None:
+            torch.distributed.barrier()
+        sync()
+        start = last = time.perf_counter()
+        for i in range(n):
+            if cuda:
+                events[i].record()
+            last_out[0] = step(next_batch())
+            if not cuda:
+                now = time.perf_counter()
+                step_s.append(now - last)
+                last = now
         if cuda:
-            events[i].record()
-        out = step(next_batch())
-        if not cuda:
-            now = time.perf_counter()
-            step_s.append(now - last)
-            last = now
-        if (i + 1) % max(1, steps // 10) == 0:
-            reporter.progress((i + 1) / steps * (1.0 if train else 0.9), f"step {i + 1}/{steps}")
-    if cuda:
-        events[steps].record()
-    sync()
-    total_s = time.perf_counter() - start
-    if cuda:
-        step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(steps)]
-    data_wait_s = (stream.wait_s - wait_before) if stream is not None else 0.0
+            events[n].record()
+        sync()
+        seconds = time.perf_counter() - start
+        if cuda:
+            step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(n)]
+        return seconds, step_s, (stream.wait_s - wait_before) if stream is not None else 0.0
+
+    def agree(n: int) -> int:
+        count = torch.tensor([n], device=device)
+        torch.distributed.all_reduce(count, op=torch.distributed.ReduceOp.MAX)
+        return int(count.item())
+
+    windows = time_windows(run_steps, params, reporter, on_gpu=cuda, agree=agree if dist is not None else None,
+                           progress_share=1.0 if train else 0.9)
+    step_s, total_s, data_wait_s = windows.step_s, sum(windows.window_s), windows.data_wait_s
+    steps = sum(windows.window_steps)
+    out = last_out[0]
     final_loss = float(out.detach().float()) if train and out is not None else None
 
     latency: list[float] = []
@@ -312,7 +327,10 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
                 latency.append(time.perf_counter() - t)
 
     run = TimedRun(batch=batch, steps=steps, total_s=total_s, step_s=step_s, data_wait_s=data_wait_s,
-                   warmup_s=warmup_s, first_step_s=first_step_s, latency_b1_s=latency, final_loss=final_loss)
+                   warmup_s=warmup_s, first_step_s=first_step_s, latency_b1_s=latency, final_loss=final_loss,
+                   window_s=windows.window_s, window_steps=windows.window_steps)
+    if windows.calibration:
+        run.extra["calibration"] = windows.calibration
     if cuda:
         run.peak_allocated_bytes = float(torch.cuda.max_memory_allocated(device))
         run.peak_reserved_bytes = float(torch.cuda.max_memory_reserved(device))

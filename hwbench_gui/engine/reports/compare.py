@@ -11,10 +11,13 @@ their figure names are their own, so they match any measured row they agree with
 Each cell gets a mark against the baseline side's cell:
 
 - ``better`` / ``worse``: the figure differs and a test says so: Mann–Whitney U on the raw samples
-  (scipy) when both sides have enough samples for the test to reach ``alpha``; otherwise the two
-  p5–p95 intervals must not overlap (a single value counts as a point).
+  (scipy) when both sides have enough samples for the test to reach ``alpha``; against a published
+  figure (no samples), the measured p5–p95 interval must not hold it.
 - ``not significant``: the test could not tell them apart (overlapping spreads).
 - ``untested``: neither side has a spread, so no test is possible (e.g. two published figures).
+- ``too few repeats``: both sides were measured, but with so few samples that Mann–Whitney cannot
+  reach ``alpha`` whatever the values (3 vs 3 samples: p >= 0.1); non-overlapping p5–p95 ranges of a
+  handful of samples are not a test, so no better/worse is claimed.
 - ``failed``: this side's run (or the baseline's) failed; the reason is in ``note``.
 - ``not comparable``: the baseline has this benchmark only with other parameters, or with another
   version of the benchmark's code, or in another unit.
@@ -42,6 +45,7 @@ MARK_BETTER = "better"
 MARK_WORSE = "worse"
 MARK_NOT_SIGNIFICANT = "not significant"
 MARK_UNTESTED = "untested"
+MARK_TOO_FEW = "too few repeats"
 MARK_FAILED = "failed"
 MARK_NOT_COMPARABLE = "not comparable"
 MARK_NO_BASELINE = "no baseline"
@@ -102,6 +106,7 @@ class Cell:
     p_value: float | None = None
     note: str = ""
     older_runs: int = 0
+    busy: bool = False  # this run or the baseline's ran on a busy machine
 
 
 @dataclass
@@ -132,10 +137,19 @@ class SideSummary:
     untested: int
     failed: int
     not_comparable: int
+    too_few: int = 0
+    busy: int = 0
     #: Geometric mean over the headline rows this side and the baseline both have (more rows than
     #: ``geomean`` when some third side lacks a benchmark).
     pair_geomean: float | None = None
     n_pair: int = 0
+
+    def counts_text(self) -> str:
+        """The marks of this side's cells, one wording for the CLI, the GUI and the reports."""
+        text = (f"better {self.wins}, worse {self.losses}, not significant {self.not_significant}, "
+                f"too few repeats {self.too_few}, untested {self.untested}, failed {self.failed}, "
+                f"not comparable {self.not_comparable}")
+        return text + (f"; {self.busy} on a busy machine" if self.busy else "")
 
 
 @dataclass
@@ -294,17 +308,18 @@ def _min_two_sided_p(n1: int, n2: int) -> float:
 
 
 def significance(a: Metric, b: Metric, alpha: float = ALPHA) -> tuple[bool | None, str, float | None]:
-    """(differs?, test name, p-value). ``differs`` is None when no test is possible."""
-    if len(a.samples) >= 2 and len(b.samples) >= 2 and _min_two_sided_p(len(a.samples), len(b.samples)) < alpha:
+    """(differs?, test name, p-value). ``differs`` is None when no test is possible; the test name
+    then says why (:data:`MARK_TOO_FEW` when two measured sides have too few samples)."""
+    if not (a.published or b.published):
+        n1, n2 = len(a.samples), len(b.samples)
+        if n1 < 2 or n2 < 2 or _min_two_sided_p(n1, n2) >= alpha:
+            return None, f"{MARK_TOO_FEW} (n={n1} vs {n2}: Mann-Whitney cannot reach p < {alpha:g})", None
         if len(set(a.samples) | set(b.samples)) == 1:
             return False, "Mann-Whitney U", 1.0
-        try:
-            from scipy.stats import mannwhitneyu
-        except ImportError:  # scipy is optional: the interval test below still gives an honest answer
-            pass
-        else:
-            p = float(mannwhitneyu(a.samples, b.samples, alternative="two-sided").pvalue)
-            return p < alpha, "Mann-Whitney U", p
+        from scipy.stats import mannwhitneyu
+
+        p = float(mannwhitneyu(a.samples, b.samples, alternative="two-sided").pvalue)
+        return p < alpha, "Mann-Whitney U", p
     if not a.has_spread() and not b.has_spread():
         return None, "none (no spread on either side)", None
     (a_low, a_high), (b_low, b_high) = a.interval(), b.interval()
@@ -433,13 +448,18 @@ def _mark(row: Row, sides: Sequence[Side], baseline: int, rows: Sequence[Row], a
         cell.ratio = ratio(metric, base)
         differs, cell.test, cell.p_value = significance(metric, base, alpha)
         if differs is None:
-            cell.mark = MARK_UNTESTED
+            cell.mark = MARK_TOO_FEW if cell.test.startswith(MARK_TOO_FEW) else MARK_UNTESTED
         elif not differs or cell.ratio is None or cell.ratio == 1.0:
             cell.mark = MARK_NOT_SIGNIFICANT
         else:
             cell.mark = MARK_BETTER if cell.ratio > 1 else MARK_WORSE
         if metric.published or base.published:
             cell.note = "published figure: its configuration is only what the source states"
+        busy = [name for name, m in (("this run", metric), ("the baseline", base)) if busy_reasons(m.doc)]
+        if busy:
+            cell.busy = True
+            cell.note = "; ".join(filter(None, [cell.note, f"busy machine during {' and '.join(busy)}: "
+                                                + "; ".join(busy_reasons(metric.doc) + busy_reasons(base.doc))]))
 
 
 def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -> tuple[str, str]:
@@ -466,25 +486,34 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
 
 
 def _summaries(comparison: Comparison) -> list[SideSummary]:
+    """Per side: the geometric mean over headline rows, and the marks of every row shown (the rows of
+    the table, so the counts and the table agree with or without "all figures")."""
     headline = [r for r in comparison.rows if r.headline]
     common = [r for r in headline if all(c.metric is not None and not c.metric.failed for c in r.cells)
               and all(c.ratio is not None for i, c in enumerate(r.cells) if i != comparison.baseline)]
     out = []
     for index, side in enumerate(comparison.sides):
-        marks = [r.cells[index].mark for r in headline]
+        cells = [r.cells[index] for r in comparison.rows]
+        marks = [c.mark for c in cells]
         if index == comparison.baseline:
             geomean = 1.0 if common else None
-        else:
-            geomean = geometric_mean([r.cells[index].ratio for r in common])
-        if index == comparison.baseline:
             pair = [1.0] * len(common)
         else:
+            geomean = geometric_mean([r.cells[index].ratio for r in common])
             pair = [r.cells[index].ratio for r in headline if r.cells[index].ratio is not None]
         out.append(SideSummary(side.name, geomean, len(common), marks.count(MARK_BETTER), marks.count(MARK_WORSE),
                                marks.count(MARK_NOT_SIGNIFICANT), marks.count(MARK_UNTESTED),
                                marks.count(MARK_FAILED), marks.count(MARK_NOT_COMPARABLE),
+                               marks.count(MARK_TOO_FEW), sum(c.busy for c in cells),
                                geometric_mean(pair), len(pair)))
     return out
+
+
+def busy_reasons(doc: dict[str, Any]) -> list[str]:
+    """Why the machine was busy while ``doc`` was measured (empty when it was not, or nobody knows)."""
+    telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
+    noise = telemetry.get("noise") if isinstance(telemetry.get("noise"), dict) else {}
+    return [str(r) for r in noise.get("reasons") or []] if noise.get("busy") else []
 
 
 # -- text ------------------------------------------------------------------------------------------
@@ -507,6 +536,8 @@ def cell_text(cell: Cell) -> str:
         text += f" ×{cell.ratio:.2f}"
     if cell.mark and cell.mark != MARK_BASELINE:
         text += f" {cell.mark}"
+    if cell.busy:
+        text += " (busy)"
     return text
 
 
@@ -534,7 +565,7 @@ def format_table(comparison: Comparison) -> str:
     notes = []
     for row in comparison.rows:
         for i, cell in enumerate(row.cells):
-            if cell.note and cell.mark in (MARK_FAILED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE):
+            if cell.note and (cell.mark in (MARK_FAILED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE) or cell.busy):
                 notes.append(f"  {row_label(row)} [{i + 1}]: {cell.mark}: {cell.note}")
     if notes:
         lines += ["", "Notes:"] + notes
@@ -547,7 +578,5 @@ def format_table(comparison: Comparison) -> str:
         if i != comparison.baseline and s.n_pair != s.n_geomean:
             role += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} it shares with the baseline)"
                      if s.pair_geomean is not None else " (nothing shared with the baseline)")
-        lines.append(f"  [{i + 1}] {geo}{role}  better {s.wins}, worse {s.losses}, not significant "
-                     f"{s.not_significant}, untested {s.untested}, failed {s.failed}, not comparable "
-                     f"{s.not_comparable}")
+        lines.append(f"  [{i + 1}] {geo}{role}  {s.counts_text()}")
     return "\n".join(lines) + "\n"

@@ -30,7 +30,11 @@ the reason is not obvious, a sibling ``<key>_reason`` says why::
     hostname, hwbench_version
     inventory        hwbench_gui.engine.inventory.collect(use_torch_probe=False) snapshot
     software         hwbench_gui.engine.inventory.software_versions()
-    telemetry        the sampler's summary over the run (mean/max of GPU and CPU figures)
+    telemetry        the sampler's summary of the timed phase when the child marked one ("scope":
+                     "timed phase", its "windows"), else of the whole run ("scope": "whole run"): the
+                     seed's five figures plus power and clocks (mean/max), every metric, and "noise"
+                     (other processes' CPU and GPU use; "busy" with reasons)
+    telemetry_whole_run  the same summary over the whole child process (build, warm-up, timed)
 
 Inventory and software versions are collected once per process and reused.
 """
@@ -102,6 +106,7 @@ def build_document(
     log_tail: Sequence[str] | None = None,
     telemetry: dict[str, Any] | None = None,
     telemetry_reason: str | None = None,
+    telemetry_whole_run: dict[str, Any] | None = None,
     warnings: Sequence[str] = (),
     timeout_s: float | None = None,
     machine: dict[str, Any] | None = None,
@@ -156,6 +161,7 @@ def build_document(
     })
     doc.update(machine if machine is not None else machine_facts())
     doc["telemetry"] = jsonable(telemetry)
+    doc["telemetry_whole_run"] = jsonable(telemetry_whole_run)
     doc["telemetry_reason"] = telemetry_reason if telemetry is not None else (telemetry_reason or
                                                                               "no telemetry was sampled")
     return jsonable(doc)

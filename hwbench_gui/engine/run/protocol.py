@@ -8,6 +8,10 @@ The child writes one JSON object per line on its stdout; every object has a ``"t
     a line for the run's log.
 ``{"type": "metric", "name": "h2d", "value": 12.3, "unit": "GB/s", ...extra}``
     an intermediate figure; ``value`` is ``null`` when it could not be measured.
+``{"type": "phase", "phase": "timed", "state": "start", "repeat": 0, "t": 1733212345.12}``
+    the run enters (``start``) or leaves (``end``) a phase: ``warmup`` or ``timed`` (one per timed
+    repeat); ``t`` is the child's wall clock (``time.time()``), the sampler's clock too. Telemetry
+    of the timed phase is summarised over the ``timed`` windows only.
 ``{"type": "result", "outcome": {...}}``
     the :class:`~hwbench_gui.engine.spec.benchmark.Outcome` as JSON (:func:`outcome_to_json`).
 ``{"type": "error", "message": "...", "kind": "exception"}``
@@ -34,7 +38,9 @@ from typing import Any
 from hwbench_gui.engine.jsonable import jsonable
 
 #: Event types a child may write.
-CHILD_EVENTS = ("progress", "log", "metric", "result", "error")
+CHILD_EVENTS = ("progress", "log", "metric", "phase", "result", "error")
+#: Phases a child may mark.
+PHASES = ("warmup", "timed")
 #: Event types only the runner produces.
 RUNNER_EVENTS = ("started", "finished")
 

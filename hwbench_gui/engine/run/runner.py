@@ -182,6 +182,8 @@ class _Run:
     wall_end: float = 0.0
     telemetry: "_Telemetry | None" = None
     telemetry_result: tuple[dict[str, Any] | None, str | None] = (None, "the benchmark did not start")
+    telemetry_whole_run: dict[str, Any] | None = None
+    phases: list[dict[str, Any]] = field(default_factory=list)
     _queue: queue.Queue = field(default_factory=queue.Queue)
     _readers: list[threading.Thread] = field(default_factory=list)
     _open_streams: int = 0
@@ -260,6 +262,9 @@ class _Run:
                 self.outcome = event["outcome"]
             else:
                 self.log_tail.append(f"[runner] malformed result event: {line[:200]}")
+        elif kind == "phase":
+            self.phases.append({**event, "t": event.get("t") if isinstance(event.get("t"), (int, float))
+                                else time.time()})
         elif kind == "error":
             self.error = event
             self.log_tail.append(f"error ({event.get('kind', 'exception')}): {event.get('message', '')}")
@@ -293,7 +298,15 @@ class _Run:
                 pass
         if self.telemetry is not None:
             if self.proc is not None:
-                self.telemetry_result = self.telemetry.summary(self.wall_start, self.wall_end)
+                whole, reason = self.telemetry.summary(self.wall_start, self.wall_end)
+                self.telemetry_whole_run = whole
+                windows = timed_windows(self.phases, self.wall_end)
+                self.telemetry_result = (self.telemetry.summary(self.wall_start, self.wall_end, windows)
+                                         if windows else (whole, reason))
+                noise = (self.telemetry_result[0] or {}).get("noise") or {}
+                if noise.get("busy"):
+                    self.warnings.append("busy machine: " + "; ".join(noise.get("reasons") or []) +
+                                         " (figures may be low and spread wide)")
             self.telemetry.close()
 
     def build_document(self, started_at) -> dict[str, Any]:
@@ -306,7 +319,8 @@ class _Run:
             self.bench, self.params, status=status, outcome=self.outcome if status == "ok" else None,
             reason=reason, error_kind=kind, started_at=started_at, duration_s=duration_s, exit_code=rc,
             exit_signal=signal_name, log_tail=list(self.log_tail), telemetry=summary,
-            telemetry_reason=telemetry_reason, warnings=self.warnings, timeout_s=self.limit_s)
+            telemetry_reason=telemetry_reason, telemetry_whole_run=self.telemetry_whole_run,
+            warnings=self.warnings, timeout_s=self.limit_s)
 
     def _verdict(self, rc: int | None) -> tuple[str, str | None, str | None]:
         if self.outcome is not None:
@@ -447,6 +461,23 @@ def _kill_group(proc: subprocess.Popen, *, final: bool) -> None:
             pass
 
 
+def timed_windows(phases: list[dict[str, Any]], run_end: float) -> list[tuple[float, float]]:
+    """``(start, end)`` wall times of the ``timed`` phases a child marked; a window left open (the
+    child died in it) ends with the run."""
+    windows, opened = [], None
+    for event in phases:
+        if event.get("phase") != "timed":
+            continue
+        if event.get("state") == "start":
+            opened = float(event["t"])
+        elif event.get("state") == "end" and opened is not None:
+            windows.append((opened, float(event["t"])))
+            opened = None
+    if opened is not None:
+        windows.append((opened, run_end))
+    return windows
+
+
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:
     try:
         os.killpg(proc.pid, sig)
@@ -495,11 +526,13 @@ class _Telemetry:
             except Exception:
                 pass
 
-    def summary(self, since: float, until: float) -> tuple[dict[str, Any] | None, str | None]:
+    def summary(self, since: float, until: float, windows: list[tuple[float, float]] | None = None
+                ) -> tuple[dict[str, Any] | None, str | None]:
         if self.sampler is None:
             return None, self.reason
         try:
-            summary = self.sampler.summary_for_result(since, until)
+            summary = (self.sampler.summary_for_result(since, until, windows) if windows is not None
+                       else self.sampler.summary_for_result(since, until))
         except Exception as exc:
             return None, f"telemetry summary failed: {type(exc).__name__}: {exc}"
         if not summary:

@@ -19,6 +19,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import traceback
 from typing import IO, Any
 
@@ -61,6 +62,9 @@ class JsonLineReporter:
 
     def metric(self, name: str, value: float, unit: str, **extra: Any) -> None:
         self.emit({**extra, "type": "metric", "name": name, "value": value, "unit": unit})
+
+    def phase(self, phase: str, state: str, repeat: int | None = None) -> None:
+        self.emit({"type": "phase", "phase": str(phase), "state": str(state), "repeat": repeat, "t": time.time()})
 
 
 def main(argv: list[str]) -> int:

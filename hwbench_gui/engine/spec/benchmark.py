@@ -120,6 +120,13 @@ class Reporter(Protocol):
     def metric(self, name: str, value: float, unit: str, **extra: Any) -> None:
         """An intermediate figure (one point of a sweep, one repeat) shown while the run goes on."""
 
+    def phase(self, phase: str, state: str, repeat: int | None = None) -> None:
+        """The run enters (``state="start"``) or leaves (``"end"``) ``phase`` ("warmup" or "timed").
+
+        Mark every timed window (with its ``repeat`` index): the telemetry a result stores is the
+        telemetry of those windows, not of model building, compilation and warm-up.
+        """
+
 
 @dataclass
 class Series:

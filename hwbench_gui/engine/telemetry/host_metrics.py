@@ -187,9 +187,15 @@ class ProcessTreeReader:
     more than once (as ``top`` would show them).
     """
 
-    names = ["proc_cpu_percent", "proc_rss_bytes"]
+    #: ``self_cpu_percent``: this process (the app that samples). ``others_*`` are filled in by the
+    #: sampler from the host figures: what processes outside the watched tree and the app used.
+    names = ["proc_cpu_percent", "proc_rss_bytes", "self_cpu_percent", "others_cpu_percent", "others_gpu_processes"]
 
     def __init__(self) -> None:
+        self._self = psutil.Process()
+        self._self_prev: tuple[float, float] | None = None
+        #: PIDs of the watched tree at the last read (empty when nothing is watched).
+        self.tree_pids: frozenset[int] = frozenset()
         self._root: int | None = None
         self._procs: dict[int, psutil.Process] = {}
         self._prev_cpu_s: dict[int, float] = {}
@@ -214,6 +220,9 @@ class ProcessTreeReader:
 
     def read(self, now_s: float, out: dict[str, Any]) -> None:
         out["proc_cpu_percent"] = out["proc_rss_bytes"] = None
+        out["others_cpu_percent"] = out["others_gpu_processes"] = None
+        self._read_self(now_s, out)
+        self.tree_pids = frozenset()
         root = self._root
         if root is None:
             return
@@ -247,11 +256,23 @@ class ProcessTreeReader:
             self._procs.pop(gone, None)
         if not cpu_now:
             return
+        self.tree_pids = frozenset(cpu_now)
         out["proc_rss_bytes"] = float(rss)
         if self._prev_mono is not None and now_s > self._prev_mono:
             out["proc_cpu_percent"] = 100.0 * cpu_delta_s / (now_s - self._prev_mono)
         self._prev_cpu_s = cpu_now
         self._prev_wall, self._prev_mono = wall, now_s
+
+    def _read_self(self, now_s: float, out: dict[str, Any]) -> None:
+        out["self_cpu_percent"] = None
+        try:
+            times = self._self.cpu_times()
+        except psutil.Error:
+            return
+        cpu_s = times.user + times.system
+        prev, self._self_prev = self._self_prev, (now_s, cpu_s)
+        if prev is not None and now_s > prev[0]:
+            out["self_cpu_percent"] = 100.0 * max(0.0, cpu_s - prev[1]) / (now_s - prev[0])
 
     def _tree(self, root: int, now_s: float) -> list[int]:
         if not psutil.pid_exists(root):

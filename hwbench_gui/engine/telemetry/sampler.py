@@ -20,7 +20,7 @@ from hwbench_gui.engine.telemetry.csv_export import write_history_csv
 from hwbench_gui.engine.telemetry.gpu_metrics import GpuReader
 from hwbench_gui.engine.telemetry.host_metrics import HostReader, ProcessTreeReader
 from hwbench_gui.engine.telemetry.ring import RingBuffer
-from hwbench_gui.engine.telemetry.summary import seed_figures, summarize
+from hwbench_gui.engine.telemetry.summary import noise_summary, seed_figures, summarize
 
 log = logging.getLogger(__name__)
 
@@ -215,7 +215,22 @@ class Sampler:
         self._host.read(mono, values)
         self._proc.read(mono, values)
         throttle = self._gpu.read(mono, values)
+        self._others(values)
         return values, throttle
+
+    def _others(self, values: dict[str, Any]) -> None:
+        """What the rest of the machine used: CPU (percent of one core) beyond the watched tree and
+        this app, and GPU compute processes that are neither (noise in a benchmark's figures)."""
+        system, own = values.get("cpu_percent"), values.get("self_cpu_percent")
+        if system is not None and own is not None:
+            tree = values.get("proc_cpu_percent") or 0.0
+            values["others_cpu_percent"] = max(0.0, system * self._host.n_cores - tree - own)
+        if self._gpu.count:
+            mine = self._proc.tree_pids | {os.getpid()}
+            # Only PIDs this process can see: in a container NVML may report the host's PIDs, which
+            # must not make our own benchmark look like a stranger.
+            others = {p["pid"] for p in self._gpu.processes() if p["pid"] not in mine and p.get("name")}
+            values["others_gpu_processes"] = float(len(others))
 
     def _sample(self, mono: float) -> None:
         t0 = time.perf_counter()
@@ -273,17 +288,29 @@ class Sampler:
         _, values = self.history(since, until=until)
         return summarize(values)
 
-    def summary_for_result(self, since: float | None = None, until: float | None = None) -> dict[str, Any]:
-        """What a benchmark result stores: interval, sample count, the seed's five figures, all metrics."""
+    def summary_for_result(self, since: float | None = None, until: float | None = None,
+                           windows: list[tuple[float, float]] | None = None) -> dict[str, Any]:
+        """What a benchmark result stores: interval, sample count, the seed's five figures (plus power
+        and clocks), all metrics and the noise from other processes. With ``windows`` only samples
+        inside one of those ``(start, end)`` spans count (a benchmark's timed phase)."""
         t, values = self.history(since, until=until)
+        if windows is not None:
+            inside = np.zeros(t.shape[0], dtype=bool)
+            for start, end in windows:
+                inside |= (t >= start) & (t <= end)
+            t, values = t[inside], {k: v[inside] for k, v in values.items()}
         out: dict[str, Any] = {
+            "scope": "whole run" if windows is None else "timed phase",
             "interval_s": self._interval_s,
             "samples": int(t.shape[0]),
             "since": None if t.shape[0] == 0 else float(t[0]),
             "until": None if t.shape[0] == 0 else float(t[-1]),
             "seed": seed_figures(values, self._gpu.count, self._gpu.reason),
             "metrics": summarize(values),
+            "noise": noise_summary(values),
         }
+        if windows is not None:
+            out["windows"] = [[float(a), float(b)] for a, b in windows]
         if self._gpu.reason:
             out["gpu_unavailable_reason"] = self._gpu.reason
         return out

@@ -29,6 +29,9 @@ SEED_GPU_FIGURES = {
     "gpu_util_percent": "util_percent",
     "gpu_mem_util_percent": "mem_util_percent",
     "gpu_vram_used_bytes": "vram_used_bytes",
+    # not the seed's, but what explains a GPU figure: the power limit and the clock it allows
+    "gpu_power_w": "power_w",
+    "gpu_sm_clock_mhz": "sm_clock_mhz",
 }
 SEED_HOST_FIGURES = {"cpu_util_percent": "cpu_percent", "ram_used_bytes": "ram_used_bytes"}
 
@@ -57,3 +60,23 @@ def seed_figures(values: dict[str, np.ndarray], gpu_count: int, gpu_reason: str 
             entry["reason"] = "no sample in the window"
         out[figure] = entry
     return out
+
+
+#: Other processes' CPU above this (percent of one core, mean over the window) make the machine busy.
+BUSY_CPU_PERCENT = 10.0
+
+
+def noise_summary(values: dict[str, np.ndarray]) -> dict[str, Any]:
+    """How much the rest of the machine ran beside the benchmark, and whether that makes it busy:
+    other processes above :data:`BUSY_CPU_PERCENT` of a core on average, or any other GPU process."""
+    cpu = _stats(values.get("others_cpu_percent", np.empty(0)))
+    gpu = _stats(values.get("others_gpu_processes", np.empty(0)))
+    reasons = []
+    if cpu["mean"] is not None and cpu["mean"] > BUSY_CPU_PERCENT:
+        reasons.append(f"other processes used {cpu['mean']:.0f} % of a CPU core on average "
+                       f"(up to {cpu['max']:.0f} %) while it ran")
+    if gpu["max"]:
+        reasons.append(f"{gpu['max']:.0f} other process(es) used the GPU while it ran")
+    return {"others_cpu_percent": {"mean": cpu["mean"], "max": cpu["max"]},
+            "others_gpu_processes_max": gpu["max"], "busy": bool(reasons), "reasons": reasons,
+            "threshold_cpu_percent": BUSY_CPU_PERCENT}
