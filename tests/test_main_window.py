@@ -230,3 +230,26 @@ def test_about_names_the_log_file(qtbot):
     dialog = AboutDialog()
     qtbot.addWidget(dialog)
     assert str(log_file_path()) in dialog.log_label.text()
+
+
+def test_switching_theme_recolours_plots_and_the_catalogue(window):
+    """Issue #19: plots and the tree kept the old palette after a live theme switch."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication
+
+    from hwbench_gui.ui.theme import plot_colors
+
+    bench = window.tab_widget("Benchmarks")
+    monitor = window.tab_widget("Monitor")
+    unavailable = [item for item in bench._iter_items() if item.data(1, mw.Qt.UserRole) == "unavailable"]
+    try:
+        for name in ("dark", "light"):
+            window.set_theme(name)
+            palette = QApplication.instance().palette()
+            background, _ = plot_colors(palette)
+            assert bench.plot.backgroundBrush().color().name() == background, name
+            assert monitor._layout_widget.backgroundBrush().color().name() == background, name
+            for item in unavailable:
+                assert item.foreground(0).color() == palette.color(QPalette.Disabled, QPalette.Text)
+    finally:
+        window.set_theme("system")

@@ -141,7 +141,11 @@ class BenchmarksTab(QWidget):
         splitter = QSplitter(Qt.Horizontal, self)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Benchmark", "Status"])
-        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        # The name takes what is left so that Status stays in view; long names elide (full text in the tooltip).
+        self.tree.header().setStretchLastSection(False)
+        self.tree.header().setSectionResizeMode(0, QHeaderView.Stretch)
+        self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeToContents)
+        self.tree.setTextElideMode(Qt.ElideRight)
         self.tree.currentItemChanged.connect(self._on_select)
         splitter.addWidget(self.tree)
 
@@ -186,7 +190,7 @@ class BenchmarksTab(QWidget):
         right_layout.addWidget(self.folder_warning)
 
         self.queue_list = QListWidget()
-        self.queue_list.setMaximumHeight(70)
+        self.queue_list.setMaximumHeight(56)
         right_layout.addWidget(QLabel("Queue"))
         right_layout.addWidget(self.queue_list)
 
@@ -207,8 +211,15 @@ class BenchmarksTab(QWidget):
         self.results.setHorizontalHeaderLabels(_RESULT_COLUMNS)
         self.results.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.results.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.results.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.results.horizontalHeader().setStretchLastSection(True)
+        self.results.verticalHeader().setVisible(False)
+        self.results.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.results.setWordWrap(False)
+        self.results.setTextElideMode(Qt.ElideRight)
+        header = self.results.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeToContents)
+        # Figure names can be long ("JPEG decode, OpenCV, 16 workers"): it takes the room left and elides.
+        header.setSectionResizeMode(COLUMN["Figure"], QHeaderView.Stretch)
+        header.setStretchLastSection(False)
         self.results.itemSelectionChanged.connect(self._on_result_selected)
         results_box = QWidget()
         results_layout = QVBoxLayout(results_box)
@@ -265,6 +276,7 @@ class BenchmarksTab(QWidget):
                 categories[bench.category] = parent
             item = QTreeWidgetItem(parent, [f"{bench.title}  ({bench.id})", "ready" if reason is None else "unavailable"])
             item.setData(0, Qt.UserRole, bench.id)
+            item.setToolTip(0, f"{bench.title} ({bench.id})")
             if reason is not None:
                 item.setData(1, Qt.UserRole, "unavailable")
                 item.setForeground(0, self._disabled_brush())

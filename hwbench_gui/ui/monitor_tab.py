@@ -291,7 +291,7 @@ class MonitorTab(QWidget):
         self._timer.setInterval(REDRAW_MS)
         self._timer.timeout.connect(self.redraw)
         self._timer.start()
-        on_theme_changed(self, lambda _palette: self._apply_palette() if self._plots else None)
+        on_theme_changed(self, lambda palette: self._apply_palette(palette) if self._plots else None)
 
     # -- widgets --------------------------------------------------------------------------
     def _build_controls(self) -> None:
@@ -356,8 +356,9 @@ class MonitorTab(QWidget):
         self._apply_palette()
         self._set_interaction(self._recorded is not None or self._pause_button.isChecked())
 
-    def _apply_palette(self) -> None:
-        pal = self.palette()
+    def _apply_palette(self, palette: QPalette | None = None) -> None:
+        """Colours from ``palette`` (the new application palette on a theme change), else the widget's."""
+        pal = palette if palette is not None else self.palette()
         bg, fg = pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Text)
         faint = QColor(fg)
         faint.setAlpha(70)
