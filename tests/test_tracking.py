@@ -19,7 +19,6 @@ from hwbench_gui.demos.tracking.deepsort import (
 )
 from hwbench_gui.demos.tracking.io import MotRow, MotWriter, read_mot
 
-
 # -- cfg and weights ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, layers, convs, yolos, params", [

@@ -56,10 +56,8 @@ def _print_figures(figures: dict, path) -> None:
 
 
 def _snake_eval(args: argparse.Namespace) -> int:
-    from hwbench_gui.demos.snake.checkpoint import CheckpointError, load_checkpoint
+    from hwbench_gui.demos.snake.checkpoint import CheckpointError, load_checkpoint, shipped_checkpoint
     from hwbench_gui.demos.snake.train import evaluate
-
-    from hwbench_gui.demos.snake.checkpoint import shipped_checkpoint
 
     try:
         loaded = load_checkpoint(args.file or shipped_checkpoint(), device=args.device)

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Iterable
 
 
-
 def mot_line(frame: int, track_id: int, box_xyxy, score: float) -> str:
     x1, y1, x2, y2 = (float(v) for v in box_xyxy)
     return f"{frame},{track_id},{x1:.2f},{y1:.2f},{x2 - x1:.2f},{y2 - y1:.2f},{score:.4f},-1,-1,-1"

@@ -8,7 +8,6 @@ turns a :class:`TimedRun` into the :class:`~hwbench_gui.engine.spec.benchmark.Ou
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -65,7 +64,6 @@ LATENCY_STEPS_MAX = 100
 
 def model_params(spec: ModelSpec) -> tuple[Param, ...]:
     """The parameters every model benchmark has, with this model's defaults."""
-    cpus = os.cpu_count() or 1
     return (
         Param("framework", "choice", "torch", "PyTorch (torch) or TensorFlow/Keras (tf).", choices=("torch", "tf")),
         Param("mode", "choice", "train", "Training steps (forward, backward, SGD update) or inference.",
@@ -100,8 +98,8 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
         Param("data", "str", "synthetic",
               "'synthetic' (random tensors made on the device once) or a folder: ImageFolder tree for the "
               "classifiers, Pascal VOC (JPEGImages/ + Annotations/) for Faster R-CNN, images/ + masks/ for U-Net."),
-        Param("workers", "int", min(8, cpus), "Data-loader worker processes (folder data).", minimum=0,
-              maximum=256),
+        # A fixed default (not the core count) so that runs on different machines share it.
+        Param("workers", "int", 8, "Data-loader worker processes (folder data).", minimum=0, maximum=256),
     )
 
 
