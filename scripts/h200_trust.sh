@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Issue #17 on a GPU box, through hwbench's own CLI, writing as it goes under $OUT:
+#   dmon   a ResNet-50 BF16 training run with `nvidia-smi dmon` sampled beside it: the result's
+#          timed-phase GPU utilisation against dmon's over the same windows (scripts/dmon_compare.py)
+#   refs   the micro-benchmarks and ResNet-50 FP32 training with default parameters: the H200 reference
+#          documents a default run elsewhere compares with
+#   demo   a tracking demo run on the GPU leaves its result document
+#   OUT=/tmp/out bash scripts/h200_trust.sh [dmon refs demo]
+set -u
+OUT=${OUT:-/tmp/hwbench-trust}
+mkdir -p "$OUT"
+export PYTHONPATH=${PYTHONPATH:+$PYTHONPATH:}. PYTHONUNBUFFERED=1
+export HWBENCH_DATA_DIR=/tmp/hwbench-data HWBENCH_RESULTS_DIR=/tmp/hwbench-results
+LOG="$OUT/log.txt"
+hw() { python3 -m hwbench_gui.cli "$@"; }
+say() { echo "=== $* ($(date +%T))" | tee -a "$LOG"; }
+keep() { tar -C /tmp -czf "$OUT/results.tar.gz" hwbench-results 2>/dev/null; }
+steps=${*:-dmon refs demo}
+
+for step in $steps; do
+case $step in
+dmon)
+  say "ResNet-50 BF16-AMP training, default repeats and timed windows, nvidia-smi dmon beside it"
+  nvidia-smi dmon -s u -o DT -d 1 >"$OUT/dmon.txt" 2>&1 &
+  dmon=$!
+  hw run model.resnet50 -p precision=bf16-amp --json >"$OUT/resnet50_bf16.json" 2>>"$LOG"; echo "exit $?" >>"$LOG"
+  kill $dmon; wait $dmon 2>/dev/null
+  python3 scripts/dmon_compare.py "$OUT/resnet50_bf16.json" "$OUT/dmon.txt" | tee -a "$LOG"
+  keep ;;
+refs)
+  for b in gpu.pcie gpu.d2d gpu.matmul host.membw cpu.decode disk.read model.resnet50; do
+    say "run $b (defaults)"
+    hw run "$b" --quiet >>"$LOG" 2>&1; echo "exit $?" >>"$LOG"
+    keep
+  done ;;
+demo)
+  say "tracking demo on the GPU (random weights: speed only)"
+  python3 - <<'PY' >>"$LOG" 2>&1
+from hwbench_gui.demos.tracking import synthetic
+import cv2
+spec = synthetic.crossing_spec(n_frames=150, width=640, height=480, seed=3)
+out = cv2.VideoWriter("/tmp/scene.mp4", cv2.VideoWriter_fourcc(*"mp4v"), 25, (640, 480))
+for _, frame, _ in synthetic.render(spec):
+    out.write(frame)
+out.release()
+PY
+  hw demo track --source /tmp/scene.mp4 --detector yolov3 --random-weights --device cuda --precision fp16 \
+    --cuda-graph --max-det 20 --conf 0 --out /tmp/tracks.txt >>"$LOG" 2>&1; echo "exit $?" >>"$LOG"
+  keep ;;
+esac
+done
+say done
