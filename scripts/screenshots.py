@@ -97,7 +97,7 @@ def main() -> int:
             widget.tabs.setCurrentIndex(next(i for i, text in enumerate(pages) if text.startswith(page)))
         if title == "Reports" and args.compare:
             widget.select_rows(range(len(widget.documents())))
-            widget.compare_selected()
+            widget.compare_selected("machine")
         if title == "Benchmarks" and args.run:
             widget.select(args.run)
             bench = widget._benchmarks[args.run]

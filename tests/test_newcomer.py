@@ -81,3 +81,62 @@ def test_top_processes_lists_this_busy_process():
     me = next(row for row in rows if row.pid == os.getpid())
     assert me.cpu_percent > 0 and (me.rss_bytes or 0) > 0
     assert rows == sorted(rows, key=lambda r: (-r.cpu_percent, -(r.rss_bytes or 0)))
+
+
+def test_pdf_report_holds_the_machines_and_the_spreads(tmp_path):
+    """Issue #19: the PDF dropped the HTML report's system table and every value's spread."""
+    from test_reports import seed_like_docs
+
+    from hwbench_gui.engine.reports import compare, pdf
+    from hwbench_gui.engine.reports.report import make_report, side_facts
+
+    report = make_report(seed_like_docs(), with_charts=False)
+    texts = []
+    for figure in pdf._table_pages(report) + [pdf._systems_page(report)]:
+        for ax in figure.axes:
+            for table in ax.tables:
+                texts += [cell.get_text().get_text() for cell in table.get_celld().values()]
+    joined = "\n".join(texts)
+    for side in report.comparison.sides:
+        for value in side_facts(side).values():
+            assert value.split("\n")[0][:30] in joined.replace("\n", " ") or value[:30] in joined
+    spreads = [compare.spread_text(cell.metric) for row in report.comparison.rows for cell in row.cells]
+    assert any(spreads) and all(s.split(",")[0] in joined for s in spreads if s)
+
+
+def test_chart_labels_are_wrapped_not_cut():
+    from hwbench_gui.engine.reports.charts import _short
+
+    name = "ResNet-50 training · PyTorch · FP16-AMP · batch 256 · workstation-with-a-long-name"
+    wrapped = _short(name, 28)
+    assert "\n" in wrapped and wrapped.replace("\n", " ").replace("  ", " ").startswith("ResNet-50 training")
+    assert "workstation-with-a-long-name" in wrapped.replace("\n", "")
+
+
+def test_machine_label_names_the_cpu_when_there_is_no_gpu():
+    from hwbench_gui.engine.reports import library
+
+    doc = {"hostname": "vm", "inventory": {"gpus": [], "cpu": {"model": "Intel Xeon 8480", "logical_cores": 2}}}
+    assert library.machine_name(doc) == "vm · Intel Xeon 8480 (2 threads)"
+    doc["inventory"]["gpus"] = [{"name": "NVIDIA H200"}]
+    assert library.machine_name(doc) == "vm · NVIDIA H200"
+
+
+def test_compare_json_carries_values_spreads_ratios_and_marks(cli_env):
+    import json
+
+    from conftest import run_cli
+
+    from hwbench_gui.engine.reports import library
+
+    reference = library.reference_dir()
+    proc = run_cli(["compare", str(reference / "h200"), *map(str, sorted(reference.glob("*.json"))), "--json"],
+                   cli_env)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["baseline_name"] == data["sides"][0]["name"]
+    assert len(data["summaries"]) == len(data["sides"]) >= 2
+    row = next(r for r in data["rows"] if any(c["ratio"] is not None and c["mark"] != "baseline" for c in r["cells"]))
+    assert {"benchmark", "figure", "unit", "precision", "params", "cells"} <= set(row)
+    measured = next(c for c in row["cells"] if c["metric"] and not c["metric"]["failed"])
+    assert measured["metric"]["value"] is not None and "spread" in measured["metric"]

@@ -109,3 +109,42 @@ def test_published_references_cannot_be_deleted(tab):
     tab.set_filter("published")
     tab.select_rows(range(len(tab.documents())))
     assert tab.delete_selected() == []
+
+
+def test_figure_status_and_date_stay_in_view_on_a_laptop(tab, qtbot):
+    from hwbench_gui.ui.reports_tab import _HEADERS
+
+    """Issue #19: a ~490 px Machine column pushed Figure, Status and Date off-screen at 1366 px."""
+    tab.resize(1240, 640)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.refresh()
+    header = tab.table.horizontalHeader()
+    viewport = tab.table.viewport().width()
+    for name in ("Figure", "Status", "Date"):
+        column = _HEADERS.index(name)
+        assert header.sectionViewportPosition(column) + header.sectionSize(column) <= viewport + 1, name
+    assert header.sectionSize(_HEADERS.index("Machine")) <= 240
+
+
+def test_charts_are_sharp(tab):
+    from hwbench_gui.ui.reports_tab import CHART_DPI
+
+    tab.select_rows(range(len(tab.documents())))
+    tab.compare_selected("machine")
+    labels = tab.chart_labels()
+    assert labels
+    from PySide6.QtGui import QImage
+
+    from hwbench_gui.engine.reports.charts import to_png
+
+    drawn = QImage.fromData(to_png(tab.report.charts[0].figure, dpi=CHART_DPI))
+    # drawn at 144 dpi, laid out at its logical size: 1.5 device pixels per logical pixel
+    assert CHART_DPI >= 144
+    assert abs(labels[0].sizeHint().width() - drawn.width() * 96 / CHART_DPI) <= 2
+
+
+def test_comparing_many_runs_does_not_grow_the_tab(tab):
+    tab.select_rows(range(len(tab.documents())))
+    tab.compare_selected("run")
+    assert tab.minimumSizeHint().height() < 700 and tab.minimumSizeHint().width() < 1200

@@ -216,10 +216,8 @@ class BenchmarksTab(QWidget):
         self.results.setWordWrap(False)
         self.results.setTextElideMode(Qt.ElideRight)
         header = self.results.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeToContents)
-        # Figure names can be long ("JPEG decode, OpenCV, 16 workers"): it takes the room left and elides.
-        header.setSectionResizeMode(COLUMN["Figure"], QHeaderView.Stretch)
-        header.setStretchLastSection(False)
+        header.setSectionResizeMode(QHeaderView.Interactive)
+        header.setStretchLastSection(True)
         self.results.itemSelectionChanged.connect(self._on_result_selected)
         results_box = QWidget()
         results_layout = QVBoxLayout(results_box)
@@ -578,6 +576,7 @@ class BenchmarksTab(QWidget):
             self.log.appendPlainText("\n".join(document["log_tail"][-20:]))
         self.cancel_button.setEnabled(False)
         self._add_result_row(document, select=True)
+        self._fit_result_columns()
         if save_error:
             self.bottom.setCurrentIndex(0)
         elif document.get("series"):
@@ -599,6 +598,14 @@ class BenchmarksTab(QWidget):
             self.log.appendPlainText(f"skipped unreadable result file: {error}")
         for document in sorted(documents, key=lambda d: d.get("started_at") or "")[-200:]:
             self._add_result_row(document)
+        self._fit_result_columns()
+
+    def _fit_result_columns(self) -> None:
+        """Columns fit their text, but long figure names and devices elide (full text in the tooltip)."""
+        self.results.resizeColumnsToContents()
+        for name, widest in (("Figure", 220), ("Device", 200), ("Spread (p5–p95)", 190)):
+            column = COLUMN[name]
+            self.results.setColumnWidth(column, min(self.results.columnWidth(column), widest))
 
     def _add_result_row(self, document: dict[str, Any], select: bool = False) -> None:
         self._documents.append(document)
@@ -627,8 +634,8 @@ class BenchmarksTab(QWidget):
                     item.setToolTip(save_error)
             if name == "Value" and document.get("reason"):
                 item.setToolTip(document["reason"])
-            if name == "Figure":
-                item.setToolTip((document.get("figure") or {}).get("name") or "")
+            if name in ("Figure", "Device", "Spread (p5–p95)"):
+                item.setToolTip(str(text))
             self.results.setItem(row, COLUMN[name], item)
         if select:
             self.results.selectRow(row)

@@ -142,7 +142,8 @@ class _Plot:
             item.getAxis("right").enableAutoSIPrefix(False)
             self.right_vb.setXLink(item)
             item.vb.sigResized.connect(self._sync_right)
-        self.legend = pg.LegendItem(offset=(-4, 4), verSpacing=-6, labelTextSize="8pt")
+        # Top left: live data grows in from the right, so the legend covers the oldest samples only.
+        self.legend = pg.LegendItem(offset=(4, 4), verSpacing=-6, labelTextSize="8pt")
         self.legend.setParentItem(item.vb)
         self.legend_labels: dict[str, object] = {}
         shown = [c for c in spec.curves if c.color is not None]
@@ -245,6 +246,7 @@ class MonitorTab(QWidget):
         self._table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self._table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self._table.verticalHeader().setVisible(False)
+        self._table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self._table_note = QLabel()
 
         self._gpu_box = QWidget()
@@ -262,6 +264,7 @@ class MonitorTab(QWidget):
         self.host_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.host_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.host_table.verticalHeader().setVisible(False)
+        self.host_table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.host_table.setToolTip(f"The busiest host processes, refreshed every {PROCESS_REFRESH_S:g} s; "
                                    "CPU % is of one core, as top shows it")
         host_box = QWidget()
@@ -276,7 +279,9 @@ class MonitorTab(QWidget):
         splitter.addWidget(self._layout_widget)
         splitter.addWidget(table_box)
         splitter.setStretchFactor(0, 5)
-        splitter.setStretchFactor(1, 1)
+        splitter.setStretchFactor(1, 2)
+        self._splitter = splitter
+        splitter.setSizes([600, 260])  # room for about eight process rows under the plots
 
         root = QVBoxLayout(self)
         root.addLayout(self._controls)
@@ -338,7 +343,8 @@ class MonitorTab(QWidget):
         # Without GPU data the GPU plots would be five empty frames repeating one error: leave them out.
         specs = [spec for spec in plot_specs(names) if not (spec.gpu and gpu_reason)]
         for n, spec in enumerate(specs):
-            item = self._layout_widget.addPlot(row=n // 2, col=n % 2, axisItems={"bottom": pg.DateAxisItem()})
+            columns = 3 if len(specs) <= 3 else 2  # host plots only: one row, room left for the tables
+            item = self._layout_widget.addPlot(row=n // columns, col=n % columns, axisItems={"bottom": pg.DateAxisItem()})
             self._plots.append(_Plot(spec, item))
         self._gpu_reason = gpu_reason
         # Link the time axes of the plots that draw data; an N/A plot keeps its own 0..1 view.

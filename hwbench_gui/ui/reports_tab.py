@@ -46,6 +46,10 @@ _MARK_COLOURS = {
     compare.MARK_NOT_COMPARABLE: "#6a1b9a", compare.MARK_NO_BASELINE: "#6a1b9a",
 }
 _PUBLISHED_COLOUR = "#6b4fbb"
+#: Resolution the charts are drawn at for the tab (96 dpi is one logical pixel per point·4/3).
+CHART_DPI = 144
+#: The widest a library column grows to fit its text; Parameters stretches into what is left.
+_COLUMN_MAX_PX = {"Machine": 240, "GPU": 160, "Benchmark": 150, "Figure": 260, "Date": 130}
 
 
 class _FilterProxy(QSortFilterProxyModel):
@@ -119,9 +123,13 @@ class ReportsTab(QWidget):
         self.table.setSelectionMode(QAbstractItemView.ExtendedSelection)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.setTextElideMode(Qt.ElideRight)
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.Interactive)
-        header.setStretchLastSection(True)
+        # Parameters take what is left, so Figure, Status and Date always stay in view.
+        header.setSectionResizeMode(_HEADERS.index("Parameters"), QHeaderView.Stretch)
+        header.setStretchLastSection(False)
         self.table.doubleClicked.connect(lambda _index: self.compare_selected("run"))
 
         buttons = QHBoxLayout()
@@ -155,7 +163,9 @@ class ReportsTab(QWidget):
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Baseline:"))
         self.baseline_combo = QComboBox()
-        self.baseline_combo.setSizeAdjustPolicy(QComboBox.AdjustToContents)
+        # Side names can be long (machine · benchmark · date): the combo must not widen the window past the screen.
+        self.baseline_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.baseline_combo.setMinimumContentsLength(36)
         self.baseline_combo.currentIndexChanged.connect(self._rebuild_comparison)
         controls.addWidget(self.baseline_combo)
         self.all_figures_check = QCheckBox("All figures")
@@ -187,7 +197,15 @@ class ReportsTab(QWidget):
         top = QWidget()
         top_layout = QVBoxLayout(top)
         top_layout.setContentsMargins(0, 0, 0, 0)
-        top_layout.addWidget(self.summary_label)
+        # One line per side: comparing many runs must scroll here, not grow the window past the screen.
+        summary_scroll = QScrollArea()
+        summary_scroll.setWidgetResizable(True)
+        summary_scroll.setFrameShape(QScrollArea.NoFrame)
+        summary_scroll.setMaximumHeight(150)
+        summary_scroll.setWidget(self.summary_label)
+        self.summary_label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        top_layout.addWidget(summary_scroll)
         top_layout.addWidget(self.compare_table, 1)
         splitter.addWidget(top)
         splitter.addWidget(scroll)
@@ -215,8 +233,10 @@ class ReportsTab(QWidget):
         for doc in self._library.docs:
             self.model.appendRow(self._items(doc))
         self.table.resizeColumnsToContents()
-        for column in (3, 5):
-            self.table.setColumnWidth(column, min(self.table.columnWidth(column), 320))
+        for name, widest in _COLUMN_MAX_PX.items():  # long machine or figure texts are elided (full text in the tooltip)
+            column = _HEADERS.index(name)
+            self.table.setColumnWidth(column, min(self.table.columnWidth(column), widest))
+        self.table.resizeRowsToContents()
         self._update_counts()
         errors = library.errors_text(self._library.errors)
         self.errors_label.setText(("Skipped files:\n" + "\n".join(errors)) if errors else "")
@@ -229,6 +249,7 @@ class ReportsTab(QWidget):
         for key in library.ROW_COLUMNS:
             item = QStandardItem(row[key])
             item.setData(row[key].lower(), _SORT_ROLE)
+            item.setToolTip(row[key])
             if published:
                 item.setForeground(QBrush(QColor(_PUBLISHED_COLOUR)))
                 font = QFont()
@@ -403,8 +424,7 @@ class ReportsTab(QWidget):
                 geo += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} shared with the baseline)"
                         if s.pair_geomean is not None else " (nothing shared with the baseline)")
             lines.append(f"[{i + 1}] {side.name}{tag}{role}: geometric mean {geo} over {s.n_geomean}; "
-                         f"better {s.wins}, worse {s.losses}, not significant {s.not_significant}, "
-                         f"failed {s.failed}, not comparable {s.not_comparable}")
+                         f"{s.counts_text()}")
         self.summary_label.setText("<br>".join(lines))
 
         headers = ["Benchmark · figure", "Precision", "Configuration"] + [f"[{i + 1}]" for i in range(len(c.sides))]
@@ -439,7 +459,9 @@ class ReportsTab(QWidget):
         for chart in report.charts:
             label = QLabel()
             pixmap = QPixmap()
-            pixmap.loadFromData(to_png(chart.figure, dpi=90), "PNG")
+            # Drawn at 1.5× and shown at its logical size: sharp text on HiDPI screens, smooth on others.
+            pixmap.loadFromData(to_png(chart.figure, dpi=CHART_DPI), "PNG")
+            pixmap.setDevicePixelRatio(CHART_DPI / 96)
             label.setPixmap(pixmap)
             label.setToolTip(f"{chart.title}. {chart.caption}")
             label.setObjectName(f"chart:{chart.key}")
