@@ -67,3 +67,35 @@ def test_comparability_comes_from_the_parameter_declarations():
     # ... and one of a benchmark nobody declares keeps every parameter.
     unknown = {"benchmark": {"id": "no.such"}, "params": {"a": 1}}
     assert comparable_params(unknown) == {"a": 1}
+
+
+def test_run_like_a_reference_takes_its_deciding_parameters_and_local_defaults(tmp_path):
+    from hwbench_gui.engine.reports.rerun import run_like
+
+    reference = {"benchmark": {"id": "gpu.pcie", "comparability_params": ["min_bytes", "max_bytes", "size_factor"]},
+                 "params": {"device": "cuda:3", "min_bytes": 8192, "max_bytes": 1 << 26, "size_factor": "2",
+                            "repeats": 99}}
+    bench_id, params = run_like(reference)
+    assert bench_id == "gpu.pcie"
+    assert (params["min_bytes"], params["max_bytes"], params["size_factor"]) == (8192, 1 << 26, "2")
+    defaults = registry.get("gpu.pcie").resolve_params({})
+    assert params["device"] == defaults["device"] and params["repeats"] == defaults["repeats"]
+    assert run_like(reference, {"repeats": 3})[1]["repeats"] == 3
+    with pytest.raises(ParamError, match="do not fit gpu.pcie"):
+        run_like({**reference, "params": {**reference["params"], "size_factor": "7"}})
+    with pytest.raises(KeyError):
+        run_like({"benchmark": {"id": "no.such"}, "params": {}})
+
+
+def test_cli_run_like_a_document_runs_its_benchmark(tmp_path, cli_env):
+    import json
+
+    from conftest import run_cli
+
+    doc = {"schema_version": 1, "benchmark": {"id": "no.such.bench"}, "params": {}, "status": "ok"}
+    path = tmp_path / "ref.json"
+    path.write_text(json.dumps(doc))
+    out = run_cli(["run", "--like", str(path)], cli_env)
+    assert out.returncode == 2 and ("no.such.bench" in out.stderr or "--like" in out.stderr), out.stderr
+    out = run_cli(["run", "--like", str(tmp_path / "missing.json")], cli_env)
+    assert out.returncode == 2 and "--like" in out.stderr

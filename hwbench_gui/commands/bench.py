@@ -47,6 +47,9 @@ def add_parser(subparsers) -> None:
                              "--param values for an axis the suite varies narrow it, others apply to every run")
     runner.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE",
                         help="set a parameter (repeatable); lists are comma-separated: sizes=1,2,4")
+    runner.add_argument("--like", metavar="FILE",
+                        help="run what this result document measured (e.g. a shipped reference): its benchmark and "
+                             "the parameters that decide comparability; -p overrides")
     runner.add_argument("--out", metavar="DIR", help="folder for the result document")
     runner.add_argument("--json", action="store_true", help="print the whole result document on stdout")
     runner.add_argument("--timeout", type=float, metavar="S",
@@ -124,12 +127,21 @@ def run_command(args: argparse.Namespace) -> int:
     from hwbench_gui.engine.run import registry, runner
     from hwbench_gui.engine.spec.benchmark import ParamError
 
-    if args.suite or not args.id:
+    if args.like and (args.suite or args.id):
+        print("hwbench run: --like FILE takes neither a benchmark ID nor --suite", file=sys.stderr)
+        return EXIT_USAGE
+    if (args.suite or not args.id) and not args.like:
         return _suite_command(args)
     try:
         params = parse_param_args(args.param)
+        if args.like:
+            bench_id, params = _like(args.like, params)
+            args.id = bench_id
         bench = registry.get(args.id)
         params = bench.resolve_params(params)  # fail before anything starts; the runner takes them as they are
+    except _NotADocument as exc:
+        print(f"hwbench run: --like {args.like}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except KeyError as exc:
         print(f"hwbench run: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         errors = registry.module_errors()
@@ -183,6 +195,22 @@ def run_command(args: argparse.Namespace) -> int:
         for line in (doc.get("log_tail") or [])[-10:]:
             print(f"  | {line}", file=sys.stderr)
     return EXIT_FAILED
+
+
+class _NotADocument(Exception):
+    pass
+
+
+def _like(path: str, overrides: dict[str, Any]) -> tuple[str, Any]:
+    from hwbench_gui.engine.reports.library import load_document
+    from hwbench_gui.engine.reports.rerun import run_like
+    from hwbench_gui.engine.results.store import ResultFileError
+
+    try:
+        doc = load_document(path)
+    except ResultFileError as exc:
+        raise _NotADocument(exc.reason) from None
+    return run_like(doc, overrides)
 
 
 def _suite_command(args: argparse.Namespace) -> int:
