@@ -125,11 +125,12 @@ def test_legends_show_the_current_values(tab, tmp_path):
               "ram_used_bytes": np.full(20, 4 * 2**30)}
     path = write_history_csv(tmp_path / "rec.csv", t, values)
     tab.load_csv(path)
-    texts = {label.text for p in tab._plots for _sample, label in p.legend.items}
-    assert "GPU0 util  90 %" in texts
-    assert "CPU total  55 %" in texts
-    assert "RAM used  4 GiB" in texts
-    assert not any(text.startswith("cpu0") for text in texts)  # per-core lines stay out of the legend
+    legends = {p.spec.key: p.legend_text for p in tab._plots}
+    assert "GPU0 util 90 %" in legends["gpu_util"]
+    assert "CPU total 55 %" in legends["cpu"]
+    assert "RAM used 4 GiB" in legends["ram"]
+    assert "cpu0" not in legends["cpu"]  # per-core lines stay out of the legend
+    assert "GPU0 util 90 %" in tab.plots()["gpu_util"].titleLabel.text
 
 
 def test_host_process_table_lists_busy_processes(tab):

@@ -2,7 +2,8 @@
 
 The sampler thread never touches Qt; one QTimer on the GUI thread (~10 Hz) reads the ring buffers
 and redraws only when a new sample has arrived. The same plots can show a recorded CSV instead.
-Each plot's legend shows the latest value of its curves; without a GPU the GPU plots are left out
+Under each plot's title a legend line names its curves in their colour and line style with their
+latest value (as nvitop shows them), outside the plot so it never covers data; without a GPU the GPU plots are left out
 and one line says why. Below the plots: GPU compute processes and the busiest host processes
 (:mod:`hwbench_gui.engine.telemetry.processes`, sampled every :data:`PROCESS_REFRESH_S`).
 """
@@ -50,6 +51,10 @@ INTERVALS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 #: Mid-saturation colours that read on white and on near-black backgrounds.
 COLORS = ("#1f77b4", "#e8710a", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 STYLES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
+#: The legend line's sample of each line style.
+_GLYPHS = ("━━", "╍╍", "┅┅", "━·")
+#: Curves named in one plot's legend line (the hover readout names them all).
+LEGEND_MAX = 6
 
 
 @dataclass
@@ -142,12 +147,8 @@ class _Plot:
             item.getAxis("right").enableAutoSIPrefix(False)
             self.right_vb.setXLink(item)
             item.vb.sigResized.connect(self._sync_right)
-        # Top left: live data grows in from the right, so the legend covers the oldest samples only.
-        self.legend = pg.LegendItem(offset=(4, 4), verSpacing=-6, labelTextSize="8pt")
-        self.legend.setParentItem(item.vb)
-        self.legend_labels: dict[str, object] = {}
-        shown = [c for c in spec.curves if c.color is not None]
-        self.legend.setColumnCount(2 if len(shown) > 4 else 1)
+        self.legend_text = ""
+        self._fg = "#000000"
         for curve in spec.curves:
             data_item = pg.PlotDataItem(antialias=False)
             # Items outside the PlotItem's own ViewBox need these set on themselves.
@@ -158,21 +159,31 @@ class _Plot:
             else:
                 item.addItem(data_item)
             self.curves.append((curve, data_item))
-            if curve.color is not None:  # per-core lines stay out of the legend (the readout names the busiest)
-                self.legend.addItem(data_item, curve.label)
-                self.legend_labels[curve.metric] = self.legend.items[-1][1]
-        self.legend.setVisible(bool(self.legend_labels))
 
-    def set_legend_values(self, latest: dict[str, float], fg: QColor) -> None:
-        """Legend entries read "GPU0 util 45 %": the curve's latest value in the plot's unit."""
+    def legend_entries(self, latest: dict[str, float]) -> list[tuple[CurveSpec, str]]:
+        """(curve, "GPU0 util 45 %") for the named curves (per-core lines stay out: the readout names
+        the busiest), at most :data:`LEGEND_MAX` with a value first."""
+        entries = []
         for curve, _ in self.curves:
-            label = self.legend_labels.get(curve.metric)
-            if label is None:
+            if curve.color is None:
                 continue
             value = latest.get(curve.metric, math.nan)
             unit = self.spec.right_unit if curve.right_axis else self.spec.unit
-            text = f"{curve.label}  {'–' if math.isnan(value) else f'{value / curve.scale:.3g}'} {unit}"
-            label.setText(text, color=fg.name())
+            entries.append((curve, f"{curve.label} {_value_text(value / curve.scale)} {unit}"))
+        if len(entries) > LEGEND_MAX:
+            entries = [e for e in entries if not e[1].endswith(f"– {self.spec.unit}")][:LEGEND_MAX]
+        return entries
+
+    def set_title(self, fg: str, latest: dict[str, float] | None = None) -> None:
+        """Title, and below it the legend line with the latest values."""
+        self._fg = fg
+        entries = self.legend_entries(latest or {})
+        self.legend_text = "   ".join(text for _, text in entries)
+        legend = " &nbsp; ".join(
+            f"<span style='color:{curve.color}'>{_GLYPHS[curve.style]}</span>&nbsp;"
+            f"<span style='color:{fg}'>{text}</span>" for curve, text in entries)
+        title = f"<span style='color:{fg}; font-size:9pt'>{self.spec.title}</span>"
+        self.item.setTitle(title + (f"<br><span style='font-size:8pt'>{legend}</span>" if legend else ""))
 
     def _sync_right(self) -> None:
         self.right_vb.setGeometry(self.item.vb.sceneBoundingRect())
@@ -190,6 +201,13 @@ class _Plot:
             self.item.setXRange(0, 1, padding=0)
             self.item.setYRange(0, 1, padding=0)
             self.na_text.setPos(0.5, 0.5)
+
+
+def _value_text(value: float) -> str:
+    """"–" for no value, "1,980" from a thousand up, else three significant digits."""
+    if math.isnan(value):
+        return "–"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
 
 
 def _wrap(text: str, width: int) -> str:
@@ -232,6 +250,7 @@ class MonitorTab(QWidget):
         self._recorded_path: Path | None = None
         self._shown_t = np.empty(0)
         self._shown: dict[str, np.ndarray] = {}
+        self._latest: dict[str, float] = {}
         self._plots: list[_Plot] = []
         self.redraw_count = 0
 
@@ -358,6 +377,8 @@ class MonitorTab(QWidget):
         else:
             self._banner.hide()
         self._gpu_box.setVisible(not gpu_reason)
+        # Eight plots need the height; with host plots only the process tables get more.
+        self._splitter.setSizes([720, 160] if len(specs) > 3 else [600, 260])
         self._last_legend_update = 0.0
         self._apply_palette()
         self._set_interaction(self._recorded is not None or self._pause_button.isChecked())
@@ -370,7 +391,6 @@ class MonitorTab(QWidget):
         faint.setAlpha(70)
         self._layout_widget.setBackground(bg)
         for p in self._plots:
-            p.item.setTitle(p.spec.title, color=fg.name(), size="9pt")
             for side in ("left", "bottom", "right"):
                 axis = p.item.getAxis(side)
                 axis.setPen(fg)
@@ -381,10 +401,7 @@ class MonitorTab(QWidget):
             for curve, data_item in p.curves:
                 color = QColor(curve.color) if curve.color else faint
                 data_item.setPen(pg.mkPen(color, width=curve.width, style=STYLES[curve.style]))
-            p.legend.setBrush(pg.mkBrush(QColor(bg.red(), bg.green(), bg.blue(), 200)))
-            p.legend.setPen(pg.mkPen(faint))
-            for _sample, label in p.legend.items:
-                label.setText(label.text, color=fg.name())
+            p.set_title(fg.name(), self._latest)
             p.set_unavailable(None if p.curves else "not in this data", fg)
 
     def changeEvent(self, event) -> None:  # noqa: N802 (Qt name)
@@ -459,9 +476,9 @@ class MonitorTab(QWidget):
         for metric, y in values.items():
             finite = y[np.isfinite(y)] if y.size else y
             latest[metric] = float(finite[-1]) if finite.size else math.nan
-        fg = self.palette().color(QPalette.ColorRole.Text)
+        self._latest = latest
         for p in self._plots:
-            p.set_legend_values(latest, fg)
+            p.set_title(p._fg, latest)
 
     def _draw(self, t: np.ndarray, values: dict[str, np.ndarray], x0: float, x1: float) -> None:
         self._shown_t, self._shown = t, values

@@ -87,7 +87,7 @@ def missing_message(missing: list[SystemLib]) -> str:
     apt = " ".join(dict.fromkeys(lib.apt for lib in missing))
     dnf = " ".join(dict.fromkeys(lib.dnf for lib in missing))
     names = ", ".join(lib.soname for lib in missing)
-    return (f"hwbench-gui: Qt's X11 platform needs {names}, not installed: "
+    return (f"hwbench-gui: Qt's X11 platform needs {names}, which cannot be loaded (not installed?): "
             f"sudo apt-get install {apt}  (Fedora: sudo dnf install {dnf})")
 
 
