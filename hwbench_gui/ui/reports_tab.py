@@ -49,7 +49,7 @@ _PUBLISHED_COLOUR = "#6b4fbb"
 #: Resolution the charts are drawn at for the tab (96 dpi is one logical pixel per point·4/3).
 CHART_DPI = 144
 #: The widest a library column grows to fit its text; Parameters stretches into what is left.
-_COLUMN_MAX_PX = {"Machine": 240, "GPU": 160, "Benchmark": 150, "Figure": 260, "Date": 130}
+_COLUMN_MAX_PX = {"Machine": 210, "GPU": 140, "Benchmark": 150, "Figure": 340, "Date": 130}
 
 
 class _FilterProxy(QSortFilterProxyModel):
