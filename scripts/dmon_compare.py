@@ -31,11 +31,14 @@ def main(argv: list[str]) -> int:
     doc = json.load(open(argv[0]))
     rows = dmon_rows(argv[1])
     windows = doc["telemetry"].get("windows") or []
-    # a dmon line at second s covers (s-1, s]: count it when that second lies inside a window
-    inside = [sm for t, sm in rows if any(a <= t - 0.5 <= b for a, b in windows)]
+    # dmon stamps a line with the second it starts and prints the reading taken as it ends: on the
+    # H200 the line stamped with the second a busy GPU went idle in still read 0 %, and the one of
+    # the second its warm-up began read the busy fraction of that second (h200_trust.sh, dmon.txt).
+    # So a line at s stands for (s, s + 1]; count it when that second's middle lies in a window.
+    inside = [sm for t, sm in rows if any(a <= t + 0.5 <= b for a, b in windows)]
     whole = doc["telemetry_whole_run"]
     span = (whole["since"], whole["until"])
-    during = [sm for t, sm in rows if span[0] <= t - 0.5 <= span[1]]
+    during = [sm for t, sm in rows if span[0] <= t + 0.5 <= span[1]]
     ours = doc["telemetry"]["seed"]["gpu_util_percent"]["mean"]
     theirs = sum(inside) / len(inside) if inside else None
     print(json.dumps({

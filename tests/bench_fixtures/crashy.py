@@ -99,6 +99,20 @@ def _exit_without_result(params, reporter):
     os._exit(0)
 
 
+def _timed(params, reporter):
+    """A warm-up, then ``repeats`` timed windows of ``window_s`` each (idle), each marked as a phase."""
+    reporter.phase("warmup", "start")
+    time.sleep(0.3)
+    reporter.phase("warmup", "end")
+    samples = []
+    for r in range(params["repeats"]):
+        reporter.phase("timed", "start", r)
+        time.sleep(params["window_s"])
+        reporter.phase("timed", "end", r)
+        samples.append(1.0 + r)
+    return Outcome(figure_name="value", unit="units", samples=samples)
+
+
 def _no_samples(params, reporter):
     return Outcome(figure_name="value", unit="units", samples=[float("nan")])
 
@@ -136,6 +150,10 @@ BENCHMARKS = [
     _b("test.unavailable", _unavailable, "raises BenchmarkUnavailable"),
     _b("test.no_result", _exit_without_result, "exits 0 without a result"),
     _b("test.no_samples", _no_samples, "returns only a NaN sample"),
+    _b("test.timed", _timed, "marks a warm-up and timed windows", [
+        Param("repeats", "int", 3, "timed windows", minimum=1, maximum=20),
+        Param("window_s", "float", 1.0, "seconds per window", minimum=0.1, maximum=10.0),
+    ]),
     _b("test.params", _params_echo, "echoes its parameters", [
         Param("mode", "choice", "a", "a choice", choices=("a", "b")),
         Param("path", "path", None, "a path without a default"),

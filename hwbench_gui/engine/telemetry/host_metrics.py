@@ -246,12 +246,19 @@ class ProcessTreeReader:
             except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                 self._procs.pop(pid, None)
                 continue
-            cpu_s = times.user + times.system
+            # With the CPU of its reaped children: a pool worker that ends between two reads hands
+            # its time to its parent's children_* counters (else it would look like someone else's).
+            cpu_s = times.user + times.system + getattr(times, "children_user", 0.0) + \
+                getattr(times, "children_system", 0.0)
             cpu_now[pid] = cpu_s
             if pid in self._prev_cpu_s:
-                cpu_delta_s += max(0.0, cpu_s - self._prev_cpu_s[pid])
+                cpu_delta_s += cpu_s - self._prev_cpu_s[pid]
             elif self._prev_wall is not None and proc.create_time() >= self._prev_wall:
                 cpu_delta_s += cpu_s  # born since the last read: all its CPU time is new
+        for gone in set(self._prev_cpu_s) - set(cpu_now):
+            # Counted up to the last read; its parent's children_* jump holds that part again.
+            cpu_delta_s -= self._prev_cpu_s[gone]
+        cpu_delta_s = max(0.0, cpu_delta_s)
         for gone in set(self._procs) - set(cpu_now):
             self._procs.pop(gone, None)
         if not cpu_now:

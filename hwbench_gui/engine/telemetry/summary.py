@@ -62,21 +62,26 @@ def seed_figures(values: dict[str, np.ndarray], gpu_count: int, gpu_reason: str 
     return out
 
 
-#: Other processes' CPU above this (percent of one core, mean over the window) make the machine busy.
+#: Other processes' CPU above this (percent of one core, median over the window) make the machine busy.
 BUSY_CPU_PERCENT = 10.0
 
 
 def noise_summary(values: dict[str, np.ndarray]) -> dict[str, Any]:
     """How much the rest of the machine ran beside the benchmark, and whether that makes it busy:
-    other processes above :data:`BUSY_CPU_PERCENT` of a core on average, or any other GPU process."""
-    cpu = _stats(values.get("others_cpu_percent", np.empty(0)))
+    other processes above :data:`BUSY_CPU_PERCENT` of a core for at least half the samples (the
+    median: kernel threads doing the benchmark's own I/O and processes of the run that end between
+    two samples make short spikes that are not someone else's load), or any other GPU process."""
+    others = values.get("others_cpu_percent", np.empty(0))
+    cpu = _stats(others)
+    finite = others[np.isfinite(others)]
+    cpu["median"] = float(np.median(finite)) if finite.size else None
     gpu = _stats(values.get("others_gpu_processes", np.empty(0)))
     reasons = []
-    if cpu["mean"] is not None and cpu["mean"] > BUSY_CPU_PERCENT:
-        reasons.append(f"other processes used {cpu['mean']:.0f} % of a CPU core on average "
-                       f"(up to {cpu['max']:.0f} %) while it ran")
+    if cpu["median"] is not None and cpu["median"] > BUSY_CPU_PERCENT:
+        reasons.append(f"other processes used {cpu['median']:.0f} % of a CPU core (median; mean {cpu['mean']:.0f} %, "
+                       f"up to {cpu['max']:.0f} %) while it ran")
     if gpu["max"]:
         reasons.append(f"{gpu['max']:.0f} other process(es) used the GPU while it ran")
-    return {"others_cpu_percent": {"mean": cpu["mean"], "max": cpu["max"]},
+    return {"others_cpu_percent": {"median": cpu["median"], "mean": cpu["mean"], "max": cpu["max"]},
             "others_gpu_processes_max": gpu["max"], "busy": bool(reasons), "reasons": reasons,
             "threshold_cpu_percent": BUSY_CPU_PERCENT}
