@@ -263,3 +263,18 @@ def test_model_benchmarks_say_when_tensorflow_will_see_no_gpu(tab, monkeypatch):
         pytest.skip("no model benchmark can run here")
     tab.select(bench.id)
     assert "TensorFlow will see no GPU" in tab.title.text()
+
+
+def test_a_run_on_a_busy_machine_says_so_in_its_row(tab):
+    from reports_data import make_doc
+
+    doc = make_doc("t.rate", [10.0, 11.0, 12.0])
+    doc["warnings"] = ["busy machine: other processes used 150 % of a CPU core (median) while it ran"]
+    doc["telemetry"] = {"noise": {"busy": True, "reasons": ["other processes used 150 % of a CPU core"]}}
+    tab._add_result_row(doc)
+    status = tab.results.item(tab.results.rowCount() - 1, _col("Status"))
+    assert status.text() == "ok · busy machine"
+    assert "150 % of a CPU core" in status.toolTip()
+    calm = make_doc("t.rate", [10.0, 11.0, 12.0])
+    tab._add_result_row(calm)
+    assert tab.results.item(tab.results.rowCount() - 1, _col("Status")).text() == "ok"

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hwbench_gui.engine.reports.compare import busy_reasons
 from hwbench_gui.engine.results.formatting import figure_text, spread_text
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.run.queue import QueueChange, QueuedRun, RunQueue, RunSkipped
@@ -616,6 +617,8 @@ class BenchmarksTab(QWidget):
         spread = spread_text(document.get("stats")) if measured else ""
         status = document.get("status", "?")
         save_error = document.get("_save_error")
+        busy = bool(busy_reasons(document))
+        warnings = [str(w) for w in document.get("warnings") or []]
         cells = {
             "Started": (document.get("started_at") or "")[:19].replace("T", " "),
             "Benchmark": document.get("benchmark", {}).get("id", "?"),
@@ -623,7 +626,7 @@ class BenchmarksTab(QWidget):
             "Figure": (document.get("figure") or {}).get("name") or "",
             "Value": figure,
             "Spread (p5–p95)": spread,
-            "Status": status + (" (not saved)" if save_error else ""),
+            "Status": status + (" (not saved)" if save_error else "") + (" · busy machine" if busy else ""),
             "Device": document.get("device") or "",
         }
         for name, text in cells.items():
@@ -632,6 +635,10 @@ class BenchmarksTab(QWidget):
                 item.setForeground(QBrush(QColor(ERROR_COLOR if save_error else _STATUS_COLORS[status])))
                 if save_error:
                     item.setToolTip(save_error)
+            if name == "Status" and busy and not save_error:
+                item.setForeground(QBrush(QColor(WARNING_COLOR)))
+            if name == "Status" and warnings:
+                item.setToolTip("\n".join(filter(None, [save_error, *warnings])))
             if name == "Value" and document.get("reason"):
                 item.setToolTip(document["reason"])
             if name in ("Figure", "Device", "Spread (p5–p95)"):
