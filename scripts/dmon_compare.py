@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import datetime
+from datetime import datetime, tzinfo
 
 
-def dmon_rows(path: str) -> list[tuple[float, float]]:
+def dmon_rows(path: str, tz: tzinfo | None = None) -> list[tuple[float, float]]:
+    """(Unix time of the stamp, sm %) per line; dmon prints local time (``tz``, default this machine's)."""
     rows = []
     for line in open(path, encoding="utf-8", errors="replace"):
         parts = line.split()
         if len(parts) < 4 or line.startswith("#"):
             continue
         try:
-            t = datetime.strptime(parts[0] + parts[1], "%Y%m%d%H:%M:%S").timestamp()
+            t = datetime.strptime(parts[0] + parts[1], "%Y%m%d%H:%M:%S").replace(tzinfo=tz).timestamp()
             rows.append((t, float(parts[3])))
         except ValueError:
             continue
