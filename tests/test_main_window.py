@@ -253,3 +253,24 @@ def test_switching_theme_recolours_plots_and_the_catalogue(window):
                 assert item.foreground(0).color() == palette.color(QPalette.Disabled, QPalette.Text)
     finally:
         window.set_theme("system")
+
+
+def test_reports_run_like_this_queues_the_reference_run_in_benchmarks(window, monkeypatch):
+    """Reports → Run like this here: the selected result's benchmark with its deciding parameters, queued in
+    the Benchmarks tab, which comes forward."""
+    import json
+
+    from hwbench_gui.engine.reports import library
+    from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
+
+    queued = []
+    monkeypatch.setattr(BenchmarksTab, "enqueue", lambda self, bench_id, params: queued.append((bench_id, params)))
+    reports = window.tab_widget("Reports")
+    (ref,) = [p for p in (library.reference_dir() / "h200").glob("*gpu.pcie*.json")]
+    doc = json.loads(ref.read_text())
+    monkeypatch.setattr(reports, "selected_documents", lambda: [doc])
+    reports.run_like_selected()
+    assert queued and queued[0][0] == "gpu.pcie"
+    params = queued[0][1]
+    assert params["max_bytes"] == doc["params"]["max_bytes"] and params["min_bytes"] == doc["params"]["min_bytes"]
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Benchmarks"

@@ -24,6 +24,9 @@ class AppContext:
     sampler: Any = None
     #: Shows a message in the window's status bar for ``timeout_ms`` (0 = until replaced).
     show_status: Callable[[str, int], None] = lambda message, timeout_ms=0: None
+    #: Queues a run in the Benchmarks tab and shows it: ``request_run(bench_id, params)``. Set by the
+    #: window; None where there is no window (a tab built alone).
+    request_run: Callable[[str, dict], None] | None = None
     #: Every worker thread of the window; the window stops them all in ``closeEvent``.
     workers: WorkerPool = field(default_factory=WorkerPool)
     extras: dict[str, Any] = field(default_factory=dict)

@@ -100,6 +100,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.context = context
         self.context.show_status = self._show_status
+        self.context.request_run = self.request_run
         self._start_sampler = start_sampler
         self.setWindowTitle("hwbench")
 
@@ -216,6 +217,16 @@ class MainWindow(QMainWindow):
         holder = self.tabs.widget(index)
         if isinstance(holder, _LazyTab):
             holder.build()
+
+    def request_run(self, bench_id: str, params: dict) -> None:
+        """Queue a run in the Benchmarks tab and bring that tab forward (Reports → Run like this here)."""
+        for index, holder in enumerate(self._lazy):
+            if holder.spec.title == "Benchmarks":
+                tab = holder.build()
+                self.tabs.setCurrentIndex(index)
+                tab.enqueue(bench_id, params)
+                return
+        raise RuntimeError("this build has no Benchmarks tab")
 
     def tab_widget(self, title: str) -> QWidget | None:
         """The built widget of the tab called ``title`` (building it if needed); for tests and scripts."""

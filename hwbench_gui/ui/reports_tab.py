@@ -140,6 +140,9 @@ class ReportsTab(QWidget):
         self.delete_button = self._button("Delete", self.delete_selected, buttons)
         self.undo_button = self._button("Undo delete", self.undo_delete, buttons)
         self.undo_button.setEnabled(False)
+        self.run_like_button = self._button("Run like this here", self.run_like_selected, buttons)
+        self.run_like_button.setToolTip("Run the selected result's benchmark on this machine with the parameters "
+                                        "that make the two comparable (the rest at this machine's defaults)")
         buttons.addStretch(1)
         self._button("Compare selected runs", lambda: self.compare_selected("run"), buttons)
         self._button("Compare machines", lambda: self.compare_selected("machine"), buttons)
@@ -292,6 +295,29 @@ class ReportsTab(QWidget):
         for r in rows:
             selection.select(self.proxy.index(r, 0),
                              QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+
+    def run_like_selected(self) -> None:
+        """Queue, in the Benchmarks tab, a run that compares with the one selected result."""
+        from hwbench_gui.engine.reports.rerun import run_like
+        from hwbench_gui.engine.spec.benchmark import ParamError
+
+        docs = self.selected_documents()
+        if len(docs) != 1:
+            self.context.show_status("Select one result to run like it", 5000)
+            return
+        if self.context.request_run is None:
+            self.context.show_status("No Benchmarks tab to run it in", 5000)
+            return
+        try:
+            bench_id, params = run_like(docs[0])
+        except KeyError as exc:
+            QMessageBox.warning(self, "Run like this here", f"This install cannot run it: {exc.args[0]}")
+            return
+        except ParamError as exc:
+            QMessageBox.warning(self, "Run like this here", str(exc))
+            return
+        self.context.request_run(bench_id, dict(params))
+        self.context.show_status(f"Queued {bench_id} with the parameters of the selected result", 5000)
 
     def selected_documents(self) -> list[dict[str, Any]]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
