@@ -104,7 +104,7 @@ class IouTracker:
 
 def _baseline_path():
     """Plain OpenCV MOG2 (the motion detector as first shipped) + :class:`IouTracker`."""
-    detector = make_detector("motion", background="mog2")
+    detector = make_detector("motion", background="mog2", drop_ghosts=False)
     tracker = IouTracker()
 
     def step(frame):
@@ -122,7 +122,7 @@ def _deepsort_path(occlusion_aware: bool, **detector_options):
 
 #: Tracking paths compared by ``--suite``: name → factory of a ``frame -> [(id, xyxy)]`` function.
 PATHS = {
-    "old": _deepsort_path(False, background="mog2"),  # MOG2 + Deep SORT as first shipped
+    "old": _deepsort_path(False, background="mog2", drop_ghosts=False),  # MOG2 + Deep SORT as first shipped
     "new": _deepsort_path(True, background="mog2"),  # + merged blobs split, their tracks held (the default now)
     "new-median": _deepsort_path(True, background="median"),  # and the temporal-median background
 

@@ -80,10 +80,11 @@ class MotionDetector:
                  conf_threshold: float = 0.25, nms_threshold: float = 0.5, scale: float = 0.5,
                  learning_rate: float = 0.005, background: str = "mog2", samples: int = 15,
                  bootstrap_every: int = 3, sample_every: int = 8, motion_lag: int = 8, min_diff: float = 15.0,
-                 noise_k: float = 4.0) -> None:
+                 noise_k: float = 4.0, drop_ghosts: bool = True) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
+        self.drop_ghosts = drop_ghosts
         self.history, self.var_threshold, self.scale = history, var_threshold, scale
         self.learning_rate = learning_rate
         self.samples, self.bootstrap_every, self.sample_every = samples, bootstrap_every, sample_every
@@ -123,10 +124,12 @@ class MotionDetector:
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         if self._mog is None:
             self._learn(frame, (n, labels, stats))
+        ghost = self._ghosts(frame, labels, np.ones(n, bool), n, self._mog.getBackgroundImage()) \
+            if self._mog is not None and self.drop_ghosts and n > 1 else np.zeros(n, bool)
         boxes, scores = [], []
         min_area = self.min_area_px * self.scale * self.scale
-        for x, y, w, h, area in stats[1:n]:
-            if area < min_area:
+        for (x, y, w, h, area), is_ghost in zip(stats[1:n], ghost[1:n]):
+            if area < min_area or is_ghost:
                 continue
             fill = area / float(w * h)
             if fill < self.conf_threshold:
@@ -183,7 +186,8 @@ class MotionDetector:
         stack = np.stack(self._samples)
         self._model = np.partition(stack, len(stack) // 2, axis=0)[len(stack) // 2]
 
-    def _ghosts(self, frame: np.ndarray, labels: np.ndarray, static: np.ndarray, n: int) -> np.ndarray:
+    def _ghosts(self, frame: np.ndarray, labels: np.ndarray, static: np.ndarray, n: int,
+                model: np.ndarray | None = None) -> np.ndarray:
         """(n,) bool: which static blobs are ghosts, the place something stood before it left.
 
         A ghost's outline is an edge in the background model (the object that was there) and not
@@ -199,7 +203,7 @@ class MotionDetector:
             return cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))
         idx = labels[outline]
         in_frame = np.bincount(idx, weights=edges(frame)[outline], minlength=n)[:n]
-        in_model = np.bincount(idx, weights=edges(self._model)[outline], minlength=n)[:n]
+        in_model = np.bincount(idx, weights=edges(self._model if model is None else model)[outline], minlength=n)[:n]
         return static & (in_model > in_frame)
 
     def _moving_blobs(self, frame: np.ndarray, labels: np.ndarray, areas: np.ndarray, n: int):
