@@ -92,7 +92,8 @@ def test_cancel_ends_the_child_and_records_cancelled(qtbot, tab):
     qtbot.wait(1500)
     qtbot.mouseClick(tab.cancel_button, Qt.LeftButton)
     _wait_idle(qtbot, tab, timeout=15000)
-    assert _last_row(tab)[_col(STATUS)] == "cancelled"
+    # the machine running the tests may be busy: that is said after the status, never instead of it
+    assert _last_row(tab)[_col(STATUS)] in ("cancelled", "cancelled · busy machine")
     for pid in filter(None, pids):
         assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 

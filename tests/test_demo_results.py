@@ -50,7 +50,8 @@ def test_a_demo_without_frames_is_a_failed_result():
 def test_reports_compare_a_cpu_and_a_gpu_demo_run(tmp_path):
     from hwbench_gui.engine.reports import compare
 
-    for doc in (_doc("cpu", 0.1), _doc("cuda:0", 0.01)):
+    # 150 frames = 5 windows a side: enough samples for Mann-Whitney to tell them apart (3 vs 3 is not)
+    for doc in (_doc("cpu", 0.1, n=150), _doc("cuda:0", 0.01, n=150)):
         save_demo_document(doc, tmp_path)
     docs, errors = list_results(tmp_path)
     assert not errors and len(docs) == 2
