@@ -169,6 +169,7 @@ class Track:
         self.score, self.class_id = detection.score, detection.class_id
         self.trail: deque[tuple[float, float]] = deque(maxlen=trail_len)
         self.held_box: np.ndarray | None = None  # set while held inside a merged blob (xyxy)
+        self.was_held = False  # held in a merged blob since it was last matched: it may stay unseen longer
         self._add_trail_point()
 
     def _add_trail_point(self) -> None:
@@ -200,13 +201,17 @@ class Track:
         self.hits += 1
         self.time_since_update = self.unseen = 0
         self.held_box = None
+        self.was_held = False
         self._add_trail_point()
         if self.state == TENTATIVE and self.hits >= self.n_init:
             self.state = CONFIRMED
 
-    def mark_missed(self) -> None:
+    def mark_missed(self, max_age_held: int | None = None) -> None:
+        """Unmatched this frame: tentative tracks die; confirmed ones after ``max_age`` frames unseen,
+        or ``max_age_held`` when given and the track came out of a merged blob unmatched."""
         self.held_box = None
-        if self.state == TENTATIVE or self.unseen > self.max_age:
+        max_age = max_age_held if self.was_held and max_age_held is not None else self.max_age
+        if self.state == TENTATIVE or self.unseen > max_age:
             self.state = DELETED
 
     def hold(self, blob_box: np.ndarray, max_age_held: int) -> None:
@@ -214,6 +219,7 @@ class Track:
         box = self.box
         self.held_box = np.concatenate([np.maximum(box[:2], blob_box[:2]), np.minimum(box[2:], blob_box[2:])])
         self.unseen = 0
+        self.was_held = True
         if self.time_since_update > max_age_held:
             self.state = DELETED
 
@@ -288,13 +294,18 @@ class Tracker:
     the generated sequences with the hand-crafted features, at a third of the cost per frame).
     When detections carry no features the cascade ranks pairs by Mahalanobis distance instead.
     ``occlusion_aware``: split merged blobs (see the module's doc); a blob is merged when at least
-    ``held_coverage`` of each of two or more predicted boxes lies inside it.
+    ``held_coverage`` of each of two or more predicted boxes lies inside it. A track that came out
+    of a blob unmatched lives ``max_age_held`` frames unseen instead of ``max_age``; tracks and
+    detections left after the IoU stage meet once more on appearance with a looser, distance-only
+    gate (:meth:`_reidentify`: ``reid_radius``, ``reid_min_area``).
     """
 
     def __init__(self, max_cosine_distance: float = 0.2, nn_budget: int | None = 30, max_iou_distance: float = 0.7,
                  max_age: int = 30, n_init: int = 3, gating_threshold: float = CHI2INV95[4],
-                 occlusion_aware: bool = False, held_coverage: float = 0.5, max_age_held: int = 90) -> None:
+                 occlusion_aware: bool = False, held_coverage: float = 0.5, max_age_held: int = 90,
+                 reid_radius: float = 0.5, reid_min_area: float = 0.2) -> None:
         self.occlusion_aware, self.held_coverage, self.max_age_held = occlusion_aware, held_coverage, max_age_held
+        self.reid_radius, self.reid_min_area = reid_radius, reid_min_area
         self.kf = KalmanFilter()
         self.metric = NearestNeighborDistance(nn_budget)
         self.max_cosine_distance, self.max_iou_distance = max_cosine_distance, max_iou_distance
@@ -329,7 +340,7 @@ class Tracker:
                 self.tracks[ti].mean, self.tracks[ti].covariance = m, c
                 self.tracks[ti].update(None, detections[di])
         for ti in unmatched_tracks:
-            self.tracks[ti].mark_missed()
+            self.tracks[ti].mark_missed(self.max_age_held if self.occlusion_aware else None)
         for ti, di in held.items():
             self.tracks[ti].hold(detections[di].box, self.max_age_held)
         for di in unmatched_dets:
@@ -411,7 +422,41 @@ class Tracker:
                                                                        unmatched_dets)
         else:
             matches_b, unmatched_b = [], iou_candidates
-        return matches_a + matches_b, unmatched_a + unmatched_b, unmatched_dets
+        unmatched = unmatched_a + unmatched_b
+        if not self.occlusion_aware:
+            return matches_a + matches_b, unmatched, unmatched_dets
+        matches_c, _, unmatched_dets = self._reidentify(
+            detections, [i for i in unmatched if self.tracks[i].is_confirmed()], unmatched_dets)
+        matched_c = {t for t, _ in matches_c}
+        return matches_a + matches_b + matches_c, [i for i in unmatched if i not in matched_c], unmatched_dets
+
+    def _reidentify(self, detections: list[Detection], track_indices: list[int], detection_indices: list[int]):
+        """Last stage (occlusion-aware only): confirmed tracks still unmatched against detections
+        still unmatched, on appearance, gated by the distance of the box centres instead of the
+        Mahalanobis gate. A figure coming out of a blob or from behind a pillar is first seen in
+        part: its box's height and aspect are far from the prediction and the 4-d gate refuses it,
+        although it is near where the track predicted it and looks the same; without this it is born
+        again under a new id. The gate: centres within ``reid_radius`` track heights, plus a tenth
+        of a height per frame unseen (the prediction drifts while it coasts), and a box of at least
+        ``reid_min_area`` of the track's area (slivers at the frame's edge or beside a pillar look
+        like anyone: matching them swapped ids on the older generated sequences)."""
+        if not track_indices or not detection_indices:
+            return [], list(track_indices), list(detection_indices)
+        if not all(detections[i].feature is not None for i in detection_indices):
+            return [], list(track_indices), list(detection_indices)
+        tracks = [self.tracks[i] for i in track_indices]
+        feats = np.array([detections[i].feature for i in detection_indices])
+        cost = self.metric.distance(feats, [t.track_id for t in tracks])
+        centres_t = np.array([t.mean[:2] for t in tracks])
+        heights = np.array([t.mean[3] for t in tracks])
+        unseen = np.array([t.time_since_update for t in tracks])
+        centres_d = np.array([detections[i].xyah[:2] for i in detection_indices])
+        dist = np.linalg.norm(centres_t[:, None, :] - centres_d[None, :, :], axis=2)
+        cost[dist > (heights * (self.reid_radius + 0.1 * unseen))[:, None]] = INFTY_COST
+        area_t = np.array([t.mean[2] * t.mean[3] ** 2 for t in tracks])
+        area_d = np.array([detections[i].xyah[2] * detections[i].xyah[3] ** 2 for i in detection_indices])
+        cost[area_d[None, :] < self.reid_min_area * area_t[:, None]] = INFTY_COST
+        return min_cost_matching(cost, self.max_cosine_distance, track_indices, detection_indices)
 
     def _initiate(self, detection: Detection) -> None:
         mean, cov = self.kf.initiate(detection.xyah)
