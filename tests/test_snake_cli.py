@@ -51,3 +51,27 @@ def test_train_command_writes_a_loadable_checkpoint(capsys, tmp_path):
     if not torch.cuda.is_available():  # without CUDA the command says why instead of falling back
         assert cli.main(["demo", "snake", "train", "--device", "cuda", "--out", str(tmp_path / "x.pt")]) == 2
         assert "is_available() is False" in capsys.readouterr().err
+
+
+def test_eval_and_train_leave_a_demo_snake_document(capsys, tmp_path):
+    pytest.importorskip("torch")
+    from hwbench_gui.engine.results import list_results
+
+    results = tmp_path / "results"
+    assert cli.main(["demo", "snake", "eval", "--episodes", "6", "--json", "--results-dir", str(results)]) == 0
+    figures = json.loads(capsys.readouterr().out)
+    docs, errors = list_results(results)
+    assert not errors and len(docs) == 1
+    doc = docs[0]
+    assert doc["benchmark"]["id"] == "demo.snake" and doc["status"] == "ok"
+    assert doc["samples"] == figures["scores"], "one sample per game: its score"
+    assert doc["figures"]["mean score"]["value"] == pytest.approx(figures["mean"])
+    assert doc["figures"]["moves/s"]["value"] > 0 and doc["params"]["board"] == "12x12"
+
+    out = tmp_path / "tiny.pt"
+    assert cli.main(["demo", "snake", "train", "--minutes", "0.02", "--board", "6", "--boards", "8",
+                     "--eval-episodes", "4", "--out", str(out), "--results-dir", str(results)]) == 0
+    assert "result →" in capsys.readouterr().out
+    assert len(list_results(results)[0]) == 2
+    assert cli.main(["demo", "snake", "eval", "--episodes", "3", "--no-result", "--results-dir", str(results)]) == 0
+    assert len(list_results(results)[0]) == 2

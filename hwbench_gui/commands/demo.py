@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from datetime import datetime, timezone
 from typing import Callable
 
 from hwbench_gui.commands import demo_motion, demo_track
@@ -44,8 +46,35 @@ def _snake_train(args: argparse.Namespace) -> int:
     print(f"saved {path}: {result.stats['transitions']} moves, {result.stats['updates']} updates, "
           f"{result.stats['episodes']} episodes in {result.stats['elapsed_s']:.0f} s on {args.device}")
     if args.eval_episodes > 0:
-        figures = evaluate(result.agent, args.eval_episodes, args.board, args.board)
+        figures, eval_s, started_at = _timed_evaluate(evaluate, result.agent, args.eval_episodes, args.board, args.board)
         _print_figures(figures, path)
+        return _save_snake_result(args, figures, eval_s, started_at, path, result.stats)
+    return 0
+
+
+def _timed_evaluate(evaluate, agent, *args, **kwargs):
+    started_at, start = datetime.now(timezone.utc), time.perf_counter()
+    figures = evaluate(agent, *args, **kwargs)
+    return figures, time.perf_counter() - start, started_at
+
+
+def _save_snake_result(args, figures: dict, eval_s: float, started_at, checkpoint, training: dict | None,
+                       quiet: bool = False) -> int:
+    """Write the evaluation's result document (unless --no-result); 2 when it cannot be written."""
+    if args.no_result:
+        return 0
+    from hwbench_gui.demos.results import save_demo_document, snake_eval_document
+
+    h, w = figures["board"]
+    params = {"board": f"{h}x{w}", "episodes": figures["episodes"], "device": args.device}
+    doc = snake_eval_document(figures, params, started_at=started_at, eval_s=eval_s, device=args.device,
+                              training={"checkpoint": str(checkpoint), **(training or {})})
+    try:
+        path = save_demo_document(doc, args.results_dir)
+    except OSError as exc:
+        print(f"error: cannot write the result document: {exc}", file=sys.stderr)
+        return 2
+    print(f"result → {path}", file=sys.stderr if quiet else sys.stdout)
     return 0
 
 
@@ -64,14 +93,15 @@ def _snake_eval(args: argparse.Namespace) -> int:
     except (CheckpointError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    figures = evaluate(loaded.agent, args.episodes, loaded.height, loaded.width, seed=args.seed)
+    figures, eval_s, started_at = _timed_evaluate(evaluate, loaded.agent, args.episodes, loaded.height, loaded.width,
+                                                  seed=args.seed)
     if args.json:
-        json.dump({"checkpoint": loaded.path, "device": args.device, "training": loaded.stats, **figures},
-                  sys.stdout, indent=2)
+        json.dump({"checkpoint": loaded.path, "device": args.device, "training": loaded.stats, "eval_s": eval_s,
+                   **figures}, sys.stdout, indent=2)
         print()
     else:
         _print_figures(figures, loaded.path)
-    return 0
+    return _save_snake_result(args, figures, eval_s, started_at, loaded.path, loaded.stats, quiet=args.json)
 
 
 def _add_snake(demos: argparse._SubParsersAction) -> None:
@@ -88,6 +118,7 @@ def _add_snake(demos: argparse._SubParsersAction) -> None:
     train.add_argument("--out", required=True, help="checkpoint file to write")
     train.add_argument("--eval-episodes", type=at_least(0), default=100, help="greedy games after training (0: none)")
     train.add_argument("--print-every-s", type=float, default=10.0, help=argparse.SUPPRESS)
+    demo_track.add_result_arguments(train)
     train.set_defaults(handler=_snake_train)
 
     ev = actions.add_parser("eval", help="play greedy games with a checkpoint: mean, median and max score")
@@ -96,6 +127,7 @@ def _add_snake(demos: argparse._SubParsersAction) -> None:
     ev.add_argument("--device", default="cpu")
     ev.add_argument("--seed", type=int, default=12345, help="seed of the games' food")
     ev.add_argument("--json", action="store_true", help="print the figures and every score as JSON")
+    demo_track.add_result_arguments(ev)
     ev.set_defaults(handler=_snake_eval)
 
 

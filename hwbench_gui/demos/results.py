@@ -4,8 +4,10 @@ The document is the one benchmarks produce (``hwbench_gui.engine.results``), bui
 demo measured: the figure is end-to-end frames per second (higher is better), its samples the
 frame rate of each window of ``window`` frames (so the document has a spread); ``params`` hold what
 changes the speed (detector, precision, sizes) and what the device was; ``details`` the per-stage
-milliseconds and, for tracking with ground truth, MOTA / IDF1 / ID switches. Qt-free: the CLI
-calls it now, the demo pages can call it with the same arguments.
+milliseconds and, for tracking with ground truth, MOTA / IDF1 / ID switches. The snake demo's
+document (:func:`snake_eval_document`) is its greedy evaluation: the figure is the score per game,
+its samples every game's score, and the moves per second of the evaluation beside it. Qt-free: the
+CLI and the demo pages build the same documents.
 """
 
 from __future__ import annotations
@@ -101,6 +103,43 @@ def demo_document(demo: str, params: dict[str, Any], frame_times_s: Sequence[flo
     bench = replace(DEMOS[demo], deciding_params=tuple(k for k in params if k not in WHERE_PARAMS))
     return build_document(bench, params, status=status, reason=reason, started_at=started_at,
                           duration_s=duration_s, outcome=outcome,
+                          telemetry_reason="demo runs sample no telemetry")
+
+
+SNAKE_FIGURE_NAME = "score per greedy game"
+
+
+def snake_eval_document(figures: dict[str, Any], params: dict[str, Any], *, started_at: datetime, eval_s: float,
+                        device: str, training: dict[str, Any] | None = None,
+                        warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """The result document of a snake evaluation (``figures``: what ``snake.train.evaluate`` returns).
+
+    The headline is the score per game (samples: each game's score, so the document's value is
+    their median and comparisons test the games); ``figures`` hold the mean score and the moves
+    per second of the evaluation (all games' moves over ``eval_s``, the games stepped together).
+    ``params`` should name the board and the device; ``training``: the checkpoint's training stats.
+    """
+    from hwbench_gui.engine.results import build_document
+
+    scores = [int(s) for s in figures.get("scores") or []]
+    moves = float(figures.get("mean_steps", 0.0)) * len(scores)
+    extra = {"mean score": {"value": float(figures["mean"]), "unit": "points", "higher_is_better": True}} \
+        if scores else {}
+    if scores and eval_s > 0:
+        extra["moves/s"] = {"value": moves / eval_s, "unit": "moves/s", "higher_is_better": True}
+    outcome = {
+        "figure_name": SNAKE_FIGURE_NAME, "unit": "points", "samples": scores, "higher_is_better": True,
+        "precision": "FP32", "device": device, "figures": extra,
+        "method": (f"greedy play of {len(scores)} games at once (food seed {figures.get('seed')}); each sample is "
+                   "one game's score, the figure their median; moves/s: all games' moves over the evaluation's "
+                   "wall time"),
+        "details": {"board": figures.get("board"), "episodes": len(scores), "mean": figures.get("mean"),
+                    "max": figures.get("max"), "mean_steps": figures.get("mean_steps"), "eval_s": eval_s,
+                    "training": training},
+        "warnings": list(warnings),
+    }
+    bench = replace(DEMOS["snake"], deciding_params=tuple(k for k in params if k not in WHERE_PARAMS))
+    return build_document(bench, params, status="ok", started_at=started_at, duration_s=eval_s, outcome=outcome,
                           telemetry_reason="demo runs sample no telemetry")
 
 
