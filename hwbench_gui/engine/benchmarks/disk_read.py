@@ -176,7 +176,8 @@ BENCHMARK = Benchmark(
         Param("folder", "path", tempfile.gettempdir(), "Folder on the drive to test; a temporary file is written "
               "there and deleted afterwards.", decides_comparability=False),
         Param("file_size_mib", "int", 1024, "Size of the test file.", minimum=1, maximum=1 << 20, unit="MiB"),
-        Param("repeats", "int", 3, "Passes over the file (each is one sample).", minimum=1, maximum=100,
+        # 5: enough samples for a comparison to tell two machines apart (see cpu.decode)
+        Param("repeats", "int", 5, "Passes over the file (each is one sample).", minimum=1, maximum=100,
               decides_comparability=False),
         Param("random_reads", "int", 20000, "Random 4 KiB reads per pass.", minimum=10, maximum=10_000_000),
     ),
