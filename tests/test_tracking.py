@@ -380,3 +380,29 @@ def test_a_detector_error_in_the_overlapped_run_reaches_the_caller():
 
     with pytest.raises(RuntimeError, match="out of memory"):
         list(TrackingPipeline(Broken()).run([np.zeros((48, 64, 3), np.uint8)] * 3))
+
+
+def test_held_boxes_are_drawn_dashed_dimmer_and_tagged():
+    """A held track (its box the tracker's prediction inside a merged blob) must not look like a
+    detection: dashed outline in a dimmer shade of the id colour, and a longer label ("#3 held")."""
+    from hwbench_gui.demos.tracking.detectors import Detections
+    from hwbench_gui.demos.tracking.pipeline import FrameResult, TrackBox
+    from hwbench_gui.demos.tracking.render import HELD_DIM, draw_tracks, id_color
+
+    frame = np.zeros((200, 300, 3), np.uint8)
+
+    def drawn(held: bool) -> np.ndarray:
+        box = TrackBox(3, np.array([50.0, 60, 150, 160]), 1.0, 0, [], held=held)
+        return draw_tracks(frame, FrameResult(1, [box], Detections(), {}))
+
+    solid, dashed = drawn(False), drawn(True)
+    edge = (slice(159, 161), slice(52, 148))  # the bottom edge (the label sits on the top one)
+    color = np.array(id_color(3))
+    solid_edge = solid[edge].reshape(-1, 3)
+    assert (solid_edge == color).all(axis=1).all(), "a matched track: a solid line in its colour"
+    dashed_edge = dashed[edge].reshape(-1, 3)
+    lit = dashed_edge.any(axis=1)
+    assert 0.3 < lit.mean() < 0.7, "dashes and gaps"
+    assert (np.abs(dashed_edge[lit].astype(int) - (color * HELD_DIM).astype(int)) <= 1).all(), "dimmer"
+    label_width = [int((img[45:58, 50:] != 0).any(axis=(0, 2)).sum()) for img in (solid, dashed)]
+    assert label_width[1] > label_width[0] + 20, "the label says 'held'"

@@ -18,7 +18,7 @@ def test_tracks_a_generated_video_records_and_exports(page, qtbot, tmp_path):
     page.start()
     assert page.worker is not None and not page.start_button.isEnabled()
     qtbot.waitUntil(lambda: page.worker is None, timeout=30000)
-    assert "stopped after 40 frames" in page.status_label.text()
+    assert "stopped after 40 frames" in page.status_label.text() and "result saved" in page.status_label.text()
     assert page.view.pixmap() is not None and not page.view.pixmap().isNull()
     assert "FPS:" in page.fps_label.text() and "detect" in page.split_label.text()
     assert page.gpu_label.text().startswith(("no GPU:", "GPU utilisation:", "GPU:"))
@@ -27,6 +27,27 @@ def test_tracks_a_generated_video_records_and_exports(page, qtbot, tmp_path):
     assert n == len(lines) > 0 and lines[0].count(",") == 9
     assert (tmp_path / "rec.mp4").stat().st_size > 1000
     page.grab()  # paints without error
+    # the run left its demo.track document in the app's results folder
+    from hwbench_gui.engine.results import list_results
+
+    docs, errors = list_results(page.context.results_dir)
+    assert not errors and [d["benchmark"]["id"] for d in docs] == ["demo.track"]
+    assert page.last_result_path is not None and page.last_result_path.parent == page.context.results_dir
+    assert len(docs[0]["samples"]) == 1 and docs[0]["samples"][0] > 0, "40 frames: one 30-frame window"
+    assert docs[0]["params"]["detector"] == "motion" and docs[0]["details"]["frames"] == 40
+
+
+def test_a_result_that_cannot_be_saved_is_reported(page, qtbot, tmp_path):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    page.context.results_dir = blocker / "results"
+    page.use_generated_scene(str(tmp_path / "scene.mp4"), n_frames=12)
+    page.realtime_check.setChecked(False)
+    page.start()
+    qtbot.waitUntil(lambda: page.worker is None, timeout=30000)
+    assert "stopped after 12 frames" in page.status_label.text()
+    assert "result not saved" in page.status_label.text() and page.last_result_path is None
+    assert page.start_button.isEnabled()
 
 
 def test_sliders_reach_the_running_worker_and_stop_works(page, qtbot, tmp_path):

@@ -148,3 +148,17 @@ def save_demo_document(doc: dict[str, Any], directory: str | os.PathLike | None 
     from hwbench_gui.engine.results import write_result
 
     return write_result(doc, directory)
+
+
+def save_run_document(doc: dict[str, Any], directory: str | os.PathLike | None) -> tuple[Path | None, str]:
+    """For the demo pages: write ``doc`` like :func:`save_demo_document` and say so in one line.
+
+    Returns (path, "result saved: …") or, when it cannot be written, (None, "result not saved: why"):
+    a page shows the line; a full disk or a read-only folder must not end the app.
+    """
+    try:
+        path = save_demo_document(doc, directory)
+    except (OSError, ValueError, TypeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return None, f"result not saved: {reason}"
+    return path, f"result saved: {path}"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import traceback
+from datetime import datetime, timezone
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
@@ -45,7 +46,8 @@ class TrackJob:
 
     ``settings``: detector name and options, source, pacing. :meth:`run` is a worker body; it emits
     ``("frame", QImage, figures)`` (the image already copied, safe to keep), ``("status", text)``
-    and ``("failed", message)``.
+    and ``("failed", message)``. When frames were tracked, :attr:`document` is the run's
+    ``demo.track`` result document once :meth:`run` returns (FPS per 30-frame window, stage times).
     """
 
     def __init__(self, settings: dict) -> None:
@@ -56,6 +58,7 @@ class TrackJob:
         self._record_path: str | None = None
         self._rows: list[str] = []
         self.frames_done = 0
+        self.document: dict | None = None
         self._emit = None
         self._stop: threading.Event | None = None
 
@@ -105,6 +108,9 @@ class TrackJob:
         pipeline = TrackingPipeline(detector, use_appearance=self.settings.get("appearance", True))
         names = getattr(detector, "class_names", None)
         writer, writer_path = None, None
+        started_at, start = datetime.now(timezone.utc), time.perf_counter()
+        stamps: list[float] = []
+        frame_wh: list[int] = []
         try:
             with open_source(self.settings["source"], camera_size_wh=None) as src:
                 pacer = Pacer(0.0 if (src.live or not self.settings.get("realtime", True)) else src.fps)
@@ -138,6 +144,8 @@ class TrackJob:
                     h, w = annotated.shape[:2]
                     image = QImage(annotated.data, w, h, annotated.strides[0], QImage.Format_BGR888).copy()
                     self.frames_done = result.index
+                    stamps.append(time.perf_counter())
+                    frame_wh[:] = [w, h]
                     self._emit(("frame", image, {
                         "index": result.index, "tracks": len(result.tracks), "detections": len(result.detections),
                         **{k.replace("_s", "_ms"): v * 1e3 for k, v in result.timing_s.items()}}))
@@ -145,7 +153,31 @@ class TrackJob:
         finally:
             if writer:
                 writer.close()
+            if stamps:
+                self.document = self._document(detector, pipeline, stamps, start, started_at, frame_wh)
         self._emit(("status", f"stopped after {self.frames_done} frames"))
+
+    def _document(self, detector, pipeline, stamps, start, started_at, frame_wh) -> dict:
+        """The run's ``demo.track`` document, with the parameters ``hwbench demo track`` records."""
+        from hwbench_gui.commands.demo_track import device_text
+        from hwbench_gui.demos.results import demo_document, frame_times_from_stamps
+
+        s = self.settings
+        timing = pipeline.stats.summary()
+        precision = getattr(detector, "precision", None) or "n/a"
+        params = {"detector": s["detector"], "device": str(getattr(detector, "device", "cpu")), "precision": precision,
+                  "size": int(s.get("size", 416)) if s["detector"] == "yolov3" else None,
+                  "frame_wh": frame_wh or None, "appearance": bool(s.get("appearance", True)), "overlap": True,
+                  "random_weights": bool(getattr(detector, "random_weights", False)),
+                  "realtime": bool(s.get("realtime", True))}
+        warnings = ["paced to the video's frame rate (Real time on): the FPS is at most the video's"] \
+            if s.get("realtime", True) else []
+        return demo_document(
+            "track", params, frame_times_from_stamps(stamps, start), started_at=started_at,
+            duration_s=stamps[-1] - start, device=device_text(getattr(detector, "device", "cpu")),
+            precision=precision,
+            stage_ms={k: timing[k] for k in ("detect_ms", "embed_ms", "associate_ms", "frame_ms") if k in timing},
+            warnings=warnings, details={"source": str(s["source"]), "from": "GUI Tracking page"})
 
 
 class TrackingPage(QWidget):
@@ -158,6 +190,7 @@ class TrackingPage(QWidget):
         self._frame_times: list[float] = []
         self._last_stats: dict = {}
         self._last_rows: list[str] = []
+        self.last_result_path: Path | None = None  # the demo.track document of the last run, if saved
         self._record_path: str | None = None
 
         # -- source
@@ -398,6 +431,11 @@ class TrackingPage(QWidget):
         self.worker, self.job = None, None
         if job is not None:
             self._last_rows = job.track_rows()
+            if job.document is not None and self.context is not None:
+                from hwbench_gui.demos.results import save_run_document
+
+                self.last_result_path, line = save_run_document(job.document, self.context.results_dir)
+                self.status_label.setText(f"{self.status_label.text()} · {line}")
         self._update_running(False)
 
     def _update_running(self, running: bool) -> None:

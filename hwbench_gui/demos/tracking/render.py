@@ -1,4 +1,7 @@
-"""Draw tracks on a frame: a box and label per id (colour fixed per id), and the path it walked."""
+"""Draw tracks on a frame: a box and label per id (colour fixed per id), and the path it walked.
+
+A *held* track (inside a merged blob: its box is the tracker's prediction, not a detection) is
+drawn dashed, in a dimmer shade of its colour, and tagged "held"."""
 
 from __future__ import annotations
 
@@ -14,6 +17,21 @@ def id_color(track_id: int) -> tuple[int, int, int]:
     return int(b * 255), int(g * 255), int(r * 255)
 
 
+HELD_DIM = 0.55  # a held box's colour is its id colour times this
+DASH_PX = 6
+
+
+def dashed_rectangle(img: np.ndarray, p1: tuple[int, int], p2: tuple[int, int], color, thickness: int = 2,
+                     dash_px: int = DASH_PX) -> None:
+    """A rectangle of dashes ``dash_px`` long with gaps as long."""
+    (x1, y1), (x2, y2) = p1, p2
+    for a, b, fixed, horizontal in ((x1, x2, y1, True), (x1, x2, y2, True), (y1, y2, x1, False), (y1, y2, x2, False)):
+        for start in range(a, b, 2 * dash_px):
+            end = min(start + dash_px, b)
+            q1, q2 = ((start, fixed), (end, fixed)) if horizontal else ((fixed, start), (fixed, end))
+            cv2.line(img, q1, q2, color, thickness)
+
+
 def draw_tracks(frame: np.ndarray, result, class_names: list[str] | None = None,
                 show_detections: bool = False, caption: str | None = None) -> np.ndarray:
     """An annotated copy of ``frame`` for a :class:`~.pipeline.FrameResult`."""
@@ -22,18 +40,27 @@ def draw_tracks(frame: np.ndarray, result, class_names: list[str] | None = None,
         for x1, y1, x2, y2 in result.detections.boxes.astype(int):
             cv2.rectangle(out, (x1, y1), (x2, y2), (160, 160, 160), 1)
     for t in result.tracks:
+        held = bool(getattr(t, "held", False))
         color = id_color(t.track_id)
+        if held:
+            color = tuple(int(c * HELD_DIM) for c in color)
         if len(t.trail) > 1:
             pts = np.asarray(t.trail, np.int32).reshape(-1, 1, 2)
             cv2.polylines(out, [pts], False, color, 2, cv2.LINE_AA)
         x1, y1, x2, y2 = (int(round(v)) for v in t.box)
-        cv2.rectangle(out, (x1, y1), (x2, y2), color, 2)
+        if held:
+            dashed_rectangle(out, (x1, y1), (x2, y2), color, 2)
+        else:
+            cv2.rectangle(out, (x1, y1), (x2, y2), color, 2)
         label = f"#{t.track_id}"
         if class_names and 0 <= t.class_id < len(class_names) and len(class_names) > 1:
             label += f" {class_names[t.class_id]}"
+        if held:
+            label += " held"
         (tw, th), _ = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, 0.5, 1)
         cv2.rectangle(out, (x1, max(0, y1 - th - 6)), (x1 + tw + 4, max(th + 6, y1)), color, -1)
-        cv2.putText(out, label, (x1 + 2, max(th + 2, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 1,
+        text_color = (255, 255, 255) if held else (0, 0, 0)  # white reads better on the dimmed colour
+        cv2.putText(out, label, (x1 + 2, max(th + 2, y1 - 4)), cv2.FONT_HERSHEY_SIMPLEX, 0.5, text_color, 1,
                     cv2.LINE_AA)
     if caption:
         cv2.putText(out, caption, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (0, 0, 0), 3, cv2.LINE_AA)
