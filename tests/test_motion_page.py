@@ -68,3 +68,52 @@ def test_image_without_keypoints_takes_clicks(page, qtbot, tmp_path):
     page.use_clicked_keypoints()
     assert page.target is not None and page.target.name == "blob" and len(page.target.keypoints) == 3
     assert (tmp_path / "blob.keypoints.json").is_file()
+
+
+def test_a_run_leaves_a_demo_motion_document(page, qtbot, video):
+    from hwbench_gui.engine.results import list_results
+
+    page.start(video)
+    qtbot.waitUntil(lambda: page.frames_shown >= 5, timeout=20_000)
+    page.stop()
+    qtbot.waitUntil(lambda: page.result_label.text() != "", timeout=10_000)
+    assert page.result_label.text().startswith("result saved"), page.result_label.text()
+    docs, errors = list_results(page.context.results_dir)
+    assert not errors and [d["benchmark"]["id"] for d in docs] == ["demo.motion"]
+    assert docs[0]["details"]["frames"] >= 5 and docs[0]["samples"] and docs[0]["params"]["region"] == "face"
+    assert page.last_result_path.parent == page.context.results_dir
+
+
+def test_an_unwritable_results_folder_is_a_line_not_a_crash(page, qtbot, video, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    page.context.results_dir = blocker / "results"
+    page.start(video)
+    qtbot.waitUntil(lambda: page.frames_shown >= 2, timeout=20_000)
+    page.stop()
+    qtbot.waitUntil(lambda: page.result_label.text() != "", timeout=10_000)
+    assert page.result_label.text().startswith("result not saved:") and "\n" not in page.result_label.text()
+    assert page.start_button.isEnabled()
+
+
+@pytest.mark.parametrize("where, error", [
+    ("hwbench_gui.demos.motion.keypoints.FaceDetector.__init__", "FaceDetectorUnavailable"),
+    ("hwbench_gui.demos.motion.pipeline.MotionPipeline.__init__", "TargetError"),
+])
+def test_known_failures_show_their_reason_in_one_line(page, qtbot, video, monkeypatch, where, error):
+    """OpenCV 5 has no CascadeClassifier; a target can be unusable: the user reads the reason, not a
+    traceback with the exception's class name."""
+    from hwbench_gui.demos.motion.keypoints import FaceDetectorUnavailable
+    from hwbench_gui.demos.motion.targets import TargetError
+
+    exc_type = {"FaceDetectorUnavailable": FaceDetectorUnavailable, "TargetError": TargetError}[error]
+    reason = f"this reason is for the user ({error})"
+
+    def fail(*args, **kwargs):
+        raise exc_type(reason)
+
+    monkeypatch.setattr(where, fail)
+    page.start(video)
+    qtbot.waitUntil(lambda: page.worker is None or page.worker.is_finished(), timeout=10_000)
+    qtbot.waitUntil(lambda: reason in page.status.text(), timeout=10_000)
+    assert page.status.text() == reason

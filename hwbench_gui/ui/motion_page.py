@@ -13,6 +13,7 @@ import collections
 import threading
 import time
 import traceback
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -145,8 +146,11 @@ class ImageView(QWidget):
 class MotionJob:
     """Runs the pipeline until aborted; :meth:`run` is a worker body.
 
-    It emits ``("frame", driver view, animated target, stats)``, ``("failed", message)`` and
-    ``("recorded", description)``; every image it sends is a copy.
+    It emits ``("frame", driver view, animated target, stats)``, ``("failed", message)``,
+    ``("recorded", description)`` and, when it processed frames, ``("document", doc)`` last: the
+    run's ``demo.motion`` result document (FPS per 30-frame window, stage times). Every image it
+    sends is a copy. A face detector this OpenCV lacks or an unusable target fails with their
+    one-line reason; anything else with its type and a short traceback.
     """
 
     def __init__(self, source_spec, target: Target, roi=None, out_size_px: int = 512) -> None:
@@ -165,6 +169,7 @@ class MotionJob:
         self._shown = max(0, self._shown - 1)
 
     def run(self, control) -> None:  # on the worker thread: no widgets here
+        from hwbench_gui.demos.motion.keypoints import FaceDetectorUnavailable
         from hwbench_gui.demos.motion.pipeline import MotionPipeline, draw_driver
         from hwbench_gui.demos.video import DEFAULT_FPS, Mp4Writer, Pacer, SourceError, open_source
 
@@ -175,6 +180,10 @@ class MotionJob:
             emit(("failed", str(exc)))
             return
         recorder = None
+        started_at, start = datetime.now(timezone.utc), time.perf_counter()
+        all_stamps: list[float] = []
+        stage_ms: dict[str, list[float]] = collections.defaultdict(list)
+        frame_wh: list[int] = []
         try:
             self.pipeline = MotionPipeline(source, self.target, roi=self.roi, out_size_px=self.out_size_px)
             pacer = Pacer(0.0 if source.live else source.fps)
@@ -205,6 +214,10 @@ class MotionJob:
                     recorder.write(result.output)
                 totals.append(result.timing_ms)
                 stamps.append(time.perf_counter())
+                all_stamps.append(stamps[-1])
+                for k, v in result.timing_ms.items():
+                    stage_ms[k].append(float(v))
+                frame_wh[:] = [int(result.driver.shape[1]), int(result.driver.shape[0])]
                 if self._shown < 2:
                     self._shown += 1
                     stats = {
@@ -215,6 +228,8 @@ class MotionJob:
                     }
                     emit(("frame", to_qimage(draw_driver(result)), to_qimage(result.output), stats))
                 pacer.wait(control.abort_event)
+        except (FaceDetectorUnavailable, TargetError) as exc:  # reasons written for the user: no traceback
+            emit(("failed", str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
         except Exception as exc:  # a failing frame must end the worker with a message, not kill the app
             emit(("failed", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}"))
         finally:
@@ -222,6 +237,23 @@ class MotionJob:
                 recorder.close()
                 emit(("recorded", f"{recorder.path} ({recorder.frames} frames)"))
             source.close()
+            if all_stamps:
+                emit(("document", self._document(source, all_stamps, start, started_at, stage_ms, frame_wh)))
+
+    def _document(self, source, stamps, start, started_at, stage_ms, frame_wh) -> dict:
+        """The run's ``demo.motion`` document, with the parameters ``hwbench demo motion`` records."""
+        from hwbench_gui.demos.results import demo_document, frame_times_from_stamps
+
+        params = {"keypoints": "lk", "region": "roi" if self.roi else "face", "size": self.out_size_px,
+                  "smoothing": True, "frame_wh": frame_wh or None, "device": "cpu"}
+        summary = {f"{k}_ms": {"mean": float(np.mean(v)), "median": float(np.median(v)),
+                               "p95": float(np.percentile(v, 95))} for k, v in stage_ms.items()}
+        return demo_document(
+            "motion", params, frame_times_from_stamps(stamps, start), started_at=started_at,
+            duration_s=stamps[-1] - start, device="cpu", precision="n/a", stage_ms=summary,
+            warnings=[] if source.live else ["paced to the video's frame rate: the FPS is at most the video's"],
+            details={"source": source.description, "target": getattr(self.target, "name", None),
+                     "from": "GUI Motion page"})
 
 
 class MotionPage(QWidget):
@@ -255,6 +287,10 @@ class MotionPage(QWidget):
         self.status = QLabel("Pick a camera or a video file and press Start.")
         self.status.setWordWrap(True)
         self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        #: Where the last run's demo.motion document went (or why it did not).
+        self.result_label = QLabel("")
+        self.result_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.last_result_path: Path | None = None
         self.use_clicks_button = QPushButton("Use clicked keypoints")
         self.clear_clicks_button = QPushButton("Clear clicks")
 
@@ -292,6 +328,7 @@ class MotionPage(QWidget):
         layout.addLayout(row2)
         layout.addLayout(views, 1)
         layout.addWidget(self.status)
+        layout.addWidget(self.result_label)
         if self._targets:
             self.set_target_path(self._targets[0])
         self._update_buttons()
@@ -418,6 +455,17 @@ class MotionPage(QWidget):
             self._on_failed(values[0])
         elif kind == "recorded":
             self.status.setText(f"Recorded {values[0]}")
+        elif kind == "document":
+            self._save_document(values[0])
+
+    def _save_document(self, doc: dict) -> None:
+        """Into the app's results folder; a failure is a line under the status, never an exception."""
+        if self.context is None:
+            return
+        from hwbench_gui.demos.results import save_run_document
+
+        self.last_result_path, line = save_run_document(doc, self.context.results_dir)
+        self.result_label.setText(line)
 
     def _on_worker_finished(self) -> None:
         if self.worker is not None and self.worker.is_finished():
