@@ -55,6 +55,35 @@ def test_train_shows_progress_and_stops(page, qtbot):
     assert page.agent is not None and page.save_button.isEnabled() and page.mode == "idle"
 
 
+def test_a_finished_training_is_evaluated_into_a_demo_snake_document(page, qtbot):
+    from hwbench_gui.engine.results import list_results
+
+    page.board_size.setValue(6)
+    page.minutes.setValue(0.01)
+    page.eval_episodes = 7
+    page.start_training()
+    qtbot.waitUntil(lambda: page._worker is None, timeout=30_000)
+    docs, errors = list_results(page.context.results_dir)
+    assert not errors and [d["benchmark"]["id"] for d in docs] == ["demo.snake"]
+    doc = docs[0]
+    assert len(doc["samples"]) == 7 and doc["params"]["board"] == "6x6" and doc["params"]["device"] == "cpu"
+    assert doc["figures"]["moves/s"]["value"] > 0
+    assert page.last_result_path.parent == page.context.results_dir
+    assert "Greedy play: mean score" in page.status.text() and "result saved" in page.status.text()
+
+
+def test_a_snake_result_that_cannot_be_saved_is_reported(page, qtbot, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    page.context.results_dir = blocker / "results"
+    page.board_size.setValue(6)
+    page.minutes.setValue(0.01)
+    page.eval_episodes = 3
+    page.start_training()
+    qtbot.waitUntil(lambda: page._worker is None, timeout=30_000)
+    assert "result not saved:" in page.status.text() and page.train_button.isEnabled()
+
+
 def test_cuda_is_greyed_with_the_reason_when_there_is_no_gpu(qtbot, monkeypatch):
     from hwbench_gui.engine import nvml
     from hwbench_gui.ui.snake_page import SnakePage

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -102,16 +104,30 @@ class BoardView(QWidget):
             p.drawText(QRectF(x0, y0, cell * w, cell * h), Qt.AlignCenter, f"game over — score {snap['score']}")
 
 
-def _train(control, config, pause: threading.Event):
-    """Worker body: trains until done or aborted; returns the TrainResult."""
-    from hwbench_gui.demos.snake.train import TrainCallbacks, train
+def _train(control, config, pause: threading.Event, eval_episodes: int = 0,
+           skip_eval: threading.Event | None = None):
+    """Worker body: trains until done or aborted (Stop), then plays ``eval_episodes`` greedy games
+    and emits ``("document", doc)``: the run's ``demo.snake`` result document (skipped when
+    ``skip_eval`` is set: the window is closing). Returns the TrainResult."""
+    from hwbench_gui.demos.snake.train import TrainCallbacks, evaluate, train
 
     def send(kind):
         return lambda value: control.emit((kind, value))
 
     callbacks = TrainCallbacks(progress=send("progress"), episodes=send("episodes"), frame=send("frame"),
                                progress_interval_s=0.5, frame_interval_s=0.05)
-    return train(config, callbacks, stop=control.abort_event, pause=pause)
+    result = train(config, callbacks, stop=control.abort_event, pause=pause)
+    if eval_episodes > 0 and not (skip_eval is not None and skip_eval.is_set()):
+        from hwbench_gui.demos.results import snake_eval_document
+
+        started_at, start = datetime.now(timezone.utc), time.perf_counter()
+        figures = evaluate(result.agent, eval_episodes, config.height, config.width)
+        eval_s = time.perf_counter() - start
+        params = {"board": f"{config.height}x{config.width}", "episodes": eval_episodes, "device": config.device}
+        control.emit(("document", snake_eval_document(
+            figures, params, started_at=started_at, eval_s=eval_s, device=config.device,
+            training={**result.stats, "from": "GUI Snake page"})))
+    return result
 
 
 class SnakePage(QWidget):
@@ -128,6 +144,11 @@ class SnakePage(QWidget):
         self._workers = context.workers if context is not None else WorkerPool()
         self._worker: Worker | None = None
         self._pause = threading.Event()
+        self._closing = threading.Event()  # set by shutdown(): a training ending then skips its evaluation
+        #: Greedy games played when a training ends; their demo.snake document goes to the results folder.
+        self.eval_episodes = 100
+        self.last_result_path: Path | None = None
+        self._result_line = ""
         self._scores: list[int] = []
         self._loss: tuple[list[float], list[float]] = ([], [])
         self._epsilon: tuple[list[float], list[float]] = ([], [])
@@ -412,7 +433,9 @@ class SnakePage(QWidget):
             series.clear()
         self.mode = "train"
         self.status.setText("Starting training (loading torch)…")
-        worker = Worker(_train, (config, self._pause), name="snake-train")
+        self._result_line = ""
+        worker = Worker(_train, (config, self._pause, self.eval_episodes if self.context is not None else 0,
+                                 self._closing), name="snake-train")
         worker.yielded.connect(self._on_train_message)
         worker.returned.connect(self._on_finished)
         worker.errored.connect(self._on_errored)
@@ -437,7 +460,18 @@ class SnakePage(QWidget):
 
     def _on_train_message(self, message: tuple) -> None:
         kind, value = message
-        {"progress": self._on_progress, "episodes": self._on_episodes, "frame": self._on_frame}[kind](value)
+        {"progress": self._on_progress, "episodes": self._on_episodes, "frame": self._on_frame,
+         "document": self._save_document}[kind](value)
+
+    def _save_document(self, doc: dict) -> None:
+        """Into the app's results folder; the outcome (or why it failed) ends the status line."""
+        from hwbench_gui.demos.results import save_run_document
+
+        self.last_result_path, line = save_run_document(doc, self.context.results_dir)
+        mean = doc["figures"].get("mean score", {}).get("value")
+        games = doc["details"]["episodes"]
+        self._result_line = f" Greedy play: mean score {mean:.2f} over {games} games; {line}." \
+            if mean is not None else f" {line}."
 
     def _on_progress(self, p: dict) -> None:
         self._loss[0].append(p["elapsed_s"])
@@ -467,7 +501,8 @@ class SnakePage(QWidget):
         mean = result.stats.get("mean_score_last_100")
         self.status.setText(f"Training {'stopped' if result.stats.get('stopped_early') else 'done'}: "
                             f"{result.stats['episodes']} episodes in {result.stats['elapsed_s']:.0f} s, mean score "
-                            f"(last 100) {'–' if mean is None else f'{mean:.1f}'}. Watch agent plays it; Save… keeps it.")
+                            f"(last 100) {'–' if mean is None else f'{mean:.1f}'}. Watch agent plays it; Save… keeps it."
+                            + self._result_line)
         self._redraw_plots()
 
     def _on_errored(self, exc: BaseException) -> None:
@@ -517,6 +552,7 @@ class SnakePage(QWidget):
 
     def shutdown(self) -> None:
         """Stop the game timers and abort training; the window waits for the worker."""
+        self._closing.set()
         self._timer.stop()
         self._plot_timer.stop()
         self.stop_training()
