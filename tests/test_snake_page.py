@@ -59,9 +59,9 @@ def test_a_finished_training_is_evaluated_into_a_demo_snake_document(page, qtbot
     from hwbench_gui.engine.results import list_results
 
     page.board_size.setValue(6)
-    page.minutes.setValue(0.01)
     page.eval_episodes = 7
     page.start_training()
+    page.stop_training()  # Stop ends a training too: it is evaluated all the same
     qtbot.waitUntil(lambda: page._worker is None, timeout=30_000)
     docs, errors = list_results(page.context.results_dir)
     assert not errors and [d["benchmark"]["id"] for d in docs] == ["demo.snake"]
@@ -77,9 +77,9 @@ def test_a_snake_result_that_cannot_be_saved_is_reported(page, qtbot, tmp_path):
     blocker.write_text("x")
     page.context.results_dir = blocker / "results"
     page.board_size.setValue(6)
-    page.minutes.setValue(0.01)
     page.eval_episodes = 3
     page.start_training()
+    page.stop_training()
     qtbot.waitUntil(lambda: page._worker is None, timeout=30_000)
     assert "result not saved:" in page.status.text() and page.train_button.isEnabled()
 
