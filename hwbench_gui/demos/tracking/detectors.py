@@ -65,6 +65,10 @@ class MotionDetector:
     occlusion``, the median had fewer ID switches): OpenCV's MOG2 with a fixed ``learning_rate``: the first
     frame initialises the model completely, so things standing in it leave ghosts for a few hundred
     frames, and objects that stand still fade into the background within about ``history`` frames.
+    ``drop_ghosts`` (default) drops a blob whose outline is an edge in MOG2's background image and
+    not in the frame (the ghost test the median background uses): the place a figure stood in frame 1
+    after it walked off. Those ghosts were most of the extra ids on the occlusion settings; the test
+    costs about 1 ms per 640×480 frame (1.7 → 2.7 ms on a 2-core VM).
 
     Score is the fraction of the box covered by foreground; ``conf_threshold`` filters on it. The
     model runs on the frame scaled by ``scale``. Frame 1 yields no detections: there is no
