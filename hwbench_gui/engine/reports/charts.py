@@ -174,10 +174,21 @@ def relative_chart(comparison: Comparison) -> Chart | None:
         ys = [y + (n - (len(others) - 1) / 2) * bar_h for y in range(len(rows))]
         ratios = [r.cells[side_index].ratio for r in rows]
         present = [(y, v, r.cells[side_index].mark) for y, v, r in zip(ys, ratios, rows) if v is not None]
-        bars = ax.barh([y for y, _, _ in present], [v for _, v, _ in present], bar_h * 0.95,
+        # Bars grow from 1 (the baseline) towards the ratio, so a loss points left of the line.
+        bars = ax.barh([y for y, _, _ in present], [v - 1.0 for _, v, _ in present], bar_h * 0.95, left=1.0,
                        label=_short(comparison.sides[side_index].name, 60))
-        ax.bar_label(bars, labels=[f"×{v:.2f} {mark}" for _, v, mark in present], fontsize=7, padding=2)
+        # Labels right of the bar or of the baseline line: never over the figure names on the left.
+        for y, v, mark in present:
+            ax.annotate(f"×{v:.3g} {mark}", (max(v, 1.0), y), xytext=(3, 0), textcoords="offset points",
+                        va="center", ha="left", fontsize=7)
     ax.axvline(1.0, color="black", linewidth=0.8)
+    every = [r.cells[i].ratio for r in rows for i in others if r.cells[i].ratio]
+    top = max([1.0, *every])
+    if every and max(every) / min(every) > 10:  # a GPU box against a laptop: ×0.1 and ×1000 both readable
+        ax.set_xscale("log")
+        ax.set_xlim(min([1.0, *every]) / 2, top * 30)  # room for the labels right of the bars
+    else:
+        ax.set_xlim(min([0.0, *every]), top * 1.45)
     ax.set_yticks(range(len(rows)), [_short(label, 60) for label in labels], fontsize=7)
     ax.invert_yaxis()
     ax.set_xlabel(f"times the baseline ({_short(comparison.baseline_name, 50)}); > 1 is better")
