@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 
 from hwbench_gui.engine.reports import library
 from hwbench_gui.engine.reports.compare import Comparison, Side
+from hwbench_gui.engine.results.formatting import format_value
 from hwbench_gui.engine.spec.precision import PRECISIONS
 
 PRECISION_ORDER = tuple(p.label for p in PRECISIONS)
@@ -179,7 +180,7 @@ def relative_chart(comparison: Comparison) -> Chart | None:
                        label=_short(comparison.sides[side_index].name, 60))
         # Labels right of the bar or of the baseline line: never over the figure names on the left.
         for y, v, mark in present:
-            ax.annotate(f"×{v:.3g} {mark}", (max(v, 1.0), y), xytext=(3, 0), textcoords="offset points",
+            ax.annotate(f"×{format_value(v)} {mark}", (max(v, 1.0), y), xytext=(3, 0), textcoords="offset points",
                         va="center", ha="left", fontsize=7)
     ax.axvline(1.0, color="black", linewidth=0.8)
     every = [r.cells[i].ratio for r in rows for i in others if r.cells[i].ratio]
