@@ -176,8 +176,8 @@ def relative_chart(comparison: Comparison) -> Chart | None:
         ratios = [r.cells[side_index].ratio for r in rows]
         present = [(y, v, r.cells[side_index].mark) for y, v, r in zip(ys, ratios, rows) if v is not None]
         # Bars grow from 1 (the baseline) towards the ratio, so a loss points left of the line.
-        bars = ax.barh([y for y, _, _ in present], [v - 1.0 for _, v, _ in present], bar_h * 0.95, left=1.0,
-                       label=_short(comparison.sides[side_index].name, 60))
+        ax.barh([y for y, _, _ in present], [v - 1.0 for _, v, _ in present], bar_h * 0.95, left=1.0,
+                label=_short(comparison.sides[side_index].name, 60))
         # Labels right of the bar or of the baseline line: never over the figure names on the left.
         for y, v, mark in present:
             ax.annotate(f"×{format_value(v)} {mark}", (max(v, 1.0), y), xytext=(3, 0), textcoords="offset points",
