@@ -533,7 +533,8 @@ def cell_text(cell: Cell) -> str:
         return "failed"
     text = library.format_value(metric.value, metric.unit)
     if cell.ratio is not None:
-        text += f" ×{cell.ratio:.2f}"
+        # two decimals, but a GPU box against a laptop must not read "×0.00"
+        text += f" ×{cell.ratio:.2f}" if cell.ratio >= 0.01 else f" ×{cell.ratio:.2g}"
     if cell.mark and cell.mark != MARK_BASELINE:
         text += f" {cell.mark}"
     if cell.busy:
