@@ -164,6 +164,13 @@ def run(args: argparse.Namespace) -> int:
         t["capacity_fps"] = 1e3 / (work_ms + t["detect_ms"]["mean"] if args.no_overlap
                                    else max(work_ms, t["detect_ms"]["mean"]))
         t["wall_fps"] = t["frames"] / summary["wall_s"]
+        # The mean above carries the first frames' warm-up (cuDNN autotuning, CUDA graph capture); the
+        # median of 30-frame windows is the steady rate (the result document's figure).
+        from hwbench_gui.demos.results import frame_times_from_stamps, window_fps
+
+        windows = window_fps(frame_times_from_stamps(stamps, start))
+        t["steady_fps"] = float(sorted(windows)[len(windows) // 2]) if windows else None
+        t["fps_windows"] = len(windows)
     if not args.no_result:
         try:
             summary["result_file"] = str(_save_result(args, detector, summary, stamps, start, started_at, frame_size))
@@ -180,6 +187,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{t['wall_fps']:.1f} FPS end to end (video decode, tracking, drawing and writing); tracking capacity "
               f"{t['capacity_fps']:.1f} FPS ({how}); per frame mean ms: detect {t['detect_ms']['mean']:.2f}  embed {t['embed_ms']['mean']:.2f}  "
               f"associate {t['associate_ms']['mean']:.2f}")
+        if t.get("steady_fps"):
+            print(f"steady: {t['steady_fps']:.1f} FPS end to end (median of {t['fps_windows']} windows of 30 frames; "
+                  "the mean above includes the warm-up)")
     if metrics:
         print(f"against {args.gt}: MOTA {metrics['MOTA']:.3f}  IDF1 {metrics['IDF1']:.3f}  ID switches {metrics['IDSW']}  "
               f"({len(ids)} track ids for {metrics['GT_ids']} objects)")
