@@ -57,6 +57,22 @@ def cli_env():
     return env
 
 
+@pytest.fixture
+def fixture_cli_env(cli_env):
+    """``cli_env`` with the fixture benchmarks (tests/bench_fixtures/crashy.py) registered in the CLI and its
+    children."""
+    env = dict(cli_env)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), env["PYTHONPATH"]])
+    env["HWBENCH_EXTRA_BENCHMARKS"] = "bench_fixtures.crashy"
+    return env
+
+
+@pytest.fixture
+def env(fixture_cli_env):
+    """The CLI tests' environment (fixture benchmarks included)."""
+    return fixture_cli_env
+
+
 def run_cli(args, env, timeout=120, **kwargs):
     import subprocess
 

@@ -20,14 +20,6 @@ TESTS_DIR = Path(__file__).resolve().parent
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fixtures use POSIX signals")
 
 
-@pytest.fixture
-def env(cli_env):
-    env = dict(cli_env)
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS_DIR), env["PYTHONPATH"]])
-    env["HWBENCH_EXTRA_BENCHMARKS"] = "bench_fixtures.crashy"
-    return env
-
-
 def _files(folder: Path) -> list[Path]:
     return sorted(folder.glob("*.json")) if folder.is_dir() else []
 

@@ -34,14 +34,6 @@ needs_dev_full = pytest.mark.skipif(not (os.path.exists("/dev/full") and stat.S_
 
 
 @pytest.fixture
-def env(cli_env):
-    env = dict(cli_env)
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS_DIR), env["PYTHONPATH"]])
-    env["HWBENCH_EXTRA_BENCHMARKS"] = "bench_fixtures.crashy"
-    return env
-
-
-@pytest.fixture
 def blocker(tmp_path) -> Path:
     """A regular file: nothing can be created under it, not even by root."""
     path = tmp_path / "a-file"

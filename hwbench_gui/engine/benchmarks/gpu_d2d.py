@@ -16,7 +16,7 @@ from hwbench_gui.engine.measure.timing import (
     time_cuda,
 )
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
-from hwbench_gui.engine.spec.device import CUDA
+from hwbench_gui.engine.spec.device import GPU_PARAM
 from hwbench_gui.engine.spec.device import parse as parse_device
 
 TARGET_TRAFFIC_BYTES = 32 << 30  # per timed repeat: about 8 ms at 4 TB/s
@@ -99,8 +99,7 @@ BENCHMARK = Benchmark(
     category="GPU",
     description="Device-to-device copy bandwidth of one GPU's memory, counting bytes read plus written.",
     params=(
-        Param("device", "device", "cuda:0", "GPU: 'cuda:N' or its index N (as PyTorch numbers them).",
-              choices=(CUDA,), decides_comparability=False),
+        GPU_PARAM,
         Param("size_mib", "int", 2048, "Largest buffer (the headline size); two are allocated.", minimum=1,
               maximum=1 << 18, unit="MiB"),
         Param("min_size_mib", "int", 1, "Smallest buffer of the sweep (sizes grow ×4).", minimum=1, maximum=1 << 18,

@@ -18,7 +18,7 @@ from hwbench_gui.engine.measure.timing import (
     time_cuda,
 )
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
-from hwbench_gui.engine.spec.device import CUDA
+from hwbench_gui.engine.spec.device import GPU_PARAM
 from hwbench_gui.engine.spec.device import parse as parse_device
 
 # Per-lane signalling rate (GT/s) and line-code efficiency of each PCIe generation (PCI-SIG specs;
@@ -156,8 +156,7 @@ BENCHMARK = Benchmark(
     category="GPU",
     description="Host-to-device and device-to-host copy bandwidth, pinned and pageable memory, by transfer size.",
     params=(
-        Param("device", "device", "cuda:0", "GPU: 'cuda:N' or its index N (as PyTorch numbers them).",
-              choices=(CUDA,), decides_comparability=False),
+        GPU_PARAM,
         Param("min_bytes", "int", 4096, "Smallest transfer.", minimum=1, maximum=1 << 34, unit="bytes"),
         Param("max_bytes", "int", 1 << 30, "Largest transfer (the headline size; ≥ 256 MiB for a link's peak).",
               minimum=1, maximum=1 << 34, unit="bytes"),

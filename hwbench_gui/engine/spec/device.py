@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwbench_gui.engine.spec.benchmark import ParamError
+from hwbench_gui.engine.spec.benchmark import Param, ParamError
 
 AUTO = "auto"
 CPU = "cpu"
@@ -58,3 +58,8 @@ def split_device(value: object, *, allow: tuple[str, ...] = (CPU, CUDA)) -> tupl
     """``"cuda:1"`` -> ``("cuda", 1)``, ``"cpu"`` -> ``("cpu", 0)``: for code that branches on the kind."""
     device = parse(value, allow=allow)
     return device.kind, device.index
+
+
+#: The ``device`` parameter of a benchmark that measures one GPU.
+GPU_PARAM = Param("device", "device", "cuda:0", "GPU: 'cuda:N' or its index N (as PyTorch numbers them).",
+                  choices=(CUDA,), decides_comparability=False)
