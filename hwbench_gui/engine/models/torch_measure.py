@@ -282,8 +282,6 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         events = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else []
         step_s: list[float] = []
         wait_before = stream.wait_s if stream is not None else 0.0
-        if dist is not None:
-            torch.distributed.barrier()
         sync()
         start = last = time.perf_counter()
         for i in range(n):
