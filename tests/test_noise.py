@@ -93,8 +93,9 @@ def test_a_run_beside_a_cpu_load_carries_the_busy_warning(tmp_path, fixture_benc
 def test_the_stored_telemetry_is_that_of_the_timed_windows(tmp_path, fixture_benchmarks):
     from hwbench_gui.engine.run import runner
 
-    result = runner.run_benchmark("test.timed", {"repeats": "3", "window_s": "1.2"}, results_dir=tmp_path,
-                                  timeout_s=60)
+    # a warm-up of several sampler intervals, so the whole run holds samples that the timed phase must not
+    result = runner.run_benchmark("test.timed", {"repeats": "3", "window_s": "1.2", "warmup_s": "2.5"},
+                                  results_dir=tmp_path, timeout_s=60)
     doc = result.document
     assert doc["status"] == "ok", doc["reason"]
     timed, whole = doc["telemetry"], doc["telemetry_whole_run"]

@@ -100,9 +100,9 @@ def _exit_without_result(params, reporter):
 
 
 def _timed(params, reporter):
-    """A warm-up, then ``repeats`` timed windows of ``window_s`` each (idle), each marked as a phase."""
+    """A warm-up of ``warmup_s``, then ``repeats`` timed windows of ``window_s`` each (idle), each marked."""
     reporter.phase("warmup", "start")
-    time.sleep(0.3)
+    time.sleep(params["warmup_s"])
     reporter.phase("warmup", "end")
     samples = []
     for r in range(params["repeats"]):
@@ -153,6 +153,7 @@ BENCHMARKS = [
     _b("test.timed", _timed, "marks a warm-up and timed windows", [
         Param("repeats", "int", 3, "timed windows", minimum=1, maximum=20),
         Param("window_s", "float", 1.0, "seconds per window", minimum=0.1, maximum=10.0),
+        Param("warmup_s", "float", 0.3, "seconds of warm-up before the first window", minimum=0.0, maximum=10.0),
     ]),
     _b("test.params", _params_echo, "echoes its parameters", [
         Param("mode", "choice", "a", "a choice", choices=("a", "b")),
