@@ -68,6 +68,16 @@ def fixture_cli_env(cli_env):
 
 
 @pytest.fixture
+def fixture_benchmarks(monkeypatch):
+    """The fixture benchmarks (tests/bench_fixtures/crashy.py), registered in this process and in every child
+    process the runner starts."""
+    tests_dir = str(Path(__file__).resolve().parent)
+    monkeypatch.syspath_prepend(tests_dir)
+    monkeypatch.setenv("HWBENCH_EXTRA_BENCHMARKS", "bench_fixtures.crashy")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [tests_dir, os.environ.get("PYTHONPATH")] if p))
+
+
+@pytest.fixture
 def env(fixture_cli_env):
     """The CLI tests' environment (fixture benchmarks included)."""
     return fixture_cli_env

@@ -76,12 +76,9 @@ def test_run_checks_the_results_folder_before_starting(env, blocker):
     assert proc.stdout == ""
 
 
-def test_runner_keeps_the_document_when_saving_fails(env, blocker, monkeypatch):
+def test_runner_keeps_the_document_when_saving_fails(blocker, fixture_benchmarks):
     from hwbench_gui.engine.run import runner
 
-    monkeypatch.syspath_prepend(str(TESTS_DIR))
-    monkeypatch.setenv("HWBENCH_EXTRA_BENCHMARKS", "bench_fixtures.crashy")
-    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
     result = runner.run_benchmark("test.ok", {"samples": [1, 2]}, results_dir=blocker / "results")
     assert result.status == "ok" and result.path is None
     assert result.fallback_path is not None and result.fallback_path.is_file()
@@ -122,6 +119,47 @@ def test_sigkilled_cli_takes_the_worker_and_its_decode_pool_along(env, tmp_path)
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _alive(pid), f"pid {pid} outlived the killed CLI"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the group guard is Linux's")
+def test_sigkilled_cli_takes_what_the_benchmark_started_itself_along(env, tmp_path):
+    """test.slow starts a plain ``sleep 60`` that knows nothing of hwbench: it must not outlive the CLI."""
+    proc = subprocess.Popen([sys.executable, "-m", "hwbench_gui.cli", "run", "test.slow", "--out", str(tmp_path)],
+                            env=env, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    sleeper = None
+    try:
+        worker_pid = int(re.search(r"\(pid (\d+)", proc.stderr.readline()).group(1))
+        deadline = time.monotonic() + 60
+        while sleeper is None and time.monotonic() < deadline:
+            sleeper = next((p for p in psutil.Process(worker_pid).children() if p.name() == "sleep"), None)
+            time.sleep(0.05)
+        assert sleeper is not None, "the benchmark did not start its sleep"
+        proc.kill()
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    for pid in (worker_pid, sleeper.pid):
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), f"pid {pid} outlived the killed CLI"
+
+
+def test_a_finished_run_leaves_no_process_of_its_group_behind(tmp_path, fixture_benchmarks):
+    """The guard ends with its worker; the runner's pipes close when the worker ends, not later."""
+    from hwbench_gui.engine.run import runner
+
+    before = {p.pid for p in psutil.Process().children(recursive=True)}
+    result = runner.run_benchmark("test.ok", {"samples": [1, 2, 3]}, results_dir=tmp_path, timeout_s=60)
+    assert result.status == "ok"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        left = [p for p in psutil.Process().children(recursive=True) if p.pid not in before and _alive(p.pid)]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert not left, [p.cmdline() for p in left]
 
 
 # -- 3. one line instead of a traceback ------------------------------------------------------------

@@ -7,22 +7,11 @@ import sys
 import time
 
 import numpy as np
-import pytest
 
 from hwbench_gui.engine.telemetry.host_metrics import ProcessTreeReader
 from hwbench_gui.engine.telemetry.summary import BUSY_CPU_PERCENT, noise_summary
 
 TESTS_DIR = __import__("pathlib").Path(__file__).resolve().parent
-
-
-@pytest.fixture
-def fixture_benchmarks(monkeypatch):
-    """The fixture benchmarks (tests/bench_fixtures), in this process and in the children."""
-    import os
-
-    monkeypatch.setenv("HWBENCH_EXTRA_BENCHMARKS", "bench_fixtures.crashy")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS_DIR), os.environ.get("PYTHONPATH")] if p))
-    monkeypatch.syspath_prepend(str(TESTS_DIR))
 
 
 # Each grandchild burns this much CPU time (not wall time: the same on a loaded machine) and ends.

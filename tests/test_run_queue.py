@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hwbench_gui.engine.run import registry, suites
+from hwbench_gui.engine.run import suites
 from hwbench_gui.engine.run.queue import RunQueue, RunSkipped
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -19,11 +19,7 @@ TESTS_DIR = Path(__file__).resolve().parent
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fixtures use POSIX signals")
 
 
-@pytest.fixture(autouse=True)
-def fixture_benchmarks(monkeypatch):
-    monkeypatch.syspath_prepend(str(TESTS_DIR))
-    monkeypatch.setenv(registry.EXTRA_ENV, "bench_fixtures.crashy")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS_DIR), os.environ.get("PYTHONPATH")] if p))
+pytestmark = [pytestmark, pytest.mark.usefixtures("fixture_benchmarks")]
 
 
 @pytest.fixture

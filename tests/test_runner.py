@@ -27,12 +27,7 @@ FIXTURE_MODULE = "bench_fixtures.crashy"
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fixtures use POSIX signals")
 
 
-@pytest.fixture(autouse=True)
-def fixture_benchmarks(monkeypatch):
-    """Registers the fixture benchmarks here and in every child process."""
-    monkeypatch.syspath_prepend(str(TESTS_DIR))
-    monkeypatch.setenv(registry.EXTRA_ENV, FIXTURE_MODULE)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS_DIR), os.environ.get("PYTHONPATH")] if p))
+pytestmark = [pytestmark, pytest.mark.usefixtures("fixture_benchmarks")]
 
 
 class Recorder:

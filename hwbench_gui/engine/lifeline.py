@@ -6,6 +6,10 @@ On Linux the kernel then sends SIGKILL when that parent dies (``PR_SET_PDEATHSIG
 parent was SIGKILLed itself or killed by the out-of-memory killer; elsewhere a watchdog thread
 notices that the parent is gone and ends this process. The parent's pid is checked after the
 request, so a parent that died before it is caught too.
+
+The kernel's signal reaches only the worker. What a benchmark starts itself (a ``sleep``, a
+tool, ranks) would be orphaned with it, so on Linux the worker also forks a small guard
+(:func:`guard_group`) that kills the worker's whole process group the moment the worker ends.
 """
 
 from __future__ import annotations
@@ -47,6 +51,51 @@ def die_with_parent(parent_pid: int | None) -> str:
     thread = threading.Thread(target=_watch, args=(parent_pid,), name="hwbench-lifeline", daemon=True)
     thread.start()
     return "watchdog"
+
+
+def guard_group() -> int | None:
+    """Linux: fork a guard that SIGKILLs this process group as soon as this process ends.
+
+    Only for a group leader (the runner starts its worker in a session of its own), so the guard
+    can never reach the CLI's or the GUI's group. The guard closes every inherited descriptor (the
+    runner's pipes see EOF when the worker ends, not when the guard does) and ignores the runner's
+    SIGTERM/SIGINT, so a cancelled worker still gets its grace period. Returns the guard's pid, or
+    None where there is no guard (not Linux, not a group leader, fork refused).
+    """
+    if not sys.platform.startswith("linux") or os.getpgrp() != os.getpid():
+        return None
+    leader = os.getpid()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})  # before the fork: no death is missed
+    try:
+        pid = os.fork()
+    except OSError:
+        pid = -1
+    if pid != 0:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+        return pid if pid > 0 else None
+    try:  # the guard: no Python exit path, whatever happens
+        for fd in _open_descriptors():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)
+        if _set_pdeathsig(signal.SIGUSR1) and os.getppid() == leader:
+            signal.sigwait({signal.SIGUSR1})
+        else:  # no death signal to wait for: look at the leader instead
+            while os.getppid() == leader:
+                time.sleep(WATCHDOG_INTERVAL_S)
+        os.killpg(0, signal.SIGKILL)  # the group, this guard included
+    finally:
+        os._exit(0)
+
+
+def _open_descriptors() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256)) + [0, 1, 2]
 
 
 def _set_pdeathsig(sig: int) -> bool:

@@ -69,7 +69,8 @@ class JsonLineReporter:
 
 def main(argv: list[str]) -> int:
     """Run the benchmark named in the spec; returns the exit status."""
-    lifeline.die_with_parent(lifeline.parent_from_env())  # a killed CLI or GUI takes this run along
+    if lifeline.die_with_parent(lifeline.parent_from_env()) != "none":  # a killed CLI or GUI takes this run along
+        lifeline.guard_group()  # and what the benchmark started itself
     os.environ[lifeline.PARENT_ENV] = str(os.getpid())  # ranks this worker launches die with it
     previous_sigterm = _stop_on_sigterm()
     terminated = False
