@@ -5,6 +5,8 @@
 #   refs   the micro-benchmarks and ResNet-50 FP32 training with default parameters: the H200 reference
 #          documents a default run elsewhere compares with
 #   demo   a tracking demo run on the GPU leaves its result document
+#   orphans  the CLI SIGKILLed during a GPU training run that reads a folder with 8 loader workers:
+#          the worker, its loader workers and the GPU memory must be gone a second later
 #   OUT=/tmp/out bash scripts/h200_trust.sh [dmon refs demo]
 set -u
 OUT=${OUT:-/tmp/hwbench-trust}
@@ -47,6 +49,32 @@ PY
   hw demo track --source /tmp/scene.mp4 --detector yolov3 --random-weights --device cuda --precision fp16 \
     --cuda-graph --max-det 20 --conf 0 --out /tmp/tracks.txt >>"$LOG" 2>&1; echo "exit $?" >>"$LOG"
   keep ;;
+orphans)
+  say "SIGKILL the CLI during a ResNet-50 run on a folder with 8 loader workers"
+  python3 - <<'PY' >>"$LOG" 2>&1
+import pathlib, cv2, numpy as np
+rng = np.random.default_rng(0)
+for c in range(2):
+    d = pathlib.Path(f"/tmp/imgs/c{c}"); d.mkdir(parents=True, exist_ok=True)
+    for i in range(256):
+        cv2.imwrite(str(d / f"{i}.jpg"), rng.integers(0, 255, (240, 320, 3), dtype=np.uint8))
+PY
+  hw run model.resnet50 -p data=/tmp/imgs -p workers=8 -p repeats=1000 -p batch=64 2>>"$LOG" >/dev/null &
+  cli=$!
+  for i in $(seq 120); do
+    nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader >"$OUT/apps_before.txt" 2>&1
+    [ -s "$OUT/apps_before.txt" ] && [ "$(pgrep -c -f 'hwbench_gui|multiprocessing')" -ge 10 ] && break
+    sleep 1
+  done
+  sleep 3
+  ps -eo pid,ppid,pgid,stat,rss,args --forest | grep -E 'hwbench|multiprocessing' | grep -v grep >"$OUT/ps_before.txt"
+  cat "$OUT/apps_before.txt" >>"$LOG"; echo "processes before: $(wc -l <"$OUT/ps_before.txt")" >>"$LOG"
+  kill -9 $cli; wait $cli 2>/dev/null
+  sleep 1
+  nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader >"$OUT/apps_after.txt" 2>&1
+  ps -eo pid,ppid,pgid,stat,rss,args --forest | grep -E 'hwbench|multiprocessing' | grep -v grep >"$OUT/ps_after.txt"
+  echo "1 s after kill -9: GPU apps: $(wc -l <"$OUT/apps_after.txt"), processes: $(wc -l <"$OUT/ps_after.txt")" | tee -a "$LOG"
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader | tee -a "$LOG" ;;
 esac
 done
 say done
