@@ -189,3 +189,26 @@ def test_a_track_that_left_a_blob_unmatched_lives_max_age_held_frames():
         tracker.predict()
         tracker.update([])
     assert len(tracker.tracks) == 2
+
+
+def _coast_after_growth(occlusion_aware: bool) -> np.ndarray:
+    """A 20×50 box seen for 5 frames while its blob grows 4 px wider and 2 px taller per frame (as
+    when another figure starts to merge into it), then seen no more for 15 frames: the predicted box."""
+    tracker = Tracker(n_init=1, occlusion_aware=occlusion_aware)
+    for frame in range(5):
+        tracker.predict()
+        tracker.update([Detection(np.array([100.0, 100, 120 + 4 * frame, 150 + 2 * frame]))])
+    for _ in range(15):
+        tracker.predict()
+        tracker.update([])
+    return tracker.tracks[0].box
+
+
+def test_a_coasting_track_keeps_its_size():
+    """Occlusion-aware: a track that goes uncorrected keeps the size it had when last seen; the
+    growth rate taken from a merging blob's edges is not extrapolated. Plain Deep SORT extrapolates it."""
+    last_seen_h = 58.0
+    h = np.ptp(_coast_after_growth(True)[1::2])
+    assert 50 <= h <= last_seen_h + 2, h
+    h_plain = np.ptp(_coast_after_growth(False)[1::2])
+    assert h_plain > last_seen_h + 15, h_plain

