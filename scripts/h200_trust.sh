@@ -59,7 +59,9 @@ for c in range(2):
     for i in range(256):
         cv2.imwrite(str(d / f"{i}.jpg"), rng.integers(0, 255, (240, 320, 3), dtype=np.uint8))
 PY
-  hw run model.resnet50 -p data=/tmp/imgs -p workers=8 -p repeats=1000 -p batch=64 2>>"$LOG" >/dev/null &
+  # python itself in the background (a shell function would put a subshell between $! and the CLI)
+  python3 -m hwbench_gui.cli run model.resnet50 -p data=/tmp/imgs -p workers=8 -p repeats=1000 -p batch=64 \
+    2>"$OUT/cli_stderr.txt" >/dev/null &
   cli=$!
   for i in $(seq 120); do
     nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader >"$OUT/apps_before.txt" 2>&1
@@ -69,6 +71,7 @@ PY
   sleep 3
   ps -eo pid,ppid,pgid,stat,rss,args --forest | grep -E 'hwbench|multiprocessing' | grep -v grep >"$OUT/ps_before.txt"
   cat "$OUT/apps_before.txt" >>"$LOG"; echo "processes before: $(wc -l <"$OUT/ps_before.txt")" >>"$LOG"
+  echo "kill -9 $cli ($(tr '\0' ' ' </proc/$cli/cmdline | cut -c1-60))" >>"$LOG"
   kill -9 $cli; wait $cli 2>/dev/null
   sleep 1
   nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader >"$OUT/apps_after.txt" 2>&1
