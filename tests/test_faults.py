@@ -89,6 +89,14 @@ def test_runner_keeps_the_document_when_saving_fails(blocker, fixture_benchmarks
 
 # -- 2. children die with the CLI ------------------------------------------------------------------
 
+def _assert_gone_soon(pids: list[int], within_s: float = 10.0) -> None:
+    deadline = time.monotonic() + within_s
+    for pid in pids:
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), f"pid {pid} outlived the killed CLI"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_sigkilled_cli_takes_the_worker_and_its_decode_pool_along(env, tmp_path):
     pytest.importorskip("cv2")
@@ -114,11 +122,7 @@ def test_sigkilled_cli_takes_the_worker_and_its_decode_pool_along(env, tmp_path)
     finally:
         if proc.poll() is None:
             proc.kill()
-    deadline = time.monotonic() + 10
-    for pid in (worker_pid, *pool):
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(pid), f"pid {pid} outlived the killed CLI"
+    _assert_gone_soon([worker_pid, *pool])
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the group guard is Linux's")
@@ -139,11 +143,7 @@ def test_sigkilled_cli_takes_what_the_benchmark_started_itself_along(env, tmp_pa
     finally:
         if proc.poll() is None:
             proc.kill()
-    deadline = time.monotonic() + 10
-    for pid in (worker_pid, sleeper.pid):
-        while _alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(pid), f"pid {pid} outlived the killed CLI"
+    _assert_gone_soon([worker_pid, sleeper.pid])
 
 
 def test_a_finished_run_leaves_no_process_of_its_group_behind(tmp_path, fixture_benchmarks):
