@@ -13,8 +13,9 @@ overlapping lanes) with ``--seeds`` seeds each, through each tracking path of :d
 prints MOTA, IDF1, ID switches and track ids against true objects per sequence, per setting and
 pooled. ``old`` is MOG2 + Deep SORT as first shipped, ``new`` the demo's default: MOG2 with
 ghosts of frame-1 objects dropped, the occlusion-aware tracker (merged blobs held, a longer life
-after a merge, re-identification of figures first seen in part), ``new-median`` the same with the
-temporal-median background. The ``baseline`` path is plain MOG2 blobs + an IoU tracker (:class:`IouTracker`):
+after a merge or after being cut in mid-frame, re-identification of figures first seen in part),
+``new-median`` the same with the temporal-median background. The ``baseline`` path is plain MOG2
+blobs + an IoU tracker (:class:`IouTracker`):
 
     .venv/bin/python scripts/tracking_quality.py --suite occlusion --seeds 3 [--paths old,baseline]
 """

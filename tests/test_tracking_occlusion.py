@@ -8,7 +8,8 @@ import pytest
 
 from hwbench_gui.demos.tracking import synthetic
 from hwbench_gui.demos.tracking.deepsort import Detection, Tracker
-from hwbench_gui.demos.tracking.detectors import MotionDetector
+from hwbench_gui.demos.tracking.detectors import Detections, MotionDetector
+from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
 
 
 def _walkers(frame: int) -> list[np.ndarray]:
@@ -212,3 +213,55 @@ def test_a_coasting_track_keeps_its_size():
     assert 50 <= h <= last_seen_h + 2, h
     h_plain = np.ptp(_coast_after_growth(False)[1::2])
     assert h_plain > last_seen_h + 15, h_plain
+
+
+
+def _lives_after_loss(widths: list[float], x1: float = 100.0, frame_wh=(320, 240)) -> int:
+    """Frames a track lives unseen (max_age 5, max_age_held 40) after its last detections stop:
+    8 frames of a steady 20×50 box at ``x1``, then boxes of ``widths`` from the same left edge."""
+    tracker = Tracker(n_init=1, occlusion_aware=True, max_age=5, max_age_held=40)
+    for w in [20.0] * 8 + widths:
+        tracker.predict()
+        tracker.update([Detection(np.array([x1, 100, x1 + w, 150]))], frame_wh=frame_wh)
+    assert [t.track_id for t in tracker.tracks] == [1]
+    for frame in range(60):
+        tracker.predict()
+        tracker.update([], frame_wh=frame_wh)
+        if not tracker.tracks:
+            return frame
+    return 60
+
+
+def test_a_track_cut_in_mid_frame_lives_max_age_held_frames():
+    """Its box shrinks from one side (a pillar the background model learnt hides more of it every
+    frame) and then it is gone: it went behind something, so it lives max_age_held frames unseen.
+    A track that vanishes whole, one cut at the frame's edge (leaving the view), one that only
+    shrank a little and one whose tracker is not told the frame size keep max_age."""
+    cut = [16.0, 12.0, 8.0]
+    assert _lives_after_loss(cut) == 40
+    assert _lives_after_loss([]) == 5, "vanished whole"
+    assert _lives_after_loss(cut, x1=2.0) == 5, "cut at the frame's edge: it left"
+    assert _lives_after_loss([18.0]) == 5, "10 % narrower: noise in the blob's edge, not a cut"
+    assert _lives_after_loss(cut, frame_wh=None) == 5, "no frame size: nothing counts as cut"
+
+
+def test_the_pipeline_tells_the_tracker_the_frame_size():
+    """Without the frame size the tracker counts no track as cut: the pipeline must pass it on."""
+    widths = iter([20.0] * 8 + [16.0, 12.0, 8.0])
+
+    class ScriptedDetector:
+        merges_objects = True
+
+        def detect(self, frame):
+            w = next(widths, None)
+            if w is None:
+                return Detections()
+            return Detections(np.array([[100, 100, 100 + w, 150]], np.float32), np.ones(1, np.float32),
+                              np.zeros(1, np.int64))
+
+    tracker = Tracker(n_init=1, occlusion_aware=True, max_age=5, max_age_held=40)
+    pipeline = TrackingPipeline(ScriptedDetector(), tracker=tracker, use_appearance=False)
+    frame = np.zeros((240, 320, 3), np.uint8)
+    for _ in range(11 + 20):  # the 11 detections, then 20 frames with none: past max_age
+        pipeline.step(frame)
+    assert [t.was_cut for t in tracker.tracks] == [True]

@@ -149,7 +149,8 @@ class TrackingPipeline:
         t2 = time.perf_counter()
         self.tracker.predict()
         self.tracker.update([Detection(dets.boxes[i], float(dets.scores[i]), int(dets.class_ids[i]),
-                                       None if features is None else features[i]) for i in range(len(dets))])
+                                       None if features is None else features[i]) for i in range(len(dets))],
+                            frame_wh=(frame.shape[1], frame.shape[0]))
         tracks = [TrackBox(t.track_id, np.array(box, np.float64), float(t.score), int(t.class_id), list(t.trail),
                            t.held_box is not None)
                   for t, box in self.tracker.reported_tracks()]
