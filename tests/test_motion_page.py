@@ -36,7 +36,11 @@ def test_runs_on_a_video_records_and_stops(page, qtbot, video, tmp_path):
     shown = page.frames_shown
     qtbot.waitUntil(lambda: page.frames_shown >= shown + 5, timeout=20_000)
     page.stop_recording()
-    qtbot.waitUntil(lambda: "Recorded" in page.status.text(), timeout=10_000)
+    qtbot.waitUntil(lambda: page.recorded is not None, timeout=10_000)
+    assert page.recorded.startswith(str(out))
+    shown = page.frames_shown
+    qtbot.waitUntil(lambda: page.frames_shown > shown, timeout=10_000)
+    assert f"Recorded {out}" in page.status.text()  # the frames after it keep the line
     cap = cv2.VideoCapture(str(out))
     assert cap.read()[0] and int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) >= 3
     cap.release()

@@ -267,6 +267,7 @@ class MotionPage(QWidget):
         self._pending_image = None  # a user image waiting for clicked keypoints
         self.roi: tuple[int, int, int, int] | None = None
         self.frames_shown = 0
+        self.recorded: str | None = None  # the last recording of this run, kept in the status line
 
         self.source_box = QComboBox()
         self.source_box.addItems([f"Camera {i}" for i in CAMERA_INDICES] + [VIDEO_ITEM])
@@ -421,6 +422,7 @@ class MotionPage(QWidget):
             return
         self.stop()
         self.frames_shown = 0
+        self.recorded = None
         if isinstance(source_spec, int):
             self.source_box.setCurrentText(f"Camera {source_spec}")
         else:
@@ -454,6 +456,7 @@ class MotionPage(QWidget):
         elif kind == "failed":
             self._on_failed(values[0])
         elif kind == "recorded":
+            self.recorded = values[0]
             self.status.setText(f"Recorded {values[0]}")
         elif kind == "document":
             self._save_document(values[0])
@@ -485,7 +488,9 @@ class MotionPage(QWidget):
         self.fps_label.setText(f"{fps} FPS · processing {1000 / max(ms['total'], 1e-3):.0f} FPS "
                                f"({ms['total']:.1f} ms: keypoints {ms['keypoints']:.1f}, warp {ms['warp']:.1f})")
         if not self.status.styleSheet():
-            rec = " · recording" if stats["recording"] else ""
+            # the next frame must not wipe out where the last recording went
+            rec = (" · recording" if stats["recording"] else
+                   f" · Recorded {self.recorded}" if self.recorded else "")
             self.status.setText(f"{stats['source']}: {stats['status']}{rec}")
 
     def _on_failed(self, message: str) -> None:
