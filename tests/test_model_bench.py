@@ -133,6 +133,19 @@ def test_torch_model_runs_end_to_end(tmp_path, model, mode):
         assert doc["details"]["min_size"] == 128
 
 
+@pytest.mark.parametrize("framework", ["torch", pytest.param("tf", marks=needs_tf)])
+def test_the_default_device_is_a_gpu_the_framework_sees_else_the_cpu(tmp_path, framework):
+    """device=auto by default: a machine without a GPU runs the model benchmarks on its CPU instead of
+    failing on cuda:0 (the GUI's form and `hwbench run --like <GPU reference>` leave device at its default)."""
+    import torch
+
+    assert registry.get("model.resnet50").resolve_params()["device"] == "auto"
+    given = {**{k: v for k, v in TINY.items() if k != "device"}, "framework": framework, "image_size": "64"}
+    doc = runner.run_benchmark("model.resnet50", given, results_dir=tmp_path, timeout_s=300).document
+    assert doc["status"] == "ok", (doc["reason"], doc.get("log_tail"))
+    assert doc["device"].startswith("cuda" if torch.cuda.is_available() else "cpu"), doc["device"]
+
+
 # -- TensorFlow --------------------------------------------------------------------------------------
 
 @needs_tf

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 from hwbench_gui.engine.measure.stats import median, percentile
 from hwbench_gui.engine.spec.benchmark import Outcome, Param, Reporter
-from hwbench_gui.engine.spec.device import CPU, CUDA
+from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA
 from hwbench_gui.engine.spec.precision import MODEL_KEYS, label_of
 
 GIB = 1 << 30
@@ -85,8 +85,8 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
               minimum=0.0, maximum=3600.0, unit="s", decides_comparability=False),
         Param("warmup", "int", 10, "Untimed steps first (cuDNN autotuning, compilation).", minimum=0,
               maximum=10000, decides_comparability=False),
-        Param("device", "device", "cuda:0", "'cuda:N' (first GPU of the run) or 'cpu'.", choices=(CPU, CUDA),
-              decides_comparability=False),
+        Param("device", "device", AUTO, "'auto' (the first GPU the framework sees, else the CPU), 'cuda:N' "
+              "(first GPU of the run) or 'cpu'.", choices=(AUTO, CPU, CUDA), decides_comparability=False),
         Param("gpus", "int", 1, "GPUs on this machine: N > 1 runs PyTorch DDP (NCCL) started like torchrun, or "
               "TensorFlow MirroredStrategy, and a one-GPU run for the scaling efficiency.", minimum=1, maximum=64),
         Param("nnodes", "int", 1, "Machines taking part (PyTorch DDP only); every machine runs the same command "
