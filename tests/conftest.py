@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from hwbench_gui.engine.run.registry import EXTRA_ENV  # light: imports no framework and no Qt
+
 # Before anything imports Qt: CI has no display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TESTS_DIR = str(Path(__file__).resolve().parent)
+FIXTURE_BENCHMARKS = "bench_fixtures.crashy"  # the fixture benchmarks' module, importable from TESTS_DIR
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -62,8 +66,8 @@ def fixture_cli_env(cli_env):
     """``cli_env`` with the fixture benchmarks (tests/bench_fixtures/crashy.py) registered in the CLI and its
     children."""
     env = dict(cli_env)
-    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent), env["PYTHONPATH"]])
-    env["HWBENCH_EXTRA_BENCHMARKS"] = "bench_fixtures.crashy"
+    env["PYTHONPATH"] = os.pathsep.join([TESTS_DIR, env["PYTHONPATH"]])
+    env[EXTRA_ENV] = FIXTURE_BENCHMARKS
     return env
 
 
@@ -71,10 +75,9 @@ def fixture_cli_env(cli_env):
 def fixture_benchmarks(monkeypatch):
     """The fixture benchmarks (tests/bench_fixtures/crashy.py), registered in this process and in every child
     process the runner starts."""
-    tests_dir = str(Path(__file__).resolve().parent)
-    monkeypatch.syspath_prepend(tests_dir)
-    monkeypatch.setenv("HWBENCH_EXTRA_BENCHMARKS", "bench_fixtures.crashy")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [tests_dir, os.environ.get("PYTHONPATH")] if p))
+    monkeypatch.syspath_prepend(TESTS_DIR)
+    monkeypatch.setenv(EXTRA_ENV, FIXTURE_BENCHMARKS)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [TESTS_DIR, os.environ.get("PYTHONPATH")] if p))
 
 
 @pytest.fixture

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import psutil
 import pytest
 from PySide6.QtCore import Qt
@@ -21,14 +18,9 @@ def _col(name):
 
     return COLUMN[name]
 
-TESTS_DIR = Path(__file__).resolve().parent
-
 
 @pytest.fixture
-def tab(qtbot, qsettings, tmp_path, monkeypatch):
-    monkeypatch.setenv(registry.EXTRA_ENV, "bench_fixtures.crashy")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS_DIR), os.environ.get("PYTHONPATH")] if p))
-    monkeypatch.syspath_prepend(str(TESTS_DIR))
+def tab(qtbot, qsettings, tmp_path, fixture_benchmarks):
     from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
 
     context = AppContext(settings=qsettings, results_dir=tmp_path / "results")
@@ -222,10 +214,7 @@ def test_elapsed_time_moves_on_between_events_and_the_log_streams(qtbot, tab):
 
 
 def test_unwritable_results_folder_is_said_and_the_result_can_be_saved_elsewhere(qtbot, qsettings, tmp_path,
-                                                                                    monkeypatch):
-    monkeypatch.setenv(registry.EXTRA_ENV, "bench_fixtures.crashy")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS_DIR), os.environ.get("PYTHONPATH")] if p))
-    monkeypatch.syspath_prepend(str(TESTS_DIR))
+                                                                                    fixture_benchmarks):
     from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
 
     blocker = tmp_path / "a-file"

@@ -11,9 +11,6 @@ import numpy as np
 from hwbench_gui.engine.telemetry.host_metrics import ProcessTreeReader
 from hwbench_gui.engine.telemetry.summary import BUSY_CPU_PERCENT, noise_summary
 
-TESTS_DIR = __import__("pathlib").Path(__file__).resolve().parent
-
-
 # Each grandchild burns this much CPU time (not wall time: the same on a loaded machine) and ends.
 BURN_CPU_S = 0.3
 CHILDREN = 3

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 
 import pytest
 
 from hwbench_gui.engine.run import suites
 from hwbench_gui.engine.run.queue import RunQueue, RunSkipped
 
-TESTS_DIR = Path(__file__).resolve().parent
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fixtures use POSIX signals")
 

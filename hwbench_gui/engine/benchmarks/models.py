@@ -10,7 +10,7 @@ from typing import Any
 from hwbench_gui.engine.models import multigpu
 from hwbench_gui.engine.models.common import MODELS, ModelSpec, build_outcome, model_params
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Reporter
-from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, split_device
+from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
 
 
 def _torch_version() -> str:
@@ -19,16 +19,11 @@ def _torch_version() -> str:
     return torch.__version__
 
 
-def _concrete(params: dict[str, Any], framework_sees_a_gpu: bool) -> dict[str, Any]:
-    """``device=auto`` made concrete from what the run's framework sees (not NVML: a CPU-only build of the
-    framework on a GPU machine must run on the CPU), before any path branches on the device."""
-    return {**params, "device": "cuda:0" if framework_sees_a_gpu else CPU}
-
-
 def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: Reporter) -> Outcome:
     """Dispatch by framework and GPU count; every path returns the same kind of Outcome."""
-    # a bad device is a ParamError before anything heavy loads
-    auto = parse(params["device"], allow=(AUTO, CPU, CUDA)).kind == AUTO
+    # A bad device is a ParamError before anything heavy loads. ``auto`` is made concrete from what the
+    # run's framework sees, not from NVML: a CPU-only build of the framework on a GPU machine runs on the CPU.
+    device = parse(params["device"], allow=(AUTO, CPU, CUDA))
     if params["framework"] == "tf":
         from hwbench_gui.engine.models import tf_measure as model_tf
 
@@ -37,8 +32,8 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
         if importlib.util.find_spec("tensorflow") is None:
             raise BenchmarkUnavailable("TensorFlow is not installed (pip install 'hwbench-gui[tf]')")
         tf = model_tf.import_tf()
-        if auto:
-            params = _concrete(params, bool(tf.config.list_physical_devices("GPU")))
+        if device.kind == AUTO:
+            params = {**params, "device": "cuda:0" if tf.config.list_physical_devices("GPU") else CPU}
         if params["gpus"] > 1:
             return multigpu.run_tf_mirrored(spec, params, reporter)
         kind, index = split_device(params["device"])
@@ -50,10 +45,8 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
 
     if importlib.util.find_spec("torch") is None:
         raise BenchmarkUnavailable("PyTorch is not installed")
-    if auto:
-        import torch
-
-        params = _concrete(params, torch.cuda.is_available())
+    if device.kind == AUTO:
+        params = {**params, "device": str(resolve_auto(device))}
     if multigpu.is_rank_process():
         return multigpu.rank_main(bench_id, spec, params, reporter)
     if params["gpus"] > 1 or params["nnodes"] > 1:
