@@ -23,7 +23,8 @@ def tensorflow_gpu_note(software: dict[str, Any] | None, gpu_reason: str | None)
     elif not software.get("tensorflow"):
         return None
     if gpu_reason:
-        return "TensorFlow will see no GPU: no NVIDIA GPU here (see Inventory → GPUs); TF model benchmarks run with device=cpu."
+        return ("TensorFlow will see no GPU: no NVIDIA GPU here (see Inventory → GPUs); TF model benchmarks "
+                "run on the CPU.")
     if sys.platform == "win32":
         return "TensorFlow will see no GPU: it has no CUDA build for native Windows since 2.11 (use WSL2)."
     if sys.platform == "darwin":
