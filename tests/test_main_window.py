@@ -224,8 +224,8 @@ def test_a_saved_geometry_that_does_not_fit_this_screen_is_not_restored(qtbot, q
 
 
 def test_about_names_the_log_file(qtbot):
+    from hwbench_gui.engine.paths import log_file_path
     from hwbench_gui.ui.about import AboutDialog
-    from hwbench_gui.ui.app import log_file_path
 
     dialog = AboutDialog()
     qtbot.addWidget(dialog)

@@ -30,6 +30,14 @@ def results_dir(override: str | os.PathLike | None = None) -> Path:
     return user_data_dir() / "results"
 
 
+def log_file_path() -> Path:
+    """The window's log file: ``hwbench-gui.log`` in the user log folder (``~/.local/state/hwbench/log``
+    on Linux)."""
+    import platformdirs
+
+    return Path(platformdirs.user_log_dir("hwbench")) / "hwbench-gui.log"
+
+
 def resources_dir() -> Path:
     """The shipped ``resources/`` folder: beside the package in a source tree or an editable install,
     inside it (``hwbench_gui/resources``) in an installed wheel, at the bundle root in a frozen build."""

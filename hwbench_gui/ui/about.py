@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt, qVersion
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
 from hwbench_gui import __version__
+from hwbench_gui.engine.paths import log_file_path
 
 
 def version_lines() -> list[str]:
@@ -48,8 +49,6 @@ class AboutDialog(QDialog):
         self.versions.setReadOnly(True)
         self.versions.setMinimumSize(520, 220)
         layout.addWidget(self.versions)
-        from hwbench_gui.ui.app import log_file_path
-
         self.log_label = QLabel(f"Warnings and errors are logged to <code>{log_file_path()}</code>")
         self.log_label.setWordWrap(True)
         self.log_label.setTextInteractionFlags(Qt.TextSelectableByMouse)

@@ -15,20 +15,13 @@ EXIT_AFTER_SHOW_ENV = "HWBENCH_EXIT_AFTER_SHOW"
 LOG_MAX_BYTES = 1_000_000
 
 
-def log_file_path():
-    """``hwbench-gui.log`` in the user log folder (``~/.local/state/hwbench/log`` on Linux)."""
-    from pathlib import Path
-
-    import platformdirs
-
-    return Path(platformdirs.user_log_dir("hwbench")) / "hwbench-gui.log"
-
-
 def setup_log_file():
-    """Log warnings and errors of the window to :func:`log_file_path`, rotated; returns the path,
-    or None when the folder cannot be written (the window starts anyway)."""
+    """Log warnings and errors of the window to :func:`~hwbench_gui.engine.paths.log_file_path`,
+    rotated; returns the path, or None when the folder cannot be written (the window starts anyway)."""
     import logging
     from logging.handlers import RotatingFileHandler
+
+    from hwbench_gui.engine.paths import log_file_path
 
     path = log_file_path()
     try:
