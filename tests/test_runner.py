@@ -453,11 +453,26 @@ def test_registry_reports_broken_modules_without_hiding_others(monkeypatch):
     assert "test.ok" in ids
     errors = registry.module_errors()
     assert "No module named 'bench_fixtures.does_not_exist'" in errors["bench_fixtures.does_not_exist"]
-    assert set(registry.BENCHMARK_MODULES) >= {"disk_read", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d",
+    assert set(registry.builtin_modules()) >= {"disk_read", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d",
                                                "gpu_p2p", "gpu_matmul", "models"}
-    for name in registry.BENCHMARK_MODULES:  # each built-in module is either loaded or explained
+    for name in registry.builtin_modules():  # each built-in module is either loaded or explained
         module = f"hwbench_gui.engine.benchmarks.{name}"
         assert module in errors or importlib.util.find_spec(module) is not None
+
+
+def test_a_benchmark_module_is_registered_where_it_is_declared(tmp_path, monkeypatch):
+    import hwbench_gui.engine.benchmarks as package
+
+    (tmp_path / "zz_declared_here.py").write_text(
+        "from hwbench_gui.engine.spec.benchmark import Benchmark\n"
+        "BENCHMARK = Benchmark(id='test.declared_here', title='Declared here', category='Test',\n"
+        "                      description='found by the registry without a list', params=(),\n"
+        "                      run=lambda params, report: None)\n")
+    monkeypatch.setattr(package, "__path__", [*package.__path__, str(tmp_path)])
+    modules = registry.builtin_modules()
+    assert modules[:3] == ("disk_read", "cpu_decode", "host_membw")  # the data path's order first
+    assert modules[-1] == "zz_declared_here"
+    assert "test.declared_here" in [b.id for b in registry.all_benchmarks()]
 
 
 def test_registry_get_unknown_names_the_known_ids():

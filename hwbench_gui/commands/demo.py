@@ -140,7 +140,7 @@ DEMOS: dict[str, Callable[[argparse._SubParsersAction], None]] = {
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("demo", help="run the demos headless (snake)")
+    parser = subparsers.add_parser("demo", help="run the demos headless (snake, motion, track)")
     demos = parser.add_subparsers(dest="demo", metavar="DEMO")
     parser.set_defaults(handler=lambda args: (parser.print_help(), 2)[1])
     for add in DEMOS.values():

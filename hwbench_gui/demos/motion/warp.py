@@ -20,8 +20,8 @@ import numpy as np
 def _rbf_interpolator():
     try:
         from scipy.interpolate import RBFInterpolator
-    except ImportError as exc:  # scipy is the "demos" extra
-        raise RuntimeError("the motion-transfer warp needs scipy: pip install 'hwbench-gui[demos]' "
+    except ImportError as exc:  # a dependency of hwbench itself, so only a broken install lacks it
+        raise RuntimeError("the motion-transfer warp needs scipy, which hwbench depends on: pip install scipy "
                            f"({type(exc).__name__}: {exc})") from exc
     return RBFInterpolator
 

@@ -1,9 +1,10 @@
 """Which benchmarks exist, and whether each can run on this machine.
 
 A benchmark module exports ``BENCHMARK`` (one :class:`~hwbench_gui.engine.spec.benchmark.Benchmark`)
-or ``BENCHMARKS`` (a sequence of them; test fixtures use this). The built-in modules are
-:data:`BENCHMARK_MODULES`; ``$HWBENCH_EXTRA_BENCHMARKS`` adds comma-separated dotted module
-names, and because the child process inherits the environment it finds them too.
+or ``BENCHMARKS`` (a sequence of them; test fixtures use this). A benchmark is registered where it is
+declared: every module of the package ``hwbench_gui.engine.benchmarks`` is one (:data:`LIST_FIRST`
+only orders the list); ``$HWBENCH_EXTRA_BENCHMARKS`` adds comma-separated dotted module names, and
+because the child process inherits the environment it finds them too.
 
 A module that is missing or fails to import does not break the others: it is listed by
 :func:`module_errors` with the import error as the reason. Nothing here imports torch.
@@ -15,13 +16,15 @@ import functools
 import importlib
 import importlib.util
 import os
+import pkgutil
 import traceback
 
 from hwbench_gui.engine.spec.benchmark import Benchmark
 
-#: Built-in benchmark modules under ``hwbench_gui.engine.benchmarks``, in the order they are listed.
-BENCHMARK_MODULES = ("disk_read", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d", "gpu_p2p", "gpu_matmul",
-                     "models", "datapath_analyze")
+#: The order of the list, from the disk to the GPU (the seed's data path); a module not named here
+#: follows them in name order.
+LIST_FIRST = ("disk_read", "cpu_decode", "host_membw", "gpu_pcie", "gpu_d2d", "gpu_p2p", "gpu_matmul",
+              "models", "datapath_analyze")
 
 #: Environment variable naming extra benchmark modules (dotted names, comma-separated).
 EXTRA_ENV = "HWBENCH_EXTRA_BENCHMARKS"
@@ -31,9 +34,18 @@ _PACKAGE = "hwbench_gui.engine.benchmarks"
 _FRAMEWORK_MODULES = {"torch": ("torch", "PyTorch"), "tf": ("tensorflow", "TensorFlow")}
 
 
+def builtin_modules() -> tuple[str, ...]:
+    """Module names (without the package) of every module in ``hwbench_gui.engine.benchmarks``, in
+    list order. Found on disk (or in the frozen build's archive), not in a list kept by hand."""
+    package = importlib.import_module(_PACKAGE)
+    found = {info.name for info in pkgutil.iter_modules(package.__path__) if not info.name.startswith("_")}
+    first = [name for name in LIST_FIRST if name in found]
+    return tuple(first + sorted(found - set(first)))
+
+
 def module_names() -> list[str]:
     """Dotted names of every module the registry loads: the built-in ones, then the extra ones."""
-    names = [f"{_PACKAGE}.{name}" for name in BENCHMARK_MODULES]
+    names = [f"{_PACKAGE}.{name}" for name in builtin_modules()]
     extra = os.environ.get(EXTRA_ENV, "")
     names += [part.strip() for part in extra.split(",") if part.strip()]
     return names
