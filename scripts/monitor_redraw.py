@@ -29,7 +29,7 @@ def main() -> int:
     app = QApplication([])
     from hwbench_gui.engine.telemetry import Sampler
     from hwbench_gui.ui.context import AppContext
-    from hwbench_gui.ui.monitor_tab import MonitorTab
+    from hwbench_gui.ui.monitor import MonitorTab
 
     sampler = Sampler(interval_s=0.1)
     sampler.start()

@@ -12,7 +12,7 @@ from PySide6.QtGui import QColor, QPalette
 from hwbench_gui.engine.telemetry import Sampler
 from hwbench_gui.engine.telemetry.csv_export import write_history_csv
 from hwbench_gui.ui.context import AppContext
-from hwbench_gui.ui.monitor_tab import MonitorTab
+from hwbench_gui.ui.monitor import MonitorTab
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -50,7 +50,7 @@ class TabSpec:
 TABS = (
     TabSpec("Inventory", "hwbench_gui.ui.inventory_tab", "InventoryTab"),
     TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks_tab", "BenchmarksTab"),
-    TabSpec("Monitor", "hwbench_gui.ui.monitor_tab", "MonitorTab"),
+    TabSpec("Monitor", "hwbench_gui.ui.monitor", "MonitorTab"),
     TabSpec("Demos", "hwbench_gui.ui.demos_tab", "DemosTab"),
     TabSpec("Reports", "hwbench_gui.ui.reports_tab", "ReportsTab"),
 )

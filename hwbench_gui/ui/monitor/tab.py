@@ -1,0 +1,223 @@
+"""The Monitor tab: live telemetry plots drawn from the shared sampler's ring buffers.
+
+The sampler thread never touches Qt; one QTimer on the GUI thread (~10 Hz) reads the ring buffers
+and redraws only when a new sample has arrived. The same plots can show a recorded CSV instead.
+The tab composes the control bar (:mod:`.controls`), the plot grid (:mod:`.plots`) and the process
+tables (:mod:`.processes`); without a GPU the GPU plots are left out and one line says why.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+from hwbench_gui.engine import telemetry
+from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.monitor.controls import WINDOWS_S, MonitorControls
+from hwbench_gui.ui.monitor.plot import Plot
+from hwbench_gui.ui.monitor.plots import PlotGrid
+from hwbench_gui.ui.monitor.processes import PROCESS_REFRESH_S, ProcessTables
+
+REDRAW_MS = 100
+#: How often the GPU process table is refreshed.
+GPU_TABLE_REFRESH_S = 1.0
+
+
+class MonitorTab(QWidget):
+    """Live telemetry plots over ``context.sampler``; :meth:`load_csv` shows a recording instead."""
+
+    def __init__(self, context: AppContext, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._context = context
+        self._own_sampler = context.sampler is None
+        if self._own_sampler:  # no window around us (a test, a script): run our own
+            context.sampler = telemetry.Sampler()
+            context.sampler.start()
+        self._sampler: telemetry.Sampler = context.sampler
+        self._window_s = WINDOWS_S[0][1]
+        self._last_ts: float | None = None
+        self._last_table_update = 0.0
+        self._last_process_update = 0.0
+        self._recorded: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
+        self._recorded_path: Path | None = None
+        self.redraw_count = 0
+
+        self.controls = MonitorControls(self._sampler.interval_s)
+        self.controls.window_changed.connect(self._on_window_changed)
+        self.controls.interval_changed.connect(self._on_interval_changed)
+        self.controls.pause_toggled.connect(self._on_pause)
+        self.controls.export_requested.connect(self.export_csv)
+        self.controls.open_requested.connect(self._open_recording)
+        self.controls.live_requested.connect(self.show_live)
+        self._banner = QLabel()
+        self._banner.setWordWrap(True)
+        self._banner.hide()
+        self.grid = PlotGrid()
+        self.processes = ProcessTables()
+        self._readout = QLabel("Hover a plot to read values.")
+        self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self._readout.setWordWrap(True)
+        self.grid.hovered.connect(self._readout.setText)
+        self._splitter = QSplitter(Qt.Orientation.Vertical)
+        self._splitter.addWidget(self.grid)
+        self._splitter.addWidget(self.processes)
+        self._splitter.setStretchFactor(0, 5)
+        self._splitter.setStretchFactor(1, 2)
+        self._splitter.setSizes([600, 260])  # room for about eight process rows under the plots
+
+        root = QVBoxLayout(self)
+        root.addWidget(self.controls)
+        root.addWidget(self._banner)
+        root.addWidget(self._splitter, 1)
+        root.addWidget(self._readout)
+
+        # The parts' widgets under the names tests and scripts reach for.
+        self._layout_widget = self.grid.layout_widget
+        self._window_box = self.controls.window_box
+        self._interval_box = self.controls.interval_box
+        self._pause_button = self.controls.pause_button
+        self._status = self.controls.status
+        self._gpu_box = self.processes.gpu_box
+        self.host_table = self.processes.host_table
+
+        self._build_plots(self._sampler.metric_names(), self._sampler.gpu_unavailable_reason)
+        self._timer = QTimer(self)
+        self._timer.setInterval(REDRAW_MS)
+        self._timer.timeout.connect(self.redraw)
+        self._timer.start()
+
+    @property
+    def _plots(self) -> list[Plot]:
+        return self.grid.plots
+
+    def _build_plots(self, names: list[str], gpu_reason: str | None) -> None:
+        count = self.grid.build(names, gpu_reason, interactive=self._recorded is not None or self.controls.paused)
+        if gpu_reason:
+            self._banner.setText(f"No GPU telemetry, so the GPU plots are hidden: {gpu_reason}")
+            self._banner.setToolTip(gpu_reason)
+            self._banner.show()
+        else:
+            self._banner.hide()
+        self._gpu_box.setVisible(not gpu_reason)
+        # Eight plots need the height; with host plots only the process tables get more.
+        self._splitter.setSizes([720, 160] if count > 3 else [600, 260])
+
+    # -- drawing -----------------------------------------------------------------------------
+    def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._last_ts = None  # draw the history gathered while hidden at once
+        self.redraw()
+
+    def redraw(self) -> bool:
+        """Redraw from the sampler if a new sample arrived (timer slot). Returns whether it drew."""
+        if self._recorded is not None or self.controls.paused:
+            return False
+        if not self.isVisible():  # another tab is shown: the record goes on, drawing waits for showEvent
+            return False
+        latest = self._sampler.latest()
+        if latest is None:
+            self._status.setText("waiting for the first sample…")
+            return False
+        ts = latest["timestamp"]
+        if ts == self._last_ts:
+            return False
+        self._last_ts = ts
+        since = ts - self._window_s
+        t, values = self._sampler.history(since=since, metrics=self.grid.plotted_metrics())
+        self.grid.draw(t, values, since, ts)
+        now = time.monotonic()
+        if now - self._last_table_update >= GPU_TABLE_REFRESH_S and not self.grid.gpu_reason:
+            self._last_table_update = now
+            self.processes.show_gpu_processes(self._sampler.gpu_processes())
+        if now - self._last_process_update >= PROCESS_REFRESH_S:
+            self._last_process_update = now
+            self.update_host_processes()
+        cost = self._sampler.last_sample_cost_s
+        self._status.setText(
+            f"{len(t)} samples shown · every {self._sampler.interval_s:g} s"
+            + (f" · sample took {cost * 1e3:.1f} ms" if cost is not None else "")
+        )
+        self.redraw_count += 1
+        return True
+
+    def update_host_processes(self) -> None:
+        """Refill the host process table (a low-rate timer slot)."""
+        self.processes.update_host_processes()
+
+    def readout_at(self, x: float, plot_key: str) -> str:
+        """Text of the values nearest to time ``x`` for the curves of plot ``plot_key``."""
+        return self.grid.readout_at(x, plot_key)
+
+    # -- controls --------------------------------------------------------------------------
+    def _on_window_changed(self, seconds: float) -> None:
+        self._window_s = seconds
+        self._last_ts = None  # force a redraw with the new window
+
+    def _on_interval_changed(self, seconds: float) -> None:
+        self._sampler.set_interval(seconds)
+        self._context.settings.setValue("monitor/interval_s", seconds)
+
+    def _on_pause(self, paused: bool) -> None:
+        self.grid.set_interaction(paused)
+        if not paused:
+            self._last_ts = None
+
+    def export_csv(self, path: str | Path) -> Path:
+        """Write the sampler's whole history to ``path`` (the Export button's action)."""
+        written = self._sampler.write_csv(path)
+        self._context.show_status(f"Telemetry written to {written}", 5000)
+        return written
+
+    def _open_recording(self, path: str) -> None:
+        try:
+            self.load_csv(path)
+        except (OSError, ValueError) as exc:
+            self._context.show_status(f"Could not read {path}: {exc}", 8000)
+
+    def load_csv(self, path: str | Path) -> None:
+        """Show a recorded telemetry CSV (``write_csv`` / ``hwbench monitor --csv`` format) instead of live data."""
+        t, values = telemetry.read_csv(path)
+        self._recorded = (t, values)
+        self._recorded_path = Path(path)
+        names = list(values)
+        has_gpu = any(n.startswith("gpu") for n in names)
+        self._build_plots(names, None if has_gpu else "this recording has no GPU columns")
+        if t.size:
+            self.grid.draw(t, {m: values[m] for m in self.grid.plotted_metrics()}, float(t[0]), float(t[-1]),
+                           force_legend=True)
+        self.processes.show_gpu_processes([], "Per-process GPU memory is not part of a recording.")
+        self.controls.set_recording(True)
+        self._status.setText(f"recording {self._recorded_path.name}: {t.size} samples"
+                             + (f", {t[-1] - t[0]:.0f} s" if t.size > 1 else ""))
+
+    def show_live(self) -> None:
+        """Leave a recording and go back to the live sampler."""
+        self._recorded = None
+        self._recorded_path = None
+        self._build_plots(self._sampler.metric_names(), self._sampler.gpu_unavailable_reason)
+        self.controls.set_recording(False)
+        self._last_ts = None
+        self.redraw()
+
+    @property
+    def showing_recording(self) -> bool:
+        return self._recorded is not None
+
+    def plots(self) -> dict[str, pg.PlotItem]:
+        """The grid's PlotItems by key (for tests and screenshots)."""
+        return self.grid.items()
+
+    def curve_data(self, metric: str) -> tuple[np.ndarray, np.ndarray] | None:
+        """The (x, y) a metric's curve currently shows, in display units."""
+        return self.grid.curve_data(metric)
+
+    def shutdown(self) -> None:
+        """Stop redrawing; stops the sampler only if this tab created it."""
+        self._timer.stop()
+        if self._own_sampler:
+            self._sampler.stop()
