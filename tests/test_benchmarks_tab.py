@@ -268,3 +268,37 @@ def test_a_run_on_a_busy_machine_says_so_in_its_row(tab):
     calm = make_doc("t.rate", [10.0, 11.0, 12.0])
     tab._add_result_row(calm)
     assert tab.results.item(tab.results.rowCount() - 1, _col("Status")).text() == "ok"
+
+
+SIZE_TEXTS = [("64MiB", 64 * 2**20), ("64 MiB", 64 * 2**20), ("16G", 16 * 2**30), ("1e3", 1000), ("1 GB", 10**9)]
+
+
+@pytest.mark.parametrize("text, expected", SIZE_TEXTS)
+def test_the_form_and_the_cli_read_a_byte_size_alike(qtbot, text, expected):
+    from hwbench_gui.commands.bench import parse_param_args
+    from hwbench_gui.ui.param_form import ParamForm
+
+    bench = registry.get("gpu.pcie")
+    form = ParamForm(bench.params)
+    qtbot.addWidget(form)
+    form.editor("min_bytes").setText(text)
+    assert form.values()["min_bytes"] == expected  # the form hands on the checked int, not its text
+    cli = bench.resolve_params(parse_param_args([f"min_bytes={text}"]))
+    assert cli["min_bytes"] == expected
+
+
+@pytest.mark.parametrize("text", ["lots", "1.5 B", "17G", "0"])
+def test_the_form_and_the_cli_refuse_a_bad_size_with_one_message(qtbot, text):
+    from hwbench_gui.commands.bench import parse_param_args
+    from hwbench_gui.engine.spec.benchmark import ParamError
+    from hwbench_gui.ui.param_form import ParamForm
+
+    bench = registry.get("gpu.pcie")
+    form = ParamForm(bench.params)
+    qtbot.addWidget(form)
+    editor = form.editor("min_bytes")
+    editor.setText(text)
+    with pytest.raises(ParamError) as refused:
+        bench.resolve_params(parse_param_args([f"min_bytes={text}"]))
+    assert editor.problem == str(refused.value)
+    assert editor.problem.startswith("min_bytes: ")

@@ -167,3 +167,14 @@ def test_progress_is_one_updating_line_on_a_terminal():
     display.finish()
     assert terminal.text == ("\rx.y [ 50.0%] half\x1b[K\rx.y [100.0%] done\x1b[K"
                              "\r\x1b[Ka log line\n")
+
+
+def test_run_reads_a_byte_size_as_the_form_does(env, tmp_path):
+    proc = run_cli(["run", "gpu.pcie", "-p", "min_bytes=64MiB", "-p", "max_bytes=64 MiB", "--json",
+                    "--out", str(tmp_path)], env)
+    assert "bad parameter" not in proc.stderr, proc.stderr
+    doc = json.loads(proc.stdout)  # ran (or found no GPU) with the sizes read as the form reads them
+    assert doc["params"]["min_bytes"] == doc["params"]["max_bytes"] == 64 * 2**20
+    proc = run_cli(["run", "gpu.pcie", "-p", "min_bytes=17G", "--out", str(tmp_path / "refused")], env)
+    assert proc.returncode == 2
+    assert "min_bytes: 18253611008 is above the maximum 16 GiB" in proc.stderr

@@ -99,3 +99,39 @@ def test_cli_run_like_a_document_runs_its_benchmark(tmp_path, cli_env):
     assert out.returncode == 2 and ("no.such.bench" in out.stderr or "--like" in out.stderr), out.stderr
     out = run_cli(["run", "--like", str(tmp_path / "missing.json")], cli_env)
     assert out.returncode == 2 and "--like" in out.stderr
+
+
+@pytest.mark.parametrize("kind, unit, text, expected", [
+    ("int", "bytes", "64MiB", 64 * 2**20), ("int", "bytes", "64 MiB", 64 * 2**20), ("int", "bytes", "16G", 2**34),
+    ("int", "bytes", "1e3", 1000), ("int", "bytes", "1.5 KiB", 1536), ("int", "bytes", "2 kB", 2000),
+    ("int", "", "1e3", 1000), ("int", "", " -12 ", -12), ("int", "", "1,024", 1024), ("int", "", 7.0, 7),
+    ("int_list", "", "1, 2,4", [1, 2, 4]), ("int_list", "bytes", "4K,1M", [4096, 2**20]),
+])
+def test_one_parser_reads_what_people_type(kind, unit, text, expected):
+    assert Param("n", kind, 0, "n", unit=unit).parse(text) == expected
+
+
+@pytest.mark.parametrize("unit, raw, reason", [
+    ("", "16G", "expected a whole number"), ("", "1.5", "not a whole number"), ("", True, "true/false"),
+    ("bytes", "1.3 B", "not a whole number of bytes"), ("bytes", "lots", "64 MiB or 16G"), ("", 2.5, "whole"),
+])
+def test_one_parser_names_what_it_refuses(unit, raw, reason):
+    with pytest.raises(ParamError, match=reason) as refused:
+        Param("n", "int", 0, "n", unit=unit).parse(raw)
+    assert str(refused.value).startswith(f"n: {raw!r} is not a valid int")
+
+
+def test_resolved_values_travel_typed_through_the_queue_and_into_the_child():
+    import json
+
+    from hwbench_gui.engine.child import worker_command
+    from hwbench_gui.engine.run import worker
+    from hwbench_gui.engine.run.queue import RunQueue
+
+    bench = registry.get("gpu.pcie")
+    resolved = bench.resolve_params({"min_bytes": "64 MiB", "max_bytes": "1G"})
+    run = RunQueue().add(bench.id, resolved)
+    assert bench.resolve_params(run.params) is run.params  # the runner does not resolve it again
+    sent = json.loads(worker_command({"id": bench.id, "params": run.params})[-1])["params"]
+    assert sent["min_bytes"] == 64 * 2**20 and sent["max_bytes"] == 2**30  # JSON numbers, not text
+    assert worker.child_params(bench, sent) == dict(resolved)

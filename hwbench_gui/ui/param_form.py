@@ -7,7 +7,6 @@ declared names made readable ("min_time_s" -> "Min time (s)").
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -24,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hwbench_gui.engine.spec.benchmark import Param
+from hwbench_gui.engine.spec.benchmark import Param, ParamError
+from hwbench_gui.engine.spec.sizes import SIZE_HINT, format_size
 
 _INT_LIMIT = 2**31 - 1
 
@@ -32,9 +32,6 @@ _INT_LIMIT = 2**31 - 1
 _WORDS = {"gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "p2p": "P2P", "tf": "TF", "rdzv": "rendezvous",
           "nnodes": "nodes", "amp": "AMP", "id": "ID", "mib": "MiB"}
 _UNIT_SUFFIXES = {"s", "ms", "mib", "px"}
-
-_BINARY = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-_SIZE_RE = re.compile(r"^\s*([0-9][0-9_,]*(?:\.[0-9]+)?)\s*([kmgt]?)(i?)(b?)\s*$", re.IGNORECASE)
 
 
 def human_label(param: Param) -> str:
@@ -51,40 +48,12 @@ def human_label(param: Param) -> str:
     return text
 
 
-def parse_size(text: str) -> int:
-    """An integer from "4096", "1,073,741,824", "64 MiB", "64M", "16G" (binary) or "1 GB" (decimal).
-
-    Raises ``ValueError`` with the reason.
-    """
-    match = _SIZE_RE.match(text)
-    if not match:
-        raise ValueError(f"{text!r} is not a number or a size such as 64 MiB or 16G")
-    number, prefix, binary, byte = match.groups()
-    value = float(number.replace(",", "").replace("_", "")) if "." in number else int(number.replace(",", "").replace("_", ""))
-    prefix = prefix.lower()
-    if prefix and byte and not binary:  # "1 GB": the decimal unit, as disks and link speeds count
-        factor = 1000 ** " kmgt".index(prefix)
-    else:
-        factor = _BINARY[prefix]
-    result = value * factor
-    if result != int(result):
-        raise ValueError(f"{text!r} is not a whole number of bytes")
-    return int(result)
-
-
-def format_size(value: int) -> str:
-    """The shortest exact binary spelling: 4096 -> "4 KiB", 1073741824 -> "1 GiB", 1000 -> "1000"."""
-    for unit, factor in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if value and value % factor == 0:
-            return f"{value // factor} {unit}"
-    return str(value)
-
-
 class SizeEdit(QLineEdit):
     """An integer of any size, typed as a plain number or a byte size ("64 MiB", "16G").
 
-    :meth:`value` is the int, or the text as typed when it is not one (``resolve_params`` then
-    names the problem); an invalid entry is outlined and its tooltip says why.
+    The text is read by :meth:`Param.parse`, as ``hwbench run -p`` reads it. :meth:`value` is the
+    checked int, or the text as typed when it is refused (``resolve_params`` then raises the same
+    message); :attr:`problem` is that message, the entry is outlined and its tooltip says it.
     """
 
     value_changed = Signal(object)
@@ -93,29 +62,27 @@ class SizeEdit(QLineEdit):
         self.param = param
         self.is_bytes = param.unit == "bytes"
         super().__init__(format_size(int(param.default)) if self.is_bytes else str(param.default), parent)
-        self.setPlaceholderText("e.g. 64 MiB, 16G or 4096" if self.is_bytes else "an integer")
+        self.setPlaceholderText(f"{SIZE_HINT} or 4096" if self.is_bytes else "an integer")
         self.problem: str | None = None
         self.textChanged.connect(self._check)
         self._check()
 
     def value(self) -> int | str:
         try:
-            return parse_size(self.text())
-        except ValueError:
+            return self.param.parse(self.text())
+        except ParamError:
             return self.text()
 
     def setValue(self, value: int) -> None:  # noqa: N802 (QSpinBox's name)
         self.setText(format_size(int(value)) if self.is_bytes else str(int(value)))
 
     def _check(self) -> None:
-        value = self.value()
         self.problem = None
-        if isinstance(value, str):
-            self.problem = f"{value!r} is not a number or a size such as 64 MiB or 16G"
-        elif self.param.minimum is not None and value < self.param.minimum:
-            self.problem = f"below the minimum {format_size(int(self.param.minimum))}"
-        elif self.param.maximum is not None and value > self.param.maximum:
-            self.problem = f"above the maximum {format_size(int(self.param.maximum))}"
+        try:
+            value: int | str = self.param.parse(self.text())
+        except ParamError as exc:
+            self.problem = str(exc)
+            value = self.text()
         self.setStyleSheet("" if self.problem is None else "QLineEdit { border: 1px solid #dc2626; }")
         shown = f" = {value:,} bytes" if self.is_bytes and not isinstance(value, str) else ""
         self.setToolTip((self.param.help + shown) + (f"\n{self.problem}" if self.problem else ""))

@@ -91,7 +91,7 @@ class RunQueue:
     # --- filling ---------------------------------------------------------------------------------
     def add(self, bench_id: str, params: dict[str, Any], label: str = "", *,
             suite_run: SuiteRun | None = None) -> QueuedRun:
-        run = QueuedRun(next(self._ids), bench_id, dict(params), label or bench_id, suite_run)
+        run = QueuedRun(next(self._ids), bench_id, params.copy(), label or bench_id, suite_run)
         with self._lock:
             self._pending.append(run)
         self._notify(QUEUED, run)

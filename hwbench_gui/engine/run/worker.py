@@ -176,10 +176,10 @@ def _read_spec(argv: list[str]) -> dict[str, Any]:
 
 
 def child_params(bench: Benchmark, given: dict[str, Any]) -> dict[str, Any]:
-    """Every parameter's value from what the parent sent (normally already resolved).
+    """Every parameter's value from what the parent sent: resolved values as JSON numbers, lists and
+    strings, which :meth:`Param.parse` checks without reading them as text again.
 
-    A value equal to the declared default is taken as is (defaults such as ``None`` need not
-    parse); anything else is parsed and range-checked again.
+    A value equal to the declared default is taken as is (defaults such as ``None`` need not parse).
     """
     given = dict(given)
     values = {}

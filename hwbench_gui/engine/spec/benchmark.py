@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Protocol, Sequence
 
+from hwbench_gui.engine.spec import sizes
+
 ParamKind = Literal["int", "float", "str", "bool", "choice", "path", "int_list", "device"]
 
 #: Names a benchmark may list in ``needs``; the availability check explains a missing one.
@@ -46,20 +48,25 @@ class Param:
     allow_empty: bool = False
 
     def parse(self, raw: Any) -> Any:
-        """Convert ``raw`` (a CLI string or a GUI value) to this parameter's type and check its range."""
+        """``raw`` as this parameter's type, range-checked: the one parser of the form, the CLI and the child.
+
+        Text is read as typed ("64 MiB", "16G" and "1e3" for a byte size; "1e3" for any int); a value
+        that already has the type (a form's spin box, a JSON number the parent sent) is checked, not
+        turned into text and read again. ``ParamError`` says why a value is refused.
+        """
         if self.kind == "device":
             from hwbench_gui.engine.spec import device  # device.py imports ParamError from here
 
             return str(device.parse(raw, allow=tuple(self.choices) or (device.AUTO, device.CPU, device.CUDA)))
         try:
             if self.kind == "int":
-                value: Any = int(raw)
+                value: Any = _parse_int(raw, byte_size=self.unit == "bytes")
             elif self.kind == "float":
                 value = float(raw)
             elif self.kind == "bool":
                 value = _parse_bool(raw)
             elif self.kind == "int_list":
-                value = _parse_int_list(raw)
+                value = _parse_int_list(raw, byte_size=self.unit == "bytes")
             else:
                 value = str(raw)
         except (TypeError, ValueError) as exc:
@@ -74,10 +81,13 @@ class Param:
         if self.kind in ("int", "float", "int_list"):
             for number in numbers:
                 if self.minimum is not None and number < self.minimum:
-                    raise ParamError(f"{self.name}: {number} is below the minimum {self.minimum:g}")
+                    raise ParamError(f"{self.name}: {number} is below the minimum {self._bound(self.minimum)}")
                 if self.maximum is not None and number > self.maximum:
-                    raise ParamError(f"{self.name}: {number} is above the maximum {self.maximum:g}")
+                    raise ParamError(f"{self.name}: {number} is above the maximum {self._bound(self.maximum)}")
         return value
+
+    def _bound(self, bound: float) -> str:
+        return sizes.format_size(int(bound)) if self.unit == "bytes" and bound == int(bound) else f"{bound:g}"
 
 
 def _parse_bool(raw: Any) -> bool:
@@ -91,10 +101,22 @@ def _parse_bool(raw: Any) -> bool:
     raise ValueError("expected true/false")
 
 
-def _parse_int_list(raw: Any) -> list[int]:
+def _parse_int(raw: Any, *, byte_size: bool = False) -> int:
+    if isinstance(raw, bool):
+        raise ValueError("true/false is not a number")
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, float):
+        if not raw.is_integer():
+            raise ValueError("not a whole number")
+        return int(raw)
+    return sizes.parse_int(str(raw), byte_size=byte_size)
+
+
+def _parse_int_list(raw: Any, *, byte_size: bool = False) -> list[int]:
     if isinstance(raw, (list, tuple)):
-        return [int(v) for v in raw]
-    return [int(part) for part in str(raw).replace(" ", "").split(",") if part]
+        return [_parse_int(v, byte_size=byte_size) for v in raw]
+    return [_parse_int(part, byte_size=byte_size) for part in str(raw).split(",") if part.strip()]
 
 
 class ResolvedParams(dict):
@@ -106,6 +128,10 @@ class ResolvedParams(dict):
     def __init__(self, bench_id: str, values: dict[str, Any]) -> None:
         super().__init__(values)
         self.bench_id = bench_id
+
+    def copy(self) -> ResolvedParams:
+        """A copy that is still resolved (``dict.copy`` would forget it)."""
+        return ResolvedParams(self.bench_id, self)
 
 
 class Reporter(Protocol):
