@@ -106,7 +106,8 @@ def test_run_usage_errors(env, tmp_path, args, message):
     assert _files(tmp_path) == []
 
 
-def test_ctrl_c_cancels_the_whole_run(env, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
+def test_ctrl_c_sigterm_and_sighup_cancel_the_whole_run(env, tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "-m", "hwbench_gui.cli", "run", "test.slow", "--out", str(tmp_path)],
                             env=env, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = []
@@ -118,13 +119,14 @@ def test_ctrl_c_cancels_the_whole_run(env, tmp_path):
         text = "".join(seen)
         worker_pid = int(re.search(r"running test\.slow \(pid (\d+)", text).group(1))
         grandchild_pid = int(re.search(r"grandchild_pid = (\d+)", text).group(1))
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         stdout, stderr = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 130, stderr
-    assert "cancelled" in stderr
+    assert proc.returncode == 128 + sig, stderr  # as a shell reports it: 130 for Ctrl-C, 143 for SIGTERM
+    assert f"cancelling ({sig.name}" in stderr
+    assert "hwbench run: cancelled" in stderr
     (file,) = _files(tmp_path)
     assert stdout.strip() == str(file)
     assert json.loads(file.read_text())["status"] == "cancelled"

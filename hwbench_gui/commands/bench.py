@@ -1,7 +1,7 @@
 """``hwbench list`` and ``hwbench run``: benchmarks from the command line.
 
     hwbench list [--json] [--params]
-    hwbench run gpu.matmul --param size=8192 --param dtype=fp16 [--out DIR] [--json] [--timeout S] [--quiet]
+    hwbench run gpu.matmul --param sizes=8192 --param precision=bf16 [--out DIR] [--json] [--timeout S] [--quiet]
     hwbench run --suite seed [--param framework=torch] [--param steps=20]
     hwbench maxbatch model.resnet50 --param precision=bf16-amp [--start 8] [--limit 8192] [--step 8]
 
@@ -159,17 +159,16 @@ def run_command(args: argparse.Namespace) -> int:
 
     display = ProgressDisplay(bench.id, sys.stderr, quiet=args.quiet)
     cancel = threading.Event()
-    previous_handler = _install_sigint(cancel, display)
+    stop = _StopSignals(cancel, display)
     try:
         result = runner.run_benchmark(bench.id, params, on_event=display.on_event, cancel=cancel,
                                       timeout_s=args.timeout, results_dir=args.out)
     except KeyboardInterrupt:  # the runner wrote the cancelled document before re-raising
         display.finish()
         print("hwbench run: cancelled", file=sys.stderr)
-        return EXIT_CANCELLED
+        return stop.exit_status()
     finally:
-        if previous_handler is not None:
-            signal.signal(signal.SIGINT, previous_handler)
+        stop.restore()
     display.finish()
     doc = result.document
     if args.json:
@@ -189,7 +188,7 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_FAILED if result.save_error else EXIT_OK
     if result.status == "cancelled":
         print("hwbench run: cancelled", file=sys.stderr)
-        return EXIT_CANCELLED
+        return stop.exit_status()
     print(f"hwbench run: {bench.id} failed: {doc.get('reason')}", file=sys.stderr)
     if not args.quiet and doc.get("error_kind") in ("crash", "exception", "timeout"):
         for line in (doc.get("log_tail") or [])[-10:]:
@@ -239,16 +238,15 @@ def _suite_command(args: argparse.Namespace) -> int:
         display.note(f"[{i + 1}/{total}] {run.label}")
         return display.on_event
 
-    previous_handler = _install_sigint(cancel, ProgressDisplay(args.suite, sys.stderr, quiet=args.quiet))
+    stop = _StopSignals(cancel, ProgressDisplay(args.suite, sys.stderr, quiet=args.quiet))
     try:
         done = suites.run_suite(args.suite, parse_param_args(args.param), on_run=on_run, cancel=cancel,
                                 timeout_s=args.timeout, results_dir=args.out)
     except KeyboardInterrupt:
         print("hwbench run: suite cancelled", file=sys.stderr)
-        return EXIT_CANCELLED
+        return stop.exit_status()
     finally:
-        if previous_handler is not None:
-            signal.signal(signal.SIGINT, previous_handler)
+        stop.restore()
     for display in displays:
         display.finish()
     for run, result in done:
@@ -256,7 +254,7 @@ def _suite_command(args: argparse.Namespace) -> int:
         shown = figure_line(doc) if result.status == "ok" else f"{result.status}: {doc.get('reason')}"
         print(f"{run.label}: {shown}" + (f"  [{result.path}]" if result.path else ""))
     if cancel.is_set():
-        return EXIT_CANCELLED
+        return stop.exit_status()
     return EXIT_OK if all(result.status == "ok" for _, result in done) else EXIT_FAILED
 
 
@@ -326,17 +324,36 @@ def parse_param_args(items: list[str]) -> dict[str, str]:
     return params
 
 
-def _install_sigint(cancel: threading.Event, display: "ProgressDisplay"):
-    """Ctrl-C sets ``cancel`` (the runner then ends the child's group) instead of raising mid-run."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
+#: Signals that end a run the way Ctrl-C does: a terminal closed (SIGHUP) or ``kill``/a service manager (SIGTERM).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
-    def on_sigint(signum, frame):
-        if not cancel.is_set():
-            display.note("cancelling (stopping the benchmark's processes)...")
-        cancel.set()
 
-    return signal.signal(signal.SIGINT, on_sigint)
+class _StopSignals:
+    """Ctrl-C, SIGTERM and SIGHUP set ``cancel`` (the runner then ends the child's group and writes the
+    cancelled document) instead of killing the CLI mid-run; ``received`` is the first one's number."""
+
+    def __init__(self, cancel: threading.Event, display: "ProgressDisplay"):
+        self.cancel, self.display = cancel, display
+        self.received: int | None = None
+        self._previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum, frame):
+        if self.received is None:
+            self.received = signum
+            name = signal.Signals(signum).name
+            self.display.note(f"cancelling ({name}: stopping the benchmark's processes)...")
+        self.cancel.set()
+
+    def exit_status(self) -> int:
+        """128 + the signal's number, as a shell reports a process ended by it (130 for Ctrl-C)."""
+        return 128 + self.received if self.received is not None else EXIT_CANCELLED
+
+    def restore(self) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
 
 
 class ProgressDisplay:
