@@ -240,7 +240,7 @@ def test_import_into_an_unwritable_results_folder_shows_why(qtbot, qsettings, tm
 # -- 4. hostile JSON -------------------------------------------------------------------------------
 
 def test_deeply_nested_json_is_skipped_with_a_reason(cli_env, tmp_path):
-    from hwbench_gui.engine.reports import library
+    from hwbench_gui.engine.results import library
 
     good = write_docs(tmp_path, [make_doc("t.rate")])[0]
     hostile = tmp_path / "deep.json"
@@ -250,7 +250,7 @@ def test_deeply_nested_json_is_skipped_with_a_reason(cli_env, tmp_path):
     found = library.scan([tmp_path])
     assert [d["_path"] for d in found.docs] == [str(good)]
     assert [e.path for e in found.errors] == [hostile]
-    docs, errors = store.list_results(tmp_path)
+    docs, errors = library.list_results(tmp_path)
     assert len(docs) == 1 and [e.path for e in errors] == [hostile]
     for command in (["compare"], ["report"]):
         proc = run_cli([*command, str(tmp_path)], cli_env)

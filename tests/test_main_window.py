@@ -260,7 +260,7 @@ def test_reports_run_like_this_queues_the_reference_run_in_benchmarks(window, mo
     the Benchmarks tab, which comes forward."""
     import json
 
-    from hwbench_gui.engine.reports import library
+    from hwbench_gui.engine.results import library
     from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
 
     queued = []

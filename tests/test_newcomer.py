@@ -114,12 +114,12 @@ def test_chart_labels_are_wrapped_not_cut():
 
 
 def test_machine_label_names_the_cpu_when_there_is_no_gpu():
-    from hwbench_gui.engine.reports import library
+    from hwbench_gui.engine.results import describe
 
     doc = {"hostname": "vm", "inventory": {"gpus": [], "cpu": {"model": "Intel Xeon 8480", "logical_cores": 2}}}
-    assert library.machine_name(doc) == "vm · Intel Xeon 8480 (2 threads)"
+    assert describe.machine_name(doc) == "vm · Intel Xeon 8480 (2 threads)"
     doc["inventory"]["gpus"] = [{"name": "NVIDIA H200"}]
-    assert library.machine_name(doc) == "vm · NVIDIA H200"
+    assert describe.machine_name(doc) == "vm · NVIDIA H200"
 
 
 def test_compare_json_carries_values_spreads_ratios_and_marks(cli_env):
@@ -127,7 +127,7 @@ def test_compare_json_carries_values_spreads_ratios_and_marks(cli_env):
 
     from conftest import run_cli
 
-    from hwbench_gui.engine.reports import library
+    from hwbench_gui.engine.results import library
 
     reference = library.reference_dir()
     proc = run_cli(["compare", str(reference / "h200"), *map(str, sorted(reference.glob("*.json"))), "--json"],

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from reports_data import make_doc, model_doc, on_other_machine, sweep_series, write_bad_files, write_docs
 
-from hwbench_gui.engine.reports import charts, compare, csv_export, library
+from hwbench_gui.engine.reports import charts, compare, csv_export
+from hwbench_gui.engine.results import describe, library
 from hwbench_gui.engine.reports.html import render_html, write_html
 from hwbench_gui.engine.reports.pdf import pdf_bytes, write_pdf
 from hwbench_gui.engine.reports.report import make_report
@@ -186,7 +187,7 @@ def test_shipped_reference_documents_load_and_stay_published():
         assert ref["source_url"].startswith("https://") and ref["configuration"] and ref["retrieved"]
         assert ref.get("published") or ref.get("published_note")
         assert doc["samples"] == [] and doc["stats"] is None  # nothing pretends to be a measured spread
-        assert library.machine_name(doc).endswith("(published)")
+        assert describe.machine_name(doc).endswith("(published)")
     lambda_tf32 = next(d for d in found.docs if d["id"] == "published-lambda-h200-resnet50-train-tf32")
     assert lambda_tf32["precision"] == "TF32" and lambda_tf32["figure"]["value"] == 2259
     assert any("FP32" in w for w in lambda_tf32["warnings"])
@@ -198,8 +199,8 @@ def test_shipped_h200_measurements_are_measured_documents():
     ids = {doc["benchmark"]["id"] for doc in measured.docs}
     assert {"gpu.matmul", "gpu.pcie", "model.resnet50"} <= ids
     for doc in measured.docs:
-        assert not library.is_published(doc) and doc["status"] == "ok" and doc["samples"]
-        assert "H200" in library.gpu_summary(doc)
+        assert not describe.is_published(doc) and doc["status"] == "ok" and doc["samples"]
+        assert "H200" in describe.gpu_summary(doc)
 
 
 def test_published_figures_are_their_own_side_and_compare_with_measured():
@@ -268,27 +269,27 @@ def test_import_export_and_delete_to_trash_with_undo(tmp_path):
     assert len(imported.imported) == 3 and len(imported.skipped) == 3 and not imported.duplicates
     again = library.import_documents([other], results)
     assert not again.imported and len(again.duplicates) == 3
-    docs = library.load_results_dir(results).docs
+    docs = library.list_results(results).docs
     assert len(docs) == 6 and not any("_path" in json.loads(Path(d["_path"]).read_text()) for d in docs)
 
     exported = library.export_documents(docs[:2], tmp_path / "export")
     assert len(exported) == 2 and all(p.exists() for p in exported)
 
     trashed = library.delete_to_trash([docs[0]["_path"]], results)
-    assert len(library.load_results_dir(results).docs) == 5
+    assert len(library.list_results(results).docs) == 5
     assert trashed[0].trashed.parent == results / ".trash"
     library.restore(trashed)
-    assert len(library.load_results_dir(results).docs) == 6
+    assert len(library.list_results(results).docs) == 6
 
 
 def test_library_rows_and_filter():
     doc = make_doc("t.rate", host="alpha", gpu="Test GPU A", params={"size": 4})
-    row = library.row(doc)
-    assert set(row) == set(library.ROW_COLUMNS)
+    row = describe.row(doc)
+    assert set(row) == set(describe.ROW_COLUMNS)
     assert row["machine"] == "alpha · Test GPU A" and row["parameters"] == "size=4" and row["status"] == "ok"
     assert row["figure"].startswith("rate: 100")
-    assert library.matches(doc, "ALPHA rate") and not library.matches(doc, "alpha gamma")
-    assert library.gpu_summary(make_doc(gpus=2)) == "2× Test GPU A"
+    assert describe.matches(doc, "ALPHA rate") and not describe.matches(doc, "alpha gamma")
+    assert describe.gpu_summary(make_doc(gpus=2)) == "2× Test GPU A"
 
 
 # -- charts ----------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from reports_data import make_doc, on_other_machine, write_bad_files, write_docs
 
-from hwbench_gui.engine.reports import compare, library
+from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.results import library
 from hwbench_gui.ui.context import AppContext
 
 

@@ -14,7 +14,8 @@ import pytest
 from hwbench_gui.engine.measure import stats
 from hwbench_gui.engine.results import document, store
 from hwbench_gui.engine.results.document import SCHEMA_VERSION, build_document
-from hwbench_gui.engine.results.store import ResultFileError, list_results, load_result, write_result
+from hwbench_gui.engine.results.library import list_results
+from hwbench_gui.engine.results.store import ResultFileError, load_result, write_result
 from hwbench_gui.engine.run.protocol import outcome_to_json
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, Series
 
@@ -227,6 +228,18 @@ def test_list_skips_and_reports_corrupt_files(tmp_path):
 
 def test_list_of_a_missing_folder_is_empty(tmp_path):
     assert list_results(tmp_path / "nothing here") == ([], [])
+
+
+def test_list_checks_every_document_the_way_the_reports_do(tmp_path):
+    """One listing for every view: a document that parses but whose figure is not a number is skipped
+    with its reason, not shown in one tab and refused in the other."""
+    good = write_result(build(out=outcome()), tmp_path)
+    bad = build(out=outcome())
+    bad["figure"]["value"] = "fast"
+    bad_path = write_result(bad, tmp_path)
+    docs, errors = list_results(tmp_path)
+    assert [d["_path"] for d in docs] == [str(good)]
+    assert [(e.path, e.reason) for e in errors] == [(bad_path, "figure.value 'fast' is not a finite number")]
 
 
 def test_written_file_is_complete_json_even_for_large_documents(tmp_path):

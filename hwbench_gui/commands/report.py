@@ -58,7 +58,7 @@ def add_parser(subparsers) -> None:
 
 
 def _load(args: argparse.Namespace):
-    from hwbench_gui.engine.reports import library
+    from hwbench_gui.engine.results import library
 
     found = library.scan(args.paths)
     if args.reference:
@@ -99,7 +99,8 @@ def _number(value: Any) -> Any:
 
 def comparison_json(comparison) -> dict[str, Any]:
     """``hwbench compare --json``: what the table shows, with each value's spread, ratio and mark."""
-    from hwbench_gui.engine.reports import compare, library
+    from hwbench_gui.engine.reports import compare
+    from hwbench_gui.engine.results import describe
 
     def metric_json(metric) -> dict[str, Any] | None:
         if metric is None:
@@ -115,8 +116,8 @@ def comparison_json(comparison) -> dict[str, Any]:
         "baseline_name": comparison.baseline_name,
         "alpha": comparison.alpha,
         "sides": [{"name": side.name, "published": side.published, "results": len(side.docs),
-                   "gpu": library.gpu_summary(side.docs[0]) if side.docs else None,
-                   "cpu": library.cpu_summary(side.docs[0]) if side.docs else None} for side in comparison.sides],
+                   "gpu": describe.gpu_summary(side.docs[0]) if side.docs else None,
+                   "cpu": describe.cpu_summary(side.docs[0]) if side.docs else None} for side in comparison.sides],
         "summaries": [{key: _number(value) for key, value in dataclasses.asdict(summary).items()}
                       for summary in comparison.summaries],
         "rows": [{

@@ -589,7 +589,7 @@ class BenchmarksTab(QWidget):
     # --- results ---------------------------------------------------------------------------------
     def _load_previous_results(self) -> None:
         try:
-            from hwbench_gui.engine.results.store import list_results
+            from hwbench_gui.engine.results.library import list_results
 
             documents, errors = list_results(self.context.results_dir)
         except Exception as exc:  # a broken results folder must not cost the tab

@@ -34,8 +34,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hwbench_gui.engine.reports import compare, library
+from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.reports.report import Report, make_report
+from hwbench_gui.engine.results import describe, library
 from hwbench_gui.ui.context import AppContext
 
 _HEADERS = ("Machine", "GPU", "Benchmark", "Parameters", "Precision", "Figure", "Status", "Date")
@@ -53,7 +54,7 @@ _COLUMN_MAX_PX = {"Machine": 210, "GPU": 140, "Benchmark": 150, "Figure": 340, "
 
 
 class _FilterProxy(QSortFilterProxyModel):
-    """Keeps rows whose document matches every word of the filter (see ``library.matches``)."""
+    """Keeps rows whose document matches every word of the filter (see ``describe.matches``)."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -74,7 +75,7 @@ class _FilterProxy(QSortFilterProxyModel):
             return True
         item = self.sourceModel().item(source_row, 0)
         doc = item.data(_DOC_ROLE) if item is not None else None
-        return doc is not None and library.matches(doc, self._text)
+        return doc is not None and describe.matches(doc, self._text)
 
 
 class ReportsTab(QWidget):
@@ -82,7 +83,7 @@ class ReportsTab(QWidget):
         super().__init__(parent)
         self.context = context
         self.results_dir = Path(context.results_dir)
-        self._library = library.Library()
+        self._library = library.Library([], [])
         self._trashed: list[library.Trashed] = []
         self.report: Report | None = None
         self._compare_docs: list[dict[str, Any]] = []
@@ -230,8 +231,8 @@ class ReportsTab(QWidget):
 
     def refresh(self) -> None:
         """Reload the results folder (and the references when shown)."""
-        self._library = library.load_results_dir(self.results_dir,
-                                                  include_reference=self.reference_check.isChecked())
+        self._library = library.list_results(self.results_dir,
+                                              include_reference=self.reference_check.isChecked())
         self.model.removeRows(0, self.model.rowCount())
         for doc in self._library.docs:
             self.model.appendRow(self._items(doc))
@@ -246,10 +247,10 @@ class ReportsTab(QWidget):
         self.errors_label.setVisible(bool(errors))
 
     def _items(self, doc: dict[str, Any]) -> list[QStandardItem]:
-        row = library.row(doc)
-        published = library.is_published(doc)
+        row = describe.row(doc)
+        published = describe.is_published(doc)
         items = []
-        for key in library.ROW_COLUMNS:
+        for key in describe.ROW_COLUMNS:
             item = QStandardItem(row[key])
             item.setData(row[key].lower(), _SORT_ROLE)
             item.setToolTip(row[key])
@@ -271,7 +272,7 @@ class ReportsTab(QWidget):
     def _update_counts(self) -> None:
         shown = self.proxy.rowCount()
         total = self.model.rowCount()
-        published = sum(library.is_published(d) for d in self._library.docs)
+        published = sum(describe.is_published(d) for d in self._library.docs)
         self.count_label.setText(f"{shown} of {total} result(s) shown ({published} published reference figure(s)); "
                                  f"folder: {self.results_dir}")
 
@@ -349,7 +350,7 @@ class ReportsTab(QWidget):
 
     def delete_selected(self) -> list[library.Trashed]:
         """Move the selected measured results to the trash (published references are not deleted)."""
-        docs = [d for d in self.selected_documents() if not library.is_published(d)]
+        docs = [d for d in self.selected_documents() if not describe.is_published(d)]
         files = [Path(d["_path"]) for d in docs if Path(d["_path"]).parent.resolve() == self.results_dir.resolve()]
         if not files:
             return []
@@ -408,8 +409,8 @@ class ReportsTab(QWidget):
         (``by="machine"``; nothing selected: every machine shown)."""
         selected = self.selected_documents()
         if by == "machine":
-            names = {library.machine_name(d) for d in selected}
-            docs = [d for d in self.documents() if not names or library.machine_name(d) in names]
+            names = {describe.machine_name(d) for d in selected}
+            docs = [d for d in self.documents() if not names or describe.machine_name(d) in names]
         else:
             docs = selected or self.documents()
         self.compare_documents(docs, by)

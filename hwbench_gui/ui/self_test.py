@@ -192,7 +192,7 @@ class SelfTest:
         return f"torch {report['torch_version']}, {cuda}"
 
     def _benchmark(self, bench_id: str, params: dict[str, Any], results: Path) -> str:
-        from hwbench_gui.engine.results import store
+        from hwbench_gui.engine.results import library, store
         from hwbench_gui.engine.run import registry, runner
 
         reason = registry.availability(registry.get(bench_id))
@@ -207,9 +207,9 @@ class SelfTest:
         loaded = store.load_result(run.path)
         if loaded.get("id") != run.document.get("id") or loaded["benchmark"].get("id") != bench_id:
             raise CheckFailed(f"{run.path} read back does not match the document written")
-        listed = [d["_path"] for d in store.list_results(results)[0]]
+        listed = [d["_path"] for d in library.list_results(results)[0]]
         if str(run.path) not in listed:
-            raise CheckFailed(f"{run.path} is not listed by store.list_results")
+            raise CheckFailed(f"{run.path} is not listed by library.list_results")
         figure = _headline(loaded)
         return f"{figure + ', ' if figure else ''}result written and read back"
 

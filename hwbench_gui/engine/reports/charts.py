@@ -28,8 +28,8 @@ from typing import Any, Sequence
 # Figure objects without pyplot: no GUI backend is chosen or needed, and nothing global changes.
 from matplotlib.figure import Figure
 
-from hwbench_gui.engine.reports import library
 from hwbench_gui.engine.reports.compare import Comparison, Side
+from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
 from hwbench_gui.engine.spec.precision import PRECISIONS
 
@@ -276,7 +276,7 @@ def telemetry_chart(sides: Sequence[Side], key: str, seed_figure: str, title: st
             telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
             entry = (telemetry.get("seed") or {}).get(seed_figure) or {}
             value = entry.get(statistic) if isinstance(entry, dict) else None
-            if not _is_model(doc) or not library._is_number(value):
+            if not _is_model(doc) or not describe.is_number(value):
                 continue
             group = _model_name(doc)
             hue = _hue(side, sides, _p(doc, "framework"), _p(doc, "mode"), doc.get("precision"))
@@ -304,7 +304,7 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
         # Model runs: the same configuration at FP32 and at other precisions.
         by_config: dict[tuple, dict[str, float]] = defaultdict(dict)
         for doc in docs:
-            if not _is_model(doc) or library.is_published(doc):
+            if not _is_model(doc) or describe.is_published(doc):
                 continue
             config = (_model_name(doc), _p(doc, "framework"), _p(doc, "mode"), _p(doc, "batch"), _p(doc, "gpus", 1))
             by_config[config].setdefault(str(doc.get("precision") or "").upper(), float(doc["figure"]["value"]))
@@ -322,7 +322,7 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
             newest[(doc.get("benchmark") or {}).get("id")] = doc
         for bench_id, doc in newest.items():
             figures = {_precision_name(k): v.get("value") for k, v in (doc.get("figures") or {}).items()
-                       if isinstance(v, dict) and _precision_name(k) and library._is_number(v.get("value"))}
+                       if isinstance(v, dict) and _precision_name(k) and describe.is_number(v.get("value"))}
             if "FP32" not in figures or len(figures) < 2 or not figures["FP32"]:
                 continue
             group = _hue(side, sides, bench_id)
@@ -369,7 +369,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
                 if not isinstance(s, dict):
                     continue
                 xs, ys = s.get("x") or [], s.get("y") or []
-                points = [(x, y) for x, y in zip(xs, ys) if library._is_number(x) and library._is_number(y)]
+                points = [(x, y) for x, y in zip(xs, ys) if describe.is_number(x) and describe.is_number(y)]
                 if not points:
                     continue
                 label = _hue(side, sides, s.get("label"))
@@ -377,8 +377,8 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
                                linestyle=linestyle, label=_short(label, 60))[0]
                 spread = s.get("y_spread") or []
                 band = [(x, lo_hi) for x, lo_hi in zip(xs, spread)
-                        if isinstance(lo_hi, list) and len(lo_hi) == 2 and all(map(library._is_number, lo_hi))
-                        and library._is_number(x)]
+                        if isinstance(lo_hi, list) and len(lo_hi) == 2 and all(map(describe.is_number, lo_hi))
+                        and describe.is_number(x)]
                 if band:
                     ax.fill_between([x for x, _ in band], [b[0] for _, b in band], [b[1] for _, b in band],
                                     color=line.get_color(), alpha=0.15, linewidth=0)
@@ -429,7 +429,7 @@ def datapath_chart(sides: Sequence[Side]) -> Chart | None:
         rates = {s.get("key"): s.get("rate_images_per_s") for s in details.get("stages") or [] if isinstance(s, dict)}
         ys, values, colors, hatches = [], [], [], []
         for y, (key, _) in enumerate(DATAPATH_STAGES):
-            if not library._is_number(rates.get(key)):
+            if not describe.is_number(rates.get(key)):
                 continue
             ys.append(y + (n - (len(runs) - 1) / 2) * height)
             values.append(float(rates[key]))
@@ -459,7 +459,7 @@ def mean_gpu_power_w(doc: dict[str, Any]) -> float | None:
     """Sum over GPUs of each GPU's mean power draw during the run, or None when none was sampled."""
     metrics = ((doc.get("telemetry") or {}).get("metrics") or {}) if isinstance(doc.get("telemetry"), dict) else {}
     values = [m.get("mean") for name, m in metrics.items() if _POWER.match(str(name)) and isinstance(m, dict)]
-    values = [float(v) for v in values if library._is_number(v)]
+    values = [float(v) for v in values if describe.is_number(v)]
     return sum(values) if values and sum(values) > 0 else None
 
 

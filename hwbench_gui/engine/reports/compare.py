@@ -35,8 +35,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from hwbench_gui.engine.reports import library
-from hwbench_gui.engine.results import formatting
+from hwbench_gui.engine.results import describe, formatting
 
 ALPHA = 0.05
 
@@ -59,7 +58,7 @@ class Side:
 
     @property
     def published(self) -> bool:
-        return bool(self.docs) and all(library.is_published(d) for d in self.docs)
+        return bool(self.docs) and all(describe.is_published(d) for d in self.docs)
 
 
 @dataclass
@@ -81,7 +80,7 @@ class Metric:
 
     @property
     def published(self) -> bool:
-        return library.is_published(self.doc)
+        return describe.is_published(self.doc)
 
     def interval(self) -> tuple[float, float] | None:
         """(p5, p95), the value as a point when there is no spread, or None without a value."""
@@ -123,7 +122,7 @@ class Row:
 
     @property
     def config_text(self) -> str:
-        return library.params_text(self.params)
+        return describe.params_text(self.params)
 
 
 @dataclass
@@ -169,11 +168,11 @@ class Comparison:
 # -- sides -----------------------------------------------------------------------------------------
 
 def sides_by_machine(docs: Sequence[dict[str, Any]]) -> list[Side]:
-    """One side per machine (:func:`library.machine_name`), measured machines first, each group in the
+    """One side per machine (:func:`describe.machine_name`), measured machines first, each group in the
     order its machines first appear."""
     sides: dict[str, Side] = {}
     for doc in docs:
-        sides.setdefault(library.machine_name(doc), Side(library.machine_name(doc), [])).docs.append(doc)
+        sides.setdefault(describe.machine_name(doc), Side(describe.machine_name(doc), [])).docs.append(doc)
     return sorted(sides.values(), key=lambda side: side.published)
 
 
@@ -183,7 +182,7 @@ def sides_by_run(docs: Sequence[dict[str, Any]]) -> list[Side]:
     used: set[str] = set()
     for doc in docs:
         bench_id = (doc.get("benchmark") or {}).get("id", "")
-        name = f"{library.machine_name(doc)} · {bench_id} @ {library.date_text(doc)}"
+        name = f"{describe.machine_name(doc)} · {bench_id} @ {describe.date_text(doc)}"
         base, n = name, 2
         while name in used:
             name, n = f"{base} #{n}", n + 1
@@ -267,7 +266,7 @@ def _params_agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
 def params_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
     """``"batch 256 here, 128 in the baseline"`` for each shared key that differs (and keys only one has);
     ``a`` is this side's parameters, ``b`` the baseline's."""
-    parts = [f"{k} {library._param_value(a[k])} here, {library._param_value(b[k])} in the baseline"
+    parts = [f"{k} {describe.param_value(a[k])} here, {describe.param_value(b[k])} in the baseline"
              for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
     parts += [f"{k} only here" for k in sorted(a.keys() - b.keys())]
     parts += [f"{k} only in the baseline" for k in sorted(b.keys() - a.keys())]
@@ -278,16 +277,16 @@ def metrics_of(doc: dict[str, Any], all_figures: bool = False) -> list[Metric]:
     """The headline figure (and with ``all_figures`` the further named figures) of a usable
     document; a failed one gives a single metric without a value."""
     figure = doc.get("figure") or {}
-    samples = [float(s) for s in doc.get("samples") or [] if library._is_number(s)]
+    samples = [float(s) for s in doc.get("samples") or [] if describe.is_number(s)]
     if figure.get("value") is None:
         return [Metric(doc, "", None, "", True, [], None, True)]
     out = [Metric(doc, str(figure.get("name") or "figure"), float(figure["value"]), str(figure.get("unit") or ""),
                   bool(figure.get("higher_is_better", True)), samples, doc.get("stats"), True)]
     if all_figures:
         for name, fig in (doc.get("figures") or {}).items():
-            if not isinstance(fig, dict) or not library._is_number(fig.get("value")):
+            if not isinstance(fig, dict) or not describe.is_number(fig.get("value")):
                 continue
-            fig_samples = [float(s) for s in fig.get("samples") or [] if library._is_number(s)]
+            fig_samples = [float(s) for s in fig.get("samples") or [] if describe.is_number(s)]
             stats = fig.get("stats") if isinstance(fig.get("stats"), dict) else None
             out.append(Metric(doc, str(name), float(fig["value"]), str(fig.get("unit") or ""),
                               bool(fig.get("higher_is_better", True)), fig_samples, stats, False))
@@ -531,7 +530,7 @@ def cell_text(cell: Cell) -> str:
         return "—"
     if metric.failed:
         return "failed"
-    text = library.format_value(metric.value, metric.unit)
+    text = formatting.format_value(metric.value, metric.unit)
     if cell.ratio is not None:
         # two decimals, but a GPU box against a laptop must not read "×0.00"
         text += f" ×{cell.ratio:.2f}" if cell.ratio >= 0.01 else f" ×{cell.ratio:.2g}"

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.csv_cells import safe_cell
-from hwbench_gui.engine.reports import library
+from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.reports.charts import mean_gpu_power_w
 
 COLUMNS = (
@@ -35,11 +35,11 @@ def csv_row(doc: dict[str, Any]) -> dict[str, Any]:
     bench = doc.get("benchmark") or {}
     reference = doc.get("reference") or {}
     return {
-        "provenance": "published" if library.is_published(doc) else "measured",
-        "machine": library.machine_name(doc),
+        "provenance": "published" if describe.is_published(doc) else "measured",
+        "machine": describe.machine_name(doc),
         "hostname": doc.get("hostname") or "",
-        "gpu": library.gpu_summary(doc),
-        "cpu": library.cpu_summary(doc),
+        "gpu": describe.gpu_summary(doc),
+        "cpu": describe.cpu_summary(doc),
         "benchmark_id": bench.get("id"),
         "benchmark_title": bench.get("title"),
         "benchmark_version": bench.get("version"),

@@ -13,9 +13,10 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from hwbench_gui.engine.atomic import write_atomic
-from hwbench_gui.engine.reports import compare, library
+from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.reports.charts import to_png
 from hwbench_gui.engine.reports.report import Report, side_facts
+from hwbench_gui.engine.results import describe, formatting, library
 
 _env = Environment(loader=PackageLoader("hwbench_gui.engine.reports", "templates"),
                    autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
@@ -35,8 +36,8 @@ def render_html(report: Report) -> str:
     return template.render(
         report=report, comparison=report.comparison, charts=charts,
         sides=[{"name": s.name, "published": s.published, "facts": side_facts(s)} for s in report.comparison.sides],
-        marks=MARK_CLASSES, fmt=library.format_value, spread=compare.spread_text, row_label=compare.row_label,
-        rows_docs=[{**library.row(d), "published": library.is_published(d), "method": d.get("method") or "",
+        marks=MARK_CLASSES, fmt=formatting.format_value, spread=compare.spread_text, row_label=compare.row_label,
+        rows_docs=[{**describe.row(d), "published": describe.is_published(d), "method": d.get("method") or "",
                     "warnings": d.get("warnings") or [], "reference": d.get("reference") or {}}
                    for d in report.docs],
         errors=library.errors_text(report.errors))

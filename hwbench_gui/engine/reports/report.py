@@ -11,7 +11,8 @@ from typing import Any, Sequence
 
 from hwbench_gui import __version__
 from hwbench_gui.engine.reports import charts as charts_mod
-from hwbench_gui.engine.reports import compare, library
+from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.store import ResultFileError
 
 GROUPINGS = ("machine", "run")
@@ -29,7 +30,7 @@ class Report:
 
     @property
     def published_docs(self) -> list[dict[str, Any]]:
-        return [d for d in self.docs if library.is_published(d)]
+        return [d for d in self.docs if describe.is_published(d)]
 
 
 def make_report(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFileError] = (), *,
@@ -61,9 +62,9 @@ def side_facts(side: compare.Side) -> dict[str, str]:
     ram = memory.get("total_bytes")
     gpu_system = inventory.get("gpu_system") if isinstance(inventory.get("gpu_system"), dict) else {}
     facts = {
-        "GPU": library.gpu_summary(doc),
-        "CPU": library.cpu_summary(doc),
-        "RAM": f"{ram / 1024 ** 3:.0f} GiB" if library._is_number(ram) else "unknown",
+        "GPU": describe.gpu_summary(doc),
+        "CPU": describe.cpu_summary(doc),
+        "RAM": f"{ram / 1024 ** 3:.0f} GiB" if describe.is_number(ram) else "unknown",
         "Driver": str(gpu_system.get("driver_version") or software.get("driver") or "unknown"),
         "Software": ", ".join(f"{k} {software[k]}" for k in ("torch", "tensorflow", "cuda_runtime", "cudnn")
                               if software.get(k)) or "unknown",
@@ -72,7 +73,7 @@ def side_facts(side: compare.Side) -> dict[str, str]:
     if side.published:
         facts = {"Published by": ", ".join(sorted({str((d.get("reference") or {}).get("publisher")) for d in
                                                    side.docs})),
-                 "System": ", ".join(sorted({str((d.get("reference") or {}).get("system") or library.gpu_summary(d))
+                 "System": ", ".join(sorted({str((d.get("reference") or {}).get("system") or describe.gpu_summary(d))
                                              for d in side.docs})),
                  "Results": str(len(side.docs))}
     return facts

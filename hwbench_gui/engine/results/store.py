@@ -1,4 +1,5 @@
-"""Result files on disk: atomic writes, loading with validation, listing a folder.
+"""Result files on disk: atomic writes and loading with validation (listing a folder, with the
+full check of each document, is :func:`hwbench_gui.engine.results.library.list_results`).
 
 A result is one JSON file named ``<UTC start, 2026-12-02T12-34-56>_<benchmark id>_<8 hex>.json``.
 Writes go to a temporary file in the same folder, are fsynced, then renamed over the final name,
@@ -164,21 +165,3 @@ def _nested_deeper_than(value: Any, limit: int) -> bool:
                 stack.append((child, depth + 1))
     return False
 
-
-def list_results(directory: str | os.PathLike | None = None) -> tuple[list[dict[str, Any]], list[ResultFileError]]:
-    """Every readable document in ``directory`` (oldest first, by start time) and an error for each
-    ``*.json`` file that could not be used. A missing folder gives two empty lists."""
-    folder = results_dir(directory)
-    docs: list[dict[str, Any]] = []
-    errors: list[ResultFileError] = []
-    if not folder.is_dir():
-        return docs, errors
-    for path in sorted(folder.glob("*.json")):
-        if path.name.startswith("."):  # temporary files of a write in progress
-            continue
-        try:
-            docs.append(load_result(path))
-        except ResultFileError as exc:
-            errors.append(exc)
-    docs.sort(key=lambda d: (str(d.get("started_at") or ""), d["_path"]))
-    return docs, errors

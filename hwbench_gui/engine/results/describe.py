@@ -1,0 +1,125 @@
+"""What a result document says about itself, in words: its machine, GPUs and CPU, parameters, date,
+the library table's row, and whether it is a published reference figure.
+
+Published reference figures (``resources/reference/``) are documents with the top-level key
+``provenance: "published"``, ``status: "published"`` and a ``reference`` block (source URL, date,
+configuration). :func:`is_published` tells them apart everywhere.
+
+Every reader here takes a document that :mod:`hwbench_gui.engine.results.library` has checked, and
+still reads optional fields defensively (an inventory may be missing or partial).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable
+
+from hwbench_gui.engine.results.formatting import format_value
+
+PUBLISHED = "published"
+
+
+def is_number(value: Any) -> bool:
+    """A finite int or float (not a bool): what a numeric field of a document must hold."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def is_published(doc: dict[str, Any]) -> bool:
+    return doc.get("provenance") == PUBLISHED
+
+
+def gpu_summary(doc: dict[str, Any]) -> str:
+    """``"2× NVIDIA H200"``, ``"no GPU"``, or ``"unknown GPU"`` when there is no inventory."""
+    inventory = doc.get("inventory")
+    if not isinstance(inventory, dict):
+        return "unknown GPU"
+    gpus = inventory.get("gpus")
+    if not isinstance(gpus, list) or not gpus:
+        return "no GPU"
+    names = Counter(str(g.get("name") or "unnamed GPU") if isinstance(g, dict) else "unnamed GPU" for g in gpus)
+    return ", ".join(f"{count}× {name}" if count > 1 else name for name, count in names.items())
+
+
+def cpu_summary(doc: dict[str, Any]) -> str:
+    inventory = doc.get("inventory") if isinstance(doc.get("inventory"), dict) else {}
+    cpu = inventory.get("cpu") if isinstance(inventory.get("cpu"), dict) else {}
+    model = cpu.get("model")
+    cores = cpu.get("logical_cores")
+    if not model:
+        return "unknown CPU"
+    return f"{model} ({cores} threads)" if cores else str(model)
+
+
+def machine_name(doc: dict[str, Any]) -> str:
+    """What a comparison calls the machine that produced ``doc``.
+
+    Measured: ``"hostname · GPUs"``, or ``"hostname · CPU model (N threads)"`` without a GPU (host
+    names such as "vm" or "localhost" alone do not tell machines apart). Published:
+    ``"publisher · GPUs (published)"``, so a published figure never shares a side with a measured one.
+    """
+    if is_published(doc):
+        ref = doc.get("reference") or {}
+        system = ref.get("system") or gpu_summary(doc)
+        return f"{ref.get('publisher') or 'unknown publisher'} · {system} (published)"
+    hostname = doc.get("hostname") or (doc.get("inventory") or {}).get("hostname") or "unknown host"
+    gpus = gpu_summary(doc)
+    return f"{hostname} · {cpu_summary(doc) if gpus == 'no GPU' else gpus}"
+
+
+def params_text(params: dict[str, Any] | None) -> str:
+    if not params:
+        return ""
+    return ", ".join(f"{k}={param_value(v)}" for k, v in params.items())
+
+
+def param_value(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return "''" if value == "" else str(value)
+
+
+def started(doc: dict[str, Any]) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(str(doc.get("started_at")))
+    except ValueError:
+        return None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def date_text(doc: dict[str, Any]) -> str:
+    if is_published(doc):
+        return str((doc.get("reference") or {}).get("published") or "")
+    when = started(doc)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M") if when else ""
+
+
+#: Columns of :func:`row`, in the order the library table shows them.
+ROW_COLUMNS = ("machine", "gpu", "benchmark", "parameters", "precision", "figure", "status", "date")
+
+
+def row(doc: dict[str, Any]) -> dict[str, str]:
+    """The library table's text for one document (keys: :data:`ROW_COLUMNS`)."""
+    figure = doc.get("figure") or {}
+    if figure.get("value") is not None:
+        figure_text = f"{figure.get('name', '')}: {format_value(figure['value'], figure.get('unit', ''))}"
+    else:
+        figure_text = doc.get("reason") or ""
+    bench = doc.get("benchmark") or {}
+    return {
+        "machine": machine_name(doc),
+        "gpu": gpu_summary(doc),
+        "benchmark": str(bench.get("id") or ""),
+        "parameters": params_text(doc.get("params")),
+        "precision": str(doc.get("precision") or ""),
+        "figure": figure_text,
+        "status": str(doc.get("status") or ""),
+        "date": date_text(doc),
+    }
+
+
+def matches(doc: dict[str, Any], text: str) -> bool:
+    """Case-insensitive: every word of ``text`` occurs somewhere in the document's row."""
+    haystack = " ".join(row(doc).values()).lower()
+    return all(word in haystack for word in text.lower().split())
