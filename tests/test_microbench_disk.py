@@ -75,3 +75,57 @@ def test_warns_on_memory_backed_folder():
 def test_missing_folder_is_unavailable(tmp_path):
     with pytest.raises(BenchmarkUnavailable, match="does not exist"):
         _run(tmp_path / "nope")
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_killed_runs_test_file_is_removed_by_the_next_run(tmp_path):
+    abandoned = tmp_path / f"{disk.TEST_FILE_PREFIX}{_dead_pid()}-abcd.bin"
+    in_use = tmp_path / f"{disk.TEST_FILE_PREFIX}{os.getpid()}-efgh.bin"  # a live run's file stays
+    not_ours = tmp_path / "hwbench-disk-notes.bin"
+    for path in (abandoned, in_use, not_ours):
+        path.write_bytes(b"x")
+    rec = Recorder()
+    BENCHMARK.run(BENCHMARK.resolve_params({**TINY, "folder": str(tmp_path)}), rec)
+    assert sorted(os.listdir(tmp_path)) == sorted([in_use.name, not_ours.name])
+    assert any(f"removed {abandoned}" in line for line in rec.logs)
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_signalled_cli_leaves_no_test_file(tmp_path, cli_env, signame):
+    """SIGTERM or SIGHUP of ``hwbench run disk.read`` cancels the run, and the child deletes its file."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    folder, out = tmp_path / "disk", tmp_path / "out"
+    folder.mkdir()
+    out.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "hwbench_gui.cli", "run", "disk.read", "-p", f"folder={folder}",
+                             "-p", "file_size_mib=16", "-p", "repeats=100", "-p", "random_reads=100000",
+                             "--out", str(out)], env=cli_env, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(n.startswith(disk.TEST_FILE_PREFIX) for n in os.listdir(folder)):
+            assert time.monotonic() < deadline and proc.poll() is None, "the run never wrote its test file"
+            time.sleep(0.05)
+        proc.send_signal(getattr(signal, signame))
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "hwbench run: cancelled" in stderr
+    assert os.listdir(folder) == []
+    (doc,) = [json.loads(p.read_text()) for p in out.glob("*.json")]
+    assert doc["status"] == "cancelled"

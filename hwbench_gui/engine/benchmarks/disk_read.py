@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import glob
 import mmap
 import os
+import re
 import shutil
 import tempfile
 from typing import Any
@@ -15,6 +17,27 @@ from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, O
 SEQ_BLOCK_BYTES = 1 << 20
 RANDOM_BLOCK_BYTES = 4096
 WRITE_CHUNK_BYTES = 8 << 20
+#: The test file's name carries the pid of the run that wrote it, so a later run can tell a file whose
+#: writer was killed (SIGKILL leaves no chance to delete it) from one another run is reading now.
+TEST_FILE_PREFIX = "hwbench-disk-"
+_TEST_FILE_PID = re.compile(re.escape(TEST_FILE_PREFIX) + r"(\d+)-[^/]*\.bin$")
+
+
+def remove_abandoned_test_files(folder: str) -> list[str]:
+    """Delete the test files in ``folder`` whose writing process is gone; returns their paths."""
+    import psutil
+
+    removed = []
+    for path in glob.glob(os.path.join(glob.escape(folder), f"{TEST_FILE_PREFIX}*.bin")):
+        match = _TEST_FILE_PID.search(os.path.basename(path))
+        if not match or psutil.pid_exists(int(match.group(1))):
+            continue
+        try:
+            os.remove(path)
+        except OSError:  # another run removed it first, or the folder is not ours to clean
+            continue
+        removed.append(path)
+    return removed
 
 
 def _write_random_file(path: str, size_bytes: int) -> None:
@@ -67,6 +90,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     folder = params["folder"] or tempfile.gettempdir()
     if not os.path.isdir(folder):
         raise BenchmarkUnavailable(f"folder {folder!r} does not exist")
+    for path in remove_abandoned_test_files(folder):
+        reporter.log(f"removed {path}, left by a disk.read run that was killed")
     size_bytes = params["file_size_mib"] << 20
     free_bytes = shutil.disk_usage(folder).free
     if free_bytes < size_bytes + (256 << 20):
@@ -76,7 +101,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     mount, fstype, mount_device = filesystem_of(folder)
     steps = Steps(reporter, 1 + 2 * repeats)
 
-    fd_file, path = tempfile.mkstemp(prefix="hwbench-disk-", suffix=".bin", dir=folder)
+    fd_file, path = tempfile.mkstemp(prefix=f"{TEST_FILE_PREFIX}{os.getpid()}-", suffix=".bin", dir=folder)
     os.close(fd_file)
     try:
         reporter.progress(0.0, f"writing {human_bytes(size_bytes)} of random data to {path}")
