@@ -256,3 +256,14 @@ def test_a_failed_run_keeps_the_precision_it_asked_for():
     assert requested_label({"precision": "tf32"}.get("precision")) == "TF32"
     assert requested_label({"precision": "all"}.get("precision")) is None
     assert requested_label({}.get("precision")) is None
+
+
+def test_deciding_params_are_read_as_recorded_else_as_the_caller_declares():
+    from hwbench_gui.engine.results.describe import deciding_params
+
+    recorded = {"benchmark": {"id": "b", "comparability_params": ["size"]}, "params": {"size": 1, "device": 0}}
+    older = {"benchmark": {"id": "b"}, "params": {"size": 1, "device": 0}}
+    declared = {"b": ["size", "dtype"]}.get
+    assert deciding_params(recorded, declared) == frozenset({"size"})
+    assert deciding_params(older, declared) == frozenset({"size", "dtype"})
+    assert deciding_params(older) is None and deciding_params({"benchmark": {"id": "x"}}, declared) is None

@@ -70,7 +70,7 @@ def test_comparability_comes_from_the_parameter_declarations():
 
 
 def test_run_like_a_reference_takes_its_deciding_parameters_and_local_defaults(tmp_path):
-    from hwbench_gui.engine.reports.rerun import run_like
+    from hwbench_gui.engine.run.rerun import run_like
 
     reference = {"benchmark": {"id": "gpu.pcie", "comparability_params": ["min_bytes", "max_bytes", "size_factor"]},
                  "params": {"device": "cuda:3", "min_bytes": 8192, "max_bytes": 1 << 26, "size_factor": "2",

@@ -202,7 +202,7 @@ class _NotADocument(Exception):
 
 def _like(path: str, overrides: dict[str, Any]) -> tuple[str, Any]:
     from hwbench_gui.engine.results.library import load_document
-    from hwbench_gui.engine.reports.rerun import run_like
+    from hwbench_gui.engine.run.rerun import run_like
     from hwbench_gui.engine.results.store import ResultFileError
 
     try:

@@ -299,7 +299,7 @@ class ReportsTab(QWidget):
 
     def run_like_selected(self) -> None:
         """Queue, in the Benchmarks tab, a run that compares with the one selected result."""
-        from hwbench_gui.engine.reports.rerun import run_like
+        from hwbench_gui.engine.run.rerun import run_like
         from hwbench_gui.engine.spec.benchmark import ParamError
 
         docs = self.selected_documents()

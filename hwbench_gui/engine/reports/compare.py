@@ -223,14 +223,8 @@ def _norm(value: Any) -> Any:
 
 
 def deciding_params(doc: dict[str, Any]) -> frozenset[str] | None:
-    """Names of the parameters that decide what ``doc`` measured, from the benchmark's own declaration
-    (``Param.decides_comparability``): as the document recorded it, else (documents written before
-    it recorded one) as this install declares the benchmark; None when neither knows (all count)."""
-    bench = doc.get("benchmark") or {}
-    names = bench.get("comparability_params")
-    if isinstance(names, list):
-        return frozenset(str(n) for n in names)
-    return _declared_params(str(bench.get("id")))
+    """:func:`describe.deciding_params`, with this install's declarations for older documents."""
+    return describe.deciding_params(doc, _declared_params)
 
 
 @functools.lru_cache(maxsize=64)

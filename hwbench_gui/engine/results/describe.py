@@ -21,6 +21,25 @@ from hwbench_gui.engine.results.formatting import format_value
 PUBLISHED = "published"
 
 
+def deciding_params(doc: dict[str, Any],
+                    declared: Callable[[str], Iterable[str] | None] | None = None) -> frozenset[str] | None:
+    """Names of the parameters that decide what ``doc`` measured (``Param.decides_comparability``):
+    as the document recorded them, else (documents written before it recorded them) what
+    ``declared(benchmark id)`` says this install declares; None when neither knows (all count).
+
+    The benchmarks are registered above this layer, so a caller that can look them up passes
+    ``declared``.
+    """
+    bench = doc.get("benchmark") or {}
+    names = bench.get("comparability_params")
+    if isinstance(names, list):
+        return frozenset(str(n) for n in names)
+    if declared is None:
+        return None
+    found = declared(str(bench.get("id")))
+    return None if found is None else frozenset(found)
+
+
 def is_number(value: Any) -> bool:
     """A finite int or float (not a bool): what a numeric field of a document must hold."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

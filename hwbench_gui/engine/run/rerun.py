@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwbench_gui.engine.reports.compare import deciding_params
+from hwbench_gui.engine.results.describe import deciding_params
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.spec.benchmark import ParamError, ResolvedParams
 
