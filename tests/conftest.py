@@ -41,7 +41,7 @@ def demos_tab(qtbot, qsettings, tmp_path):
     """The Demos tab, shown offscreen at 1100×700 with results under tmp_path; its demos are shut down
     after, as the window does it (the pages abort their workers, then the workers are waited for)."""
     from hwbench_gui.ui.context import AppContext
-    from hwbench_gui.ui.demos_tab import DemosTab
+    from hwbench_gui.ui.demos.tab import DemosTab
 
     context = AppContext(settings=qsettings, results_dir=Path(tmp_path))
     tab = DemosTab(context)

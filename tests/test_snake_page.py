@@ -86,7 +86,7 @@ def test_a_snake_result_that_cannot_be_saved_is_reported(page, qtbot, tmp_path):
 
 def test_cuda_is_greyed_with_the_reason_when_there_is_no_gpu(qtbot, monkeypatch):
     from hwbench_gui.engine import nvml
-    from hwbench_gui.ui.snake_page import SnakePage
+    from hwbench_gui.ui.demos.snake.page import SnakePage
 
     monkeypatch.setattr(nvml, "unavailable_reason", lambda: "NVML Shared Library Not Found")
     page = SnakePage()
@@ -99,7 +99,7 @@ def test_cuda_is_greyed_with_the_reason_when_there_is_no_gpu(qtbot, monkeypatch)
 
 
 def test_a_training_error_is_one_readable_message_not_a_traceback(page, monkeypatch):
-    import hwbench_gui.ui.snake_page as module
+    import hwbench_gui.ui.demos.snake.page as module
 
     shown = []
     monkeypatch.setattr(module.QMessageBox, "warning", lambda parent, title, text: shown.append(text))

@@ -51,7 +51,7 @@ TABS = (
     TabSpec("Inventory", "hwbench_gui.ui.inventory_tab", "InventoryTab"),
     TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks_tab", "BenchmarksTab"),
     TabSpec("Monitor", "hwbench_gui.ui.monitor", "MonitorTab"),
-    TabSpec("Demos", "hwbench_gui.ui.demos_tab", "DemosTab"),
+    TabSpec("Demos", "hwbench_gui.ui.demos.tab", "DemosTab"),
     TabSpec("Reports", "hwbench_gui.ui.reports_tab", "ReportsTab"),
 )
 

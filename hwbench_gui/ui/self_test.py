@@ -158,7 +158,7 @@ class SelfTest:
         for spec in main_window.TABS:
             self.check(f"tab {spec.title}", lambda s=spec, p=present: self._tab(s, p))
         demos = self.window.tab_widget("Demos") if "Demos" in present else None
-        pages = getattr(importlib.import_module("hwbench_gui.ui.demos_tab"), "PAGES", ())
+        pages = getattr(importlib.import_module("hwbench_gui.ui.demos.tab"), "PAGES", ())
         for title, module_name, class_name in pages:
             self.check(f"demo page {title}", lambda t=title, m=module_name, c=class_name: self._page(demos, t, m, c))
 

@@ -19,9 +19,9 @@ log = logging.getLogger(__name__)
 
 #: (tab title, module, class) of each demo page, in tab order.
 PAGES: tuple[tuple[str, str, str], ...] = (
-    ("Snake", "hwbench_gui.ui.snake_page", "SnakePage"),
-    ("Motion transfer", "hwbench_gui.ui.motion_page", "MotionPage"),
-    ("Tracking", "hwbench_gui.ui.tracking_page", "TrackingPage"),
+    ("Snake", "hwbench_gui.ui.demos.snake.page", "SnakePage"),
+    ("Motion transfer", "hwbench_gui.ui.demos.motion.page", "MotionPage"),
+    ("Tracking", "hwbench_gui.ui.demos.tracking.page", "TrackingPage"),
 )
 
 

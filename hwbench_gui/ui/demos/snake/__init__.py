@@ -1,0 +1,1 @@
+"""Demos → Snake: the page, its board, its controls and its training plots."""
