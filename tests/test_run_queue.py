@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from hwbench_gui.engine.run import suites
-from hwbench_gui.engine.run.queue import RunQueue, RunSkipped
+from hwbench_gui.engine.run.queue import RunQueue, RunSkipped, run_suite
 
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="fixtures use POSIX signals")
@@ -108,7 +108,7 @@ def test_run_suite_goes_through_the_queue(monkeypatch, tmp_path):
         seen.append((i, total, run.label))
         return events.append
 
-    done = suites.run_suite("tiny", {"scale": "2.0", "samples": [3]}, on_run=on_run, results_dir=tmp_path)
+    done = run_suite("tiny", {"scale": "2.0", "samples": [3]}, on_run=on_run, results_dir=tmp_path)
     assert seen == [(0, 1, "test.ok 2.0")]
     assert [(run.label, result.status) for run, result in done] == [("test.ok 2.0", "ok")]
     assert done[0][1].document["figure"]["value"] == 6.0

@@ -215,6 +215,7 @@ def _like(path: str, overrides: dict[str, Any]) -> tuple[str, Any]:
 def _suite_command(args: argparse.Namespace) -> int:
     """``hwbench run --suite NAME``: every run of the suite, then one line per run."""
     from hwbench_gui.engine.run import suites
+    from hwbench_gui.engine.run.queue import run_suite
     from hwbench_gui.engine.spec.benchmark import ParamError
 
     if not args.suite or args.id:
@@ -240,8 +241,8 @@ def _suite_command(args: argparse.Namespace) -> int:
 
     stop = _StopSignals(cancel, ProgressDisplay(args.suite, sys.stderr, quiet=args.quiet))
     try:
-        done = suites.run_suite(args.suite, parse_param_args(args.param), on_run=on_run, cancel=cancel,
-                                timeout_s=args.timeout, results_dir=args.out)
+        done = run_suite(args.suite, parse_param_args(args.param), on_run=on_run, cancel=cancel,
+                         timeout_s=args.timeout, results_dir=args.out)
     except KeyboardInterrupt:
         print("hwbench run: suite cancelled", file=sys.stderr)
         return stop.exit_status()

@@ -1,6 +1,6 @@
 """A queue of benchmark runs, each with its status and progress; plain callbacks, no Qt.
 
-The GUI's Benchmarks tab and ``hwbench run --suite`` (through :func:`suites.run_suite`) both
+The GUI's Benchmarks tab and ``hwbench run --suite`` (through :func:`run_suite`) both
 queue and run through this, so a suite is expanded and run by one piece of code. Runs execute one
 at a time, each in its own child process through :func:`runner.run_benchmark`.
 
@@ -188,3 +188,30 @@ class RunQueue:
                 break
             done.append(run)
         return done
+
+
+def run_suite(name: str, overrides: dict[str, Any] | None = None, *,
+              on_run: Callable[[int, int, SuiteRun], Callable[[dict[str, Any]], None] | None] | None = None,
+              cancel: threading.Event | None = None, timeout_s: float | None = None,
+              results_dir: str | os.PathLike | None = None) -> list[tuple[SuiteRun, Any]]:
+    """Run every run of the suite one after the other through the runner (one child each).
+
+    ``on_run(i, total, run)`` is called before each run and may return an event callback for it.
+    Stops early when ``cancel`` is set. Returns ``[(run, RunResult)]``. The runs go through a
+    :class:`RunQueue`, as the GUI's do.
+    """
+    queue = RunQueue(results_dir=results_dir, timeout_s=timeout_s)
+    queued, _ = queue.add_suite(name, overrides)
+    index = {id(run): i for i, run in enumerate(queued)}
+    event_callbacks: dict[int, Callable[[dict[str, Any]], None] | None] = {}
+
+    def listen(change) -> None:
+        if change.kind == "started" and on_run is not None:
+            event_callbacks[id(change.run)] = on_run(index[id(change.run)], len(queued), change.run.suite_run)
+        elif change.kind == "event":
+            callback = event_callbacks.get(id(change.run))
+            if callback is not None:
+                callback(change.event)
+
+    queue.add_listener(listen)
+    return [(run.suite_run, run.result) for run in queue.run_all(cancel)]

@@ -5,15 +5,16 @@ GPU with tensor cores; the seed's Quadro RTX 8000 has no BF16).
 
 Parameters given with a suite either narrow it (a value for an axis the suite varies, such as
 ``framework=torch``, keeps the runs with that value) or apply to every run (``steps=20``).
+
+This module only says what a suite's runs are; running them is the run queue's
+(:func:`hwbench_gui.engine.run.queue.run_suite`).
 """
 
 from __future__ import annotations
 
 import itertools
-import os
-import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -70,31 +71,3 @@ def expand_suite(name: str, overrides: dict[str, Any] | None = None) -> list[Sui
             runs.append(SuiteRun(bench_id, params, label))
     return runs
 
-
-def run_suite(name: str, overrides: dict[str, Any] | None = None, *,
-              on_run: Callable[[int, int, SuiteRun], Callable[[dict[str, Any]], None] | None] | None = None,
-              cancel: threading.Event | None = None, timeout_s: float | None = None,
-              results_dir: str | os.PathLike | None = None) -> list[tuple[SuiteRun, Any]]:
-    """Run every run of the suite one after the other through the runner (one child each).
-
-    ``on_run(i, total, run)`` is called before each run and may return an event callback for it.
-    Stops early when ``cancel`` is set. Returns ``[(run, RunResult)]``. The runs go through a
-    :class:`~hwbench_gui.engine.run.queue.RunQueue`, as the GUI's do.
-    """
-    from hwbench_gui.engine.run.queue import RunQueue
-
-    queue = RunQueue(results_dir=results_dir, timeout_s=timeout_s)
-    queued, _ = queue.add_suite(name, overrides)
-    index = {id(run): i for i, run in enumerate(queued)}
-    event_callbacks: dict[int, Callable[[dict[str, Any]], None] | None] = {}
-
-    def listen(change) -> None:
-        if change.kind == "started" and on_run is not None:
-            event_callbacks[id(change.run)] = on_run(index[id(change.run)], len(queued), change.run.suite_run)
-        elif change.kind == "event":
-            callback = event_callbacks.get(id(change.run))
-            if callback is not None:
-                callback(change.event)
-
-    queue.add_listener(listen)
-    return [(run.suite_run, run.result) for run in queue.run_all(cancel)]
