@@ -31,10 +31,16 @@ class FigureSpec:
     vy: float
     colors: tuple[tuple[int, int, int], tuple[int, int, int], tuple[int, int, int]]  # head, torso, legs (BGR)
     stand_frames: int = 0  # frames it stands at (x0, y0) from start_frame on before it walks
+    speed_drift: float = 0.0  # relative change of its speed per frame walked (0.002: 20 % faster after 100)
+    pause_after: int = 0  # frames walked before it stops for ``pause_frames`` (0: it never stops)
+    pause_frames: int = 0
 
     def top_left(self, frame: int) -> tuple[float, float]:
         t = max(0, frame - self.start_frame - self.stand_frames)
-        return self.x0 + self.vx * t, self.y0 + self.vy * t
+        if self.pause_frames and t > self.pause_after:
+            t = max(self.pause_after, t - self.pause_frames)
+        s = t + self.speed_drift * t * t / 2  # distance in frames at the starting speed
+        return self.x0 + self.vx * s, self.y0 + self.vy * s
 
 
 @dataclass
@@ -48,6 +54,12 @@ class SequenceSpec:
     seed: int = 0
     fps: float = 25.0
     min_visible: float = 0.25
+    # A soft shadow sweeping across the floor: centre (x, y) at frame 1, velocity (px/frame), radii
+    # (px) and depth (0.35: pixels under its core keep 65 % of their light). None: no shadow.
+    shadow: tuple[float, float, float, float, float, float, float] | None = None
+    light_drift: float = 0.0  # amplitude of a slow sinusoidal change of the whole scene's brightness
+    light_period: float = 200.0  # frames per period of that change
+    light_step: tuple[int, float] | None = None  # (frame, gain): the light changes to ``gain`` over 10 frames
 
 
 @dataclass
@@ -180,6 +192,88 @@ def lanes_spec(n_frames: int = 200, width: int = 640, height: int = 480, n_objec
     return SequenceSpec(width, height, n_frames, figures, _pillars(rng, width, height, pillars), seed=seed)
 
 
+def crowd_spec(n_frames: int = 240, width: int = 640, height: int = 480, n_objects: int = 7, seed: int = 0,
+               groups: tuple[int, ...] = (3, 2), standing: int = 1, shadow: bool = True, light_drift: float = 0.12,
+               light_step: bool = False, pillars: int = 0) -> SequenceSpec:
+    """People coming and going: figures enter at every border during the sequence, cross the middle
+    and leave at the far border, walking alone or side by side in ``groups`` (sizes; the rest walk
+    alone), so groups cross groups. Each walker's speed drifts by up to ±25 % over its walk; the
+    first ``standing`` lone walkers stop for 40 frames in view. ``shadow``: a soft shadow sweeps
+    across the floor (figures in it are darkened too); ``light_drift``: the scene's brightness
+    swings by that fraction; ``light_step``: the light dims by 20 % mid-sequence; ``pillars``:
+    static occluders. Units reach the middle in two waves (about 40 % and 70 % of the sequence),
+    so crossings happen several at a time.
+    """
+    rng = np.random.default_rng(seed)
+    sizes = list(groups) + [1] * max(0, n_objects - sum(groups))
+    rng.shuffle(sizes)
+    figures: list[FigureSpec] = []
+    centre = np.array([width / 2, height / 2])
+    lone = 0
+    first_border = int(rng.integers(0, 4))
+    for u, size in enumerate(sizes):
+        border = (first_border + u) % 4  # left, top, right, bottom in turn: every border sees entries
+        dims = [_figure_size(rng) for _ in range(size)]
+        w_max, h_max = max(d[0] for d in dims), max(d[1] for d in dims)
+        through = centre + rng.uniform(-0.12, 0.12, 2) * (width, height)
+        along = 0.5 + rng.uniform(-0.3, 0.3)
+        if border == 0:
+            entry = np.array([-w_max - 4.0, along * height])
+        elif border == 1:
+            entry = np.array([along * width, -h_max - 4.0])
+        elif border == 2:
+            entry = np.array([width + 4.0, along * height])
+        else:
+            entry = np.array([along * width, height + 4.0])
+        direction = (through - entry) / np.linalg.norm(through - entry)
+        speed = float(rng.uniform(2.6, 4.0))
+        drift = float(rng.uniform(-0.0025, 0.0025))
+        wave = 0.4 if u % 2 == 0 else 0.7
+        meet = wave * n_frames + rng.integers(-10, 11)
+        # frames of walking (at the drifting speed) from the entry point to ``through``
+        dist = float(np.linalg.norm(through - entry)) / speed
+        walk = dist if abs(drift) < 1e-9 else (np.sqrt(1 + 2 * drift * dist) - 1) / drift
+        start = int(max(1, round(meet - walk)))
+        normal = np.array([-direction[1], direction[0]])
+        pause_after = pause_frames = 0
+        if size == 1 and lone < standing:
+            lone += 1
+            pause_after, pause_frames = int(0.6 * walk), 40
+        # Side by side: across the walking direction, gaps of -4..6 px (touching or nearly), the
+        # group centred on the unit's path.
+        across = [abs(normal[0]) * w + abs(normal[1]) * h for w, h in dims]
+        gaps = rng.uniform(-4, 6, size)
+        offsets = np.cumsum([0.0] + [(a + b) / 2 + g for a, b, g in zip(across, across[1:], gaps)])
+        offsets -= offsets.mean()
+        centres = [entry + normal * offsets[k] + direction * rng.uniform(-6, 6) for k in range(size)]
+        # Back along the path until every member starts wholly outside the frame: each one enters.
+        back = 0.0
+        for c, (w, h) in zip(centres, dims):
+            inside = (c[0] + w / 2 + 1, c[1] + h / 2 + 1, width + 1 - (c[0] - w / 2),
+                      height + 1 - (c[1] - h / 2))[border]
+            back = max(back, inside / max(1e-6, abs(direction[border % 2])))
+        centres = [c - direction * back for c in centres]
+        start = int(max(1, start - round(back / speed)))
+        for k, (w, h) in enumerate(dims):
+            centre_k = centres[k]
+            vx, vy = direction * speed
+            figures.append(FigureSpec(len(figures) + 1, w, h, start, float(centre_k[0] - w / 2),
+                                      float(centre_k[1] - h / 2), float(vx), float(vy),
+                                      _figure_colors(rng, len(figures)), speed_drift=drift,
+                                      pause_after=pause_after, pause_frames=pause_frames))
+    shadow_spec = None
+    if shadow:
+        sy = float(rng.uniform(0.3, 0.7) * height)
+        left_to_right = rng.random() < 0.5
+        speed = (width + 360) / n_frames
+        shadow_spec = (-180.0 if left_to_right else width + 180.0, sy, speed if left_to_right else -speed,
+                       float(rng.uniform(-0.2, 0.2)), float(rng.uniform(110, 160)), float(rng.uniform(90, 140)),
+                       float(rng.uniform(0.3, 0.4)))
+    return SequenceSpec(width, height, n_frames, figures, _pillars(rng, width, height, pillars), seed=seed,
+                        shadow=shadow_spec, light_drift=light_drift,
+                        light_step=(n_frames // 2, 0.8) if light_step else None)
+
+
 def _pillars(rng: np.random.Generator, width: int, height: int, count: int) -> list[tuple[int, int, int, int]]:
     out = []
     for p in range(count):
@@ -198,12 +292,26 @@ OCCLUSION_SETTINGS = {
 }
 
 
+#: Generated settings where people come and go (:func:`crowd_spec`): entries and exits at every
+#: border, groups of 2-3 side by side crossing each other, a figure that stops and walks on, drifting
+#: speeds, sensor noise, and a moving shadow, a light change or a pillar. ``--suite crowd`` runs them.
+CROWD_SETTINGS = {
+    "borders7-shadow": (crowd_spec, {"n_objects": 7}),
+    "borders7": (crowd_spec, {"n_objects": 7, "shadow": False}),
+    "groups7-light": (crowd_spec, {"n_objects": 7, "groups": (3, 3), "shadow": False, "light_step": True}),
+    "groups6-pillar": (crowd_spec, {"n_objects": 6, "groups": (2, 2), "shadow": False, "pillars": 1}),
+}
+
+SUITES = {"occlusion": OCCLUSION_SETTINGS, "crowd": CROWD_SETTINGS}
+
+
 def occlusion_spec(setting: str, seed: int, n_frames: int = 200) -> SequenceSpec:
-    """One sequence of an :data:`OCCLUSION_SETTINGS` setting."""
+    """One sequence of a setting of :data:`OCCLUSION_SETTINGS` or :data:`CROWD_SETTINGS`."""
+    settings = {**OCCLUSION_SETTINGS, **CROWD_SETTINGS}
     try:
-        make, options = OCCLUSION_SETTINGS[setting]
+        make, options = settings[setting]
     except KeyError:
-        raise ValueError(f"unknown setting {setting!r}; choose from {', '.join(OCCLUSION_SETTINGS)}") from None
+        raise ValueError(f"unknown setting {setting!r}; choose from {', '.join(settings)}") from None
     return make(n_frames=n_frames, seed=seed, **options)
 
 
@@ -249,6 +357,7 @@ def render(spec: SequenceSpec) -> Iterator[tuple[int, np.ndarray, list[GtBox]]]:
     noise_bank = [rng.normal(0, spec.noise_sigma, background.shape).astype(np.int16) for _ in range(8)]
     # Farther figures (smaller index in this order) are drawn first.
     order = sorted(range(len(spec.figures)), key=lambda i: (spec.figures[i].height, i))
+    shadow_grid = np.mgrid[0:spec.height, 0:spec.width].astype(np.float32) if spec.shadow else None
     for n in range(1, spec.n_frames + 1):
         frame = background.copy()
         ids = np.full((spec.height, spec.width), -1, np.int16)
@@ -279,8 +388,28 @@ def render(spec: SequenceSpec) -> Iterator[tuple[int, np.ndarray, list[GtBox]]]:
             ys, xs = np.nonzero(region)
             gt.append(GtBox(fig.object_id, (float(x1 + xs.min()), float(y1 + ys.min()), float(x1 + xs.max() + 1),
                                             float(y1 + ys.max() + 1)), min(1.0, visible / full_area)))
-        noisy = np.clip(frame.astype(np.int16) + noise_bank[n % len(noise_bank)], 0, 255).astype(np.uint8)
+        lit = _light(spec, n, frame, shadow_grid)
+        noisy = np.clip(lit + noise_bank[n % len(noise_bank)], 0, 255).astype(np.uint8)
         yield n, noisy, gt
+
+
+def _light(spec: SequenceSpec, n: int, frame: np.ndarray, grid: np.ndarray | None) -> np.ndarray:
+    """``frame`` (uint8) under this frame's light, as int16: the global gain times the shadow's."""
+    gain = 1.0 + spec.light_drift * np.sin(2 * np.pi * (n - 1) / spec.light_period)
+    if spec.light_step is not None:
+        at, to = spec.light_step
+        gain *= 1.0 + (to - 1.0) * float(np.clip((n - at) / 10.0, 0.0, 1.0))
+    if spec.shadow is None:
+        if gain == 1.0:
+            return frame.astype(np.int16)
+        return np.clip(frame * gain + 0.5, 0, 255).astype(np.int16)
+    x0, y0, vx, vy, rx, ry, depth = spec.shadow
+    cx, cy = x0 + vx * (n - 1), y0 + vy * (n - 1)
+    yy, xx = grid
+    d = np.sqrt(((xx - cx) / rx) ** 2 + ((yy - cy) / ry) ** 2)
+    # Full depth inside 0.6 of the radii, fading out to nothing at 1.2: a penumbra ~0.6 radii wide.
+    shade = 1.0 - depth * np.clip((1.2 - d) / 0.6, 0.0, 1.0)
+    return np.clip(frame * (gain * shade)[..., None] + 0.5, 0, 255).astype(np.int16)
 
 
 def write_sequence(spec: SequenceSpec, video_path: str | os.PathLike,
