@@ -97,7 +97,8 @@ def test_run_timeout_flag(env, tmp_path):
     (["run", "test.ok", "--param", "bogus=1"], "no parameter bogus"),
     (["run", "test.ok", "--param", "scale"], "is not NAME=VALUE"),
     (["run", "test.ok", "--param", "scale=1", "--param", "scale=2"], "given twice"),
-    (["run", "test.ok", "--timeout", "0"], "--timeout must be positive"),
+    (["run", "test.ok", "--timeout", "0"], "argument --timeout: must be positive, got 0"),
+    (["run", "test.ok", "--timeout", "nan"], "argument --timeout: expected a finite number, got 'nan'"),
 ])
 def test_run_usage_errors(env, tmp_path, args, message):
     proc = run_cli([*args, "--out", str(tmp_path)], env)

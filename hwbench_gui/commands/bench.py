@@ -22,6 +22,8 @@ import sys
 import threading
 from typing import Any, TextIO
 
+from hwbench_gui.commands.argtypes import positive_number, user_path
+
 from hwbench_gui.engine.results.formatting import figure_line, format_value
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
@@ -50,9 +52,9 @@ def add_parser(subparsers) -> None:
     runner.add_argument("--like", metavar="FILE",
                         help="run what this result document measured (e.g. a shipped reference): its benchmark and "
                              "the parameters that decide comparability; -p overrides")
-    runner.add_argument("--out", metavar="DIR", help="folder for the result document")
+    runner.add_argument("--out", metavar="DIR", type=user_path, help="folder for the result document")
     runner.add_argument("--json", action="store_true", help="print the whole result document on stdout")
-    runner.add_argument("--timeout", type=float, metavar="S",
+    runner.add_argument("--timeout", type=positive_number, metavar="S",
                         help="kill the run after S seconds (default: the benchmark's own limit)")
     runner.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
     runner.set_defaults(handler=run_command)

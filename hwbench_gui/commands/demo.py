@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from hwbench_gui.commands import demo_motion, demo_track
-from hwbench_gui.commands.argtypes import at_least
+from hwbench_gui.commands.argtypes import at_least, int_between, output_file, positive_number
 
 
 def _snake_train(args: argparse.Namespace) -> int:
@@ -25,6 +25,9 @@ def _snake_train(args: argparse.Namespace) -> int:
         resolve_device(args.device)
     except RuntimeError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.eval_episodes > 0 and (problem := demo_track.result_folder_problem(args)):
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     config = TrainConfig(height=args.board, width=args.board, n_boards=args.boards, minutes=args.minutes,
                          device=args.device, seed=args.seed)
@@ -93,6 +96,9 @@ def _snake_eval(args: argparse.Namespace) -> int:
     except (CheckpointError, RuntimeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if problem := demo_track.result_folder_problem(args):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     figures, eval_s, started_at = _timed_evaluate(evaluate, loaded.agent, args.episodes, loaded.height, loaded.width,
                                                   seed=args.seed)
     if args.json:
@@ -110,14 +116,14 @@ def _add_snake(demos: argparse._SubParsersAction) -> None:
     snake.set_defaults(handler=lambda args: (snake.print_help(), 2)[1])
 
     train = actions.add_parser("train", help="train from scratch for a wall-clock budget and save a checkpoint")
-    train.add_argument("--minutes", type=float, default=10.0, help="training time, paused time excluded (default 10)")
+    train.add_argument("--minutes", type=positive_number, default=10.0, help="training time, paused time excluded (default 10)")
     train.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
-    train.add_argument("--board", type=int, default=12, help="board side in cells (default 12)")
-    train.add_argument("--boards", type=int, default=64, help="boards stepped together (default 64)")
+    train.add_argument("--board", type=int_between(4, 64), default=12, help="board side in cells (default 12)")
+    train.add_argument("--boards", type=int_between(1, 4096), default=64, help="boards stepped together (default 64)")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--out", required=True, help="checkpoint file to write")
+    train.add_argument("--out", required=True, type=output_file, help="checkpoint file to write")
     train.add_argument("--eval-episodes", type=at_least(0), default=100, help="greedy games after training (0: none)")
-    train.add_argument("--print-every-s", type=float, default=10.0, help=argparse.SUPPRESS)
+    train.add_argument("--print-every-s", type=positive_number, default=10.0, help=argparse.SUPPRESS)
     demo_track.add_result_arguments(train)
     train.set_defaults(handler=_snake_train)
 

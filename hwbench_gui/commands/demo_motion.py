@@ -13,8 +13,8 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from hwbench_gui.commands.argtypes import at_least
-from hwbench_gui.commands.demo_track import add_result_arguments
+from hwbench_gui.commands.argtypes import at_least, output_file
+from hwbench_gui.commands.demo_track import add_result_arguments, result_folder_problem
 
 
 def _roi(text: str) -> tuple[int, int, int, int]:
@@ -35,10 +35,10 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
                    help="target image with a NAME.keypoints.json beside it (or a photo with a detectable face); "
                         "shipped: resources/motion/robot.png, cat.png")
     p.add_argument("--roi", type=_roi, help="X,Y,W,H: track this region of the source instead of a face")
-    p.add_argument("--out", required=True, help="MP4 to write (the animated target)")
-    p.add_argument("--trace", help="JSON to write: per frame the driver's and the target's keypoints, timings")
+    p.add_argument("--out", required=True, type=output_file, help="MP4 to write (the animated target)")
+    p.add_argument("--trace", type=output_file, help="JSON to write: per frame the driver's and the target's keypoints, timings")
     p.add_argument("--size", type=at_least(16), default=512, help="longer side of the output in pixels (default 512)")
-    p.add_argument("--max-frames", type=int, help="stop after this many frames (a camera runs until Ctrl+C)")
+    p.add_argument("--max-frames", type=at_least(1), help="stop after this many frames (a camera runs until Ctrl+C)")
     p.add_argument("--keypoints", choices=("lk", "mediapipe"), default="lk",
                    help="lk: Haar face + Lucas-Kanade (built in); mediapipe: MediaPipe face landmarks if installed")
     p.add_argument("--model", help="face_landmarker.task for --keypoints mediapipe with mediapipe 0.10.30+")
@@ -54,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from hwbench_gui.demos.motion.targets import TargetError, load_target
     from hwbench_gui.demos.video import SourceError, open_source
 
+    if problem := result_folder_problem(args):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         target = load_target(args.target)
     except TargetError as exc:

@@ -15,6 +15,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from hwbench_gui.commands.argtypes import at_least, int_between, number_between, output_file, user_path
+
 
 def add_parser(demos: argparse._SubParsersAction) -> None:
     p = demos.add_parser(
@@ -29,17 +31,17 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
     p.add_argument("--random-weights", action="store_true",
                    help="yolov3 with random weights (speed tests only: detections are noise)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (yolov3)")
-    p.add_argument("--size", type=int, default=416, help="yolov3 input side, multiple of 32 (default 416)")
+    p.add_argument("--size", type=int_between(32, 2048, multiple_of=32), default=416, help="yolov3 input side, multiple of 32 (default 416)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16"], help="yolov3 on CUDA")
     p.add_argument("--classes", help="yolov3: keep only these classes, names or ids, comma-separated (e.g. person)")
-    p.add_argument("--conf", type=float, help="confidence threshold (detector's default if omitted)")
-    p.add_argument("--max-det", type=int, default=100, help="yolov3: boxes kept per frame after NMS (default 100)")
+    p.add_argument("--conf", type=number_between(0, 1), help="confidence threshold (detector's default if omitted)")
+    p.add_argument("--max-det", type=at_least(1), default=100, help="yolov3: boxes kept per frame after NMS (default 100)")
     p.add_argument("--cuda-graph", action="store_true", help="yolov3 on CUDA: replay the network as a CUDA graph")
-    p.add_argument("--nms", type=float, help="NMS IoU threshold (detector's default if omitted)")
+    p.add_argument("--nms", type=number_between(0, 1), help="NMS IoU threshold (detector's default if omitted)")
     p.add_argument("--no-appearance", action="store_true", help="track without appearance features")
-    p.add_argument("--out", required=True, help="tracks in MOTChallenge text format")
-    p.add_argument("--video", help="annotated MP4 to write")
-    p.add_argument("--max-frames", type=int, help="stop after this many frames (needed for a camera)")
+    p.add_argument("--out", required=True, type=output_file, help="tracks in MOTChallenge text format")
+    p.add_argument("--video", type=output_file, help="annotated MP4 to write")
+    p.add_argument("--max-frames", type=at_least(1), help="stop after this many frames (needed for a camera)")
     p.add_argument("--no-overlap", action="store_true",
                    help="detect, embed and associate one after the other (default: the next frame's detection "
                         "runs in a thread while this frame is tracked)")
@@ -52,9 +54,22 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
 
 def add_result_arguments(p: argparse.ArgumentParser) -> None:
     """``--results-dir`` / ``--no-result``: where the demo's result document goes (as ``hwbench run --out``)."""
-    p.add_argument("--results-dir", metavar="DIR",
+    p.add_argument("--results-dir", metavar="DIR", type=user_path,
                    help="folder for the result document (default: $HWBENCH_RESULTS_DIR, else the user data folder)")
     p.add_argument("--no-result", action="store_true", help="leave no result document")
+
+
+def result_folder_problem(args: argparse.Namespace) -> str | None:
+    """Why the result document could not be written where it would go (checked before the work), or None."""
+    if args.no_result:
+        return None
+    from hwbench_gui.engine.paths import NoUserFolders
+    from hwbench_gui.engine.results.store import check_writable
+
+    try:
+        return check_writable(args.results_dir)
+    except NoUserFolders as exc:
+        return f"result document: {exc}"
 
 
 def device_text(device) -> str:
@@ -107,6 +122,9 @@ def run(args: argparse.Namespace) -> int:
     from hwbench_gui.demos.tracking.pipeline import TrackingPipeline, track_video
     from hwbench_gui.demos.video import SourceError, parse_source
 
+    if problem := result_folder_problem(args):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     if isinstance(parse_source(args.source), int) and args.max_frames is None:
         print("note: reading a camera until interrupted (Ctrl+C); --max-frames N stops after N frames",
               file=sys.stderr)

@@ -16,6 +16,8 @@ import threading
 import time
 from datetime import datetime
 
+from hwbench_gui.commands.argtypes import finite_number, positive_number
+
 GIB = 1024**3
 MB = 1e6
 
@@ -26,8 +28,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="sample GPU/CPU/RAM/disk telemetry; print a line per sample or stream a CSV",
         description="Sample telemetry (NVML + psutil) every --interval seconds.",
     )
-    parser.add_argument("--interval", type=float, default=0.5, metavar="S", help="seconds between samples, 0.1-10 (default 0.5)")
-    parser.add_argument("--duration", type=float, default=None, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
+    parser.add_argument("--interval", type=finite_number, default=0.5, metavar="S", help="seconds between samples, 0.1-10 (default 0.5)")
+    parser.add_argument("--duration", type=positive_number, default=None, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
     parser.add_argument("--csv", metavar="FILE", help="write samples to FILE as they come (one row each, flushed) instead of printing")
     parser.add_argument("--watch", type=int, metavar="PID", help="also report CPU %% and RSS of PID and its children")
     parser.add_argument("--summary", action="store_true", help="print the run's telemetry summary as JSON at the end")
