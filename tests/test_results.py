@@ -267,3 +267,19 @@ def test_deciding_params_are_read_as_recorded_else_as_the_caller_declares():
     assert deciding_params(recorded, declared) == frozenset({"size"})
     assert deciding_params(older, declared) == frozenset({"size", "dtype"})
     assert deciding_params(older) is None and deciding_params({"benchmark": {"id": "x"}}, declared) is None
+
+
+def test_a_save_removes_the_temporaries_a_killed_save_left(tmp_path):
+    from hwbench_gui.engine import atomic
+
+    stale = tmp_path / ".2026-01-01T00-00-00_host.membw_abcd.json.0123abcd.tmp"
+    fresh = tmp_path / ".2026-01-01T00-00-01_host.membw_abcd.json.4567ef01.tmp"  # a save under way now
+    not_ours = tmp_path / ".notes.tmp"
+    for path in (stale, fresh, not_ours):
+        path.write_text("{")
+    old = datetime.now(timezone.utc).timestamp() - atomic.STALE_AFTER_S - 5
+    os.utime(stale, (old, old))
+    os.utime(not_ours, (old, old))
+    written = write_result({"schema_version": SCHEMA_VERSION, "id": "x1", "benchmark": {"id": "host.membw"},
+                            "started_at": "2026-01-01T00:00:00+00:00", "status": "ok"}, tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([written.name, fresh.name, not_ours.name])

@@ -8,10 +8,41 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
+import time
 import uuid
 from pathlib import Path
 from typing import IO, Iterator
+
+
+#: The temporary file :func:`atomic_open` writes beside its target: ``.<name>.<8 hex>.tmp``.
+_TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
+#: A write takes well under a second; a temporary file this old was left by a process killed mid-write.
+STALE_AFTER_S = 600.0
+
+
+def remove_stale_temporaries(folder: str | os.PathLike, older_than_s: float = STALE_AFTER_S) -> list[Path]:
+    """Delete the temporary files a killed writer left in ``folder`` (regular files named as
+    :func:`atomic_open` names them, untouched for ``older_than_s``); returns those removed."""
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not _TEMPORARY.match(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode) or now - info.st_mtime < older_than_s:
+                continue
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(Path(entry.path))
+    return removed
 
 
 @contextlib.contextmanager

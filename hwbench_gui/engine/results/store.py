@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hwbench_gui.engine import paths
-from hwbench_gui.engine.atomic import write_atomic
+from hwbench_gui.engine.atomic import remove_stale_temporaries, write_atomic
 from hwbench_gui.engine.results.document import SCHEMA_VERSION
 
 #: Deepest nesting of lists and objects a loaded document may have (a real one has under ten).
@@ -67,6 +67,7 @@ def write_result(doc: dict[str, Any], directory: str | os.PathLike | None = None
         suffix += 1
     write_atomic(target, text)
     _fsync_dir(folder)
+    remove_stale_temporaries(folder)  # what a save killed mid-write left (hidden, so never listed)
     return target
 
 
