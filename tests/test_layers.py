@@ -89,3 +89,19 @@ def test_entry_dispatches_every_flag(monkeypatch):
     assert entry.dispatch([CLI_WORD, "list"]) == ("cli", ["list"])
     assert entry.dispatch([SELF_TEST_FLAG]) == "self-test"
     assert entry.dispatch([]) is None
+
+
+def test_about_does_not_import_the_app_module():
+    """Help → About reads the log path from engine/paths: about → app → main_window → about was a loop."""
+    proc = _run_isolated("""
+        import sys
+        from PySide6.QtWidgets import QApplication
+        app = QApplication([])
+        from hwbench_gui.ui.about import AboutDialog
+        dialog = AboutDialog()
+        loaded = sorted(m for m in ("hwbench_gui.ui.app", "hwbench_gui.ui.main_window") if m in sys.modules)
+        print("loaded:", loaded)
+        assert not loaded, loaded
+        assert "hwbench-gui.log" in dialog.log_label.text()
+    """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
