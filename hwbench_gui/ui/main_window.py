@@ -52,7 +52,7 @@ TABS = (
     TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks_tab", "BenchmarksTab"),
     TabSpec("Monitor", "hwbench_gui.ui.monitor", "MonitorTab"),
     TabSpec("Demos", "hwbench_gui.ui.demos.tab", "DemosTab"),
-    TabSpec("Reports", "hwbench_gui.ui.reports_tab", "ReportsTab"),
+    TabSpec("Reports", "hwbench_gui.ui.reports", "ReportsTab"),
 )
 
 
