@@ -57,7 +57,7 @@ def main() -> int:
     for title in titles:
         window.tab_widget(title)
     bench_tab = window.tab_widget("Benchmarks")
-    bench = bench_tab._benchmarks[args.bench]
+    bench = bench_tab.catalogue.benchmark(args.bench)
     params = bench.resolve_params(dict(p.split("=", 1) for p in args.param))
 
     switcher = QTimer()

@@ -100,7 +100,7 @@ def main() -> int:
             widget.compare_selected("machine")
         if title == "Benchmarks" and args.run:
             widget.select(args.run)
-            bench = widget._benchmarks[args.run]
+            bench = widget.catalogue.benchmark(args.run)
             given = dict(p.split("=", 1) for p in args.param)
             widget.enqueue(args.run, bench.resolve_params(given))
             pump(args.wait_ms)

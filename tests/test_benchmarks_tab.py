@@ -14,14 +14,14 @@ STATUS, VALUE, FIGURE = "Status", "Value", "Figure"
 
 
 def _col(name):
-    from hwbench_gui.ui.benchmarks_tab import COLUMN
+    from hwbench_gui.ui.benchmarks.results_table import COLUMN
 
     return COLUMN[name]
 
 
 @pytest.fixture
 def tab(qtbot, qsettings, tmp_path, fixture_benchmarks):
-    from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
 
     context = AppContext(settings=qsettings, results_dir=tmp_path / "results")
     widget = BenchmarksTab(context)
@@ -148,7 +148,7 @@ def test_byte_sizes_take_units_and_the_full_range(qtbot):
 
 
 def test_a_form_that_fails_to_build_clears_the_previous_one(tab, monkeypatch):
-    import hwbench_gui.ui.benchmarks_tab as module
+    import hwbench_gui.ui.benchmarks.run_panel as module
 
     tab.select("test.ok")
     assert tab.form() is not None
@@ -215,7 +215,7 @@ def test_elapsed_time_moves_on_between_events_and_the_log_streams(qtbot, tab):
 
 def test_unwritable_results_folder_is_said_and_the_result_can_be_saved_elsewhere(qtbot, qsettings, tmp_path,
                                                                                     fixture_benchmarks):
-    from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")  # a folder below a regular file cannot be made, even by root
@@ -302,3 +302,26 @@ def test_the_form_and_the_cli_refuse_a_bad_size_with_one_message(qtbot, text):
         bench.resolve_params(parse_param_args([f"min_bytes={text}"]))
     assert editor.problem == str(refused.value)
     assert editor.problem.startswith("min_bytes: ")
+
+
+def test_the_tab_shows_and_commands_the_contexts_run_queue(tab):
+    """The run queue is the context's model: a run queued there by anyone is listed by the tab, and the
+    tab's Clear queue empties that same queue."""
+    assert tab.queue is tab.context.run_queue
+    tab.context.run_queue.add("test.ok", {"samples": [1, 2, 3], "scale": 1.0})
+    assert tab.queue_list.count() == 1 and not tab.is_running()
+    tab.clear_queue_button.click()
+    assert tab.queue_list.count() == 0 and not tab.context.run_queue.pending()
+
+
+def test_a_deleted_tab_leaves_the_contexts_queue_usable(qsettings, tmp_path, fixture_benchmarks):
+    """The queue outlives the tab that showed it: once the tab is gone it tells nobody, and raises nothing."""
+    from shiboken6 import delete
+
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+
+    context = AppContext(settings=qsettings, results_dir=tmp_path / "results")
+    delete(BenchmarksTab(context))
+    run = context.run_queue.add("test.ok", {})
+    assert context.run_queue.pending() == [run]
+    assert context.run_queue.clear() == [run]

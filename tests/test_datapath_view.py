@@ -43,7 +43,7 @@ def test_pipeline_view_draws_the_chain_and_highlights_the_bottleneck(qtbot):
 
 
 def test_benchmarks_tab_shows_a_pipeline_tab_for_datapath_results(qtbot, tmp_path, qsettings):
-    from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
     from hwbench_gui.ui.context import AppContext
 
     context = AppContext(settings=qsettings, results_dir=tmp_path / "results")

@@ -261,7 +261,7 @@ def test_reports_run_like_this_queues_the_reference_run_in_benchmarks(window, mo
     import json
 
     from hwbench_gui.engine.results import library
-    from hwbench_gui.ui.benchmarks_tab import BenchmarksTab
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
 
     queued = []
     monkeypatch.setattr(BenchmarksTab, "enqueue", lambda self, bench_id, params: queued.append((bench_id, params)))

@@ -1,7 +1,8 @@
 """State the tabs share, owned by the main window and handed to every tab.
 
-Tabs get the context in ``__init__``; they never reach into each other. Every background worker a
-tab starts goes through ``context.workers``; the tab's ``shutdown()`` only aborts its own workers
+Tabs get the context in ``__init__``; they never reach into each other. The run queue lives here, so
+what is queued and running is one model that every view shows and sends commands to. Every background
+worker a tab starts goes through ``context.workers``; the tab's ``shutdown()`` only aborts its own workers
 and stops its timers, and the window then waits for all workers at once (``WorkerPool.shutdown``).
 """
 
@@ -13,6 +14,7 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QSettings
 
+from hwbench_gui.engine.run.queue import RunQueue
 from hwbench_gui.ui.workers import WorkerPool
 
 
@@ -30,3 +32,9 @@ class AppContext:
     #: Every worker thread of the window; the window stops them all in ``closeEvent``.
     workers: WorkerPool = field(default_factory=WorkerPool)
     extras: dict[str, Any] = field(default_factory=dict)
+    #: The benchmark runs waiting and running (Qt-free); saves into ``results_dir`` unless given.
+    run_queue: RunQueue | None = None
+
+    def __post_init__(self) -> None:
+        if self.run_queue is None:
+            self.run_queue = RunQueue(results_dir=self.results_dir)

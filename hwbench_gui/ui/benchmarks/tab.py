@@ -1,0 +1,169 @@
+"""Benchmarks tab: pick a benchmark, set its parameters, queue runs, watch progress, read results.
+
+The tab composes three views over one model, the context's run queue
+(:class:`~hwbench_gui.engine.run.queue.RunQueue`), seen from Qt through a
+:class:`~hwbench_gui.ui.benchmarks.queue_runner.QueueRunner`: the catalogue (what can run here and
+the presets), the run panel (form, buttons, progress, log, live plot) and the results table. Each
+run is a child process executed by the queue on a :class:`~hwbench_gui.ui.workers.Worker`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
+
+from hwbench_gui.engine.run.queue import QueuedRun
+from hwbench_gui.ui.benchmarks.catalogue import Catalogue
+from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
+from hwbench_gui.ui.benchmarks.results_table import ResultsTable
+from hwbench_gui.ui.benchmarks.run_panel import RunPanel
+from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.param_form import ParamForm
+from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
+from hwbench_gui.ui.pipeline_view import PipelineView
+
+
+class BenchmarksTab(QWidget):
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.queue = context.run_queue
+        self.runner = QueueRunner(context, self)
+        self.catalogue = Catalogue()
+        self.run_panel = RunPanel(self.runner, context)
+        self.results_table = ResultsTable(self.runner, context)
+        self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
+
+        # The views' widgets and hooks under the names scripts and tests have always used.
+        self.tree = self.catalogue.tree
+        self.suite_combo, self.suite_button = self.catalogue.suite_combo, self.catalogue.suite_button
+        panel = self.run_panel
+        self.title, self.form_area, self.queue_list = panel.title, panel.form_area, panel.queue_list
+        self.run_button, self.cancel_button = panel.run_button, panel.cancel_button
+        self.clear_queue_button, self.folder_warning = panel.clear_queue_button, panel.folder_warning
+        self.progress, self.run_status, self.log = panel.progress, panel.run_status, panel.log
+        self.plot, self.x_axis = panel.plot, panel.plot.x_axis
+        self._elapsed_timer = panel.elapsed_timer
+        self._on_started, self._on_event, self._clear_queue = panel.on_started, panel.on_event, panel.clear_queue
+        self.results, self.save_as_button = self.results_table.table, self.results_table.save_as_button
+        self._add_result_row = self.results_table.add_document
+        self._iter_items = self.catalogue.iter_items
+
+        self.bottom = QTabWidget()
+        self.bottom.addTab(self.results_table, "Results")
+        self.bottom.addTab(self.plot, "Plot")
+        self.bottom.addTab(self.log, "Log")
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.run_panel)
+        right_layout.addWidget(self.bottom, 1)
+        splitter = QSplitter(Qt.Horizontal, self)
+        splitter.addWidget(self.catalogue)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([420, 860])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(splitter)
+
+        self.catalogue.selected.connect(self.run_panel.show_benchmark)
+        self.catalogue.suite_requested.connect(self.enqueue_suite)
+        self.run_panel.run_requested.connect(lambda bench_id, params: self.enqueue(bench_id, params))
+        self.results_table.document_selected.connect(self._on_document_selected)
+        self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
+        self.catalogue.select_first_available()
+        for problem in self.results_table.load_saved():
+            self.log.appendPlainText(problem)
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock for a run's elapsed time (tests replace it)."""
+        return self.run_panel.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self.run_panel.clock = clock
+
+    @property
+    def _run_started(self) -> float:
+        return self.run_panel.run_started_at
+
+    def select(self, bench_id: str) -> None:
+        """Select a benchmark by id (for scripts and tests)."""
+        self.catalogue.select(bench_id)
+
+    def form(self) -> ParamForm | None:
+        return self.run_panel.form()
+
+    # --- commands to the queue -------------------------------------------------------------------
+    def enqueue_current(self) -> None:
+        self.run_panel.enqueue_current()
+
+    def enqueue(self, bench_id: str, params: dict[str, Any]) -> None:
+        self.check_results_folder()
+        self.queue.add(bench_id, params)
+        self._start_next()
+
+    def enqueue_suite(self, name: str) -> int:
+        """Queue every run of suite ``name`` that can run here; the log says why others were left out."""
+        self.check_results_folder()
+        queued, skipped = self.queue.add_suite(name, prepare=self.catalogue.prepare_suite_run)
+        for run, reason in skipped:
+            self.log.appendPlainText(f"suite {name}: skipped {run.label}: {reason}")
+        self.context.show_status(f"suite {name}: {len(queued)} runs queued", 8000)
+        self._start_next()
+        return len(queued)
+
+    def check_results_folder(self) -> str | None:
+        """Probe the results folder; show why results will not be saved there (None when they will)."""
+        return self.run_panel.check_results_folder()
+
+    def _start_next(self) -> None:
+        self.runner.start_next()
+
+    def cancel_current(self) -> None:
+        self.run_panel.cancel_current()
+
+    def is_running(self) -> bool:
+        return self.runner.is_running()
+
+    # --- results ---------------------------------------------------------------------------------
+    def selected_document(self) -> dict[str, Any] | None:
+        return self.results_table.selected_document()
+
+    def save_document_as(self, document: dict[str, Any], path):
+        """Write ``document`` to ``path`` ("Save as…"); a failure is shown, not raised."""
+        return self.results_table.save_document_as(document, path)
+
+    def _on_document_selected(self, document: dict[str, Any]) -> None:
+        self._show_pipeline(document)
+        self.plot.show_document(document)
+
+    def _on_run_finished(self, run: QueuedRun) -> None:
+        """Bring forward what matters about the run that ended: an unsaved result, its curves, its pipeline."""
+        document = run.document or {}
+        if getattr(run.result, "save_error", None):
+            self.bottom.setCurrentIndex(0)
+        elif document.get("series"):
+            self.bottom.setCurrentWidget(self.plot)
+        if self._show_pipeline(document):
+            self.bottom.setCurrentWidget(self.pipeline)
+        self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
+                                 f"{document.get('status', 'failed')}", 8000)
+
+    def _show_pipeline(self, document: dict[str, Any]) -> bool:
+        """Show a finished datapath.analyze document in the "Pipeline" tab; False for other documents."""
+        if (document.get("benchmark") or {}).get("id") != PIPELINE_BENCH_ID or document.get("status") != "ok":
+            return False
+        if self.pipeline is None:
+            self.pipeline = PipelineView()
+            self.bottom.addTab(self.pipeline, "Pipeline")
+        self.pipeline.set_document(document)
+        return True
+
+    def shutdown(self) -> None:
+        """Drop the waiting runs and cancel the running one; the window waits for its worker."""
+        self.run_panel.shutdown()
+        self.runner.shutdown()

@@ -1,5 +1,0 @@
-"""The Inventory tab and the sections it is made of."""
-
-from hwbench_gui.ui.inventory.tab import InventoryTab
-
-__all__ = ["InventoryTab"]
