@@ -209,6 +209,7 @@ class FakeNvml:
     NVML_CLOCK_GRAPHICS, NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1, 2
     NVML_NVLINK_MAX_LINKS = 36
     MIB = 2**20
+    NVMLError = FakeNvmlError
 
     def __init__(self, count=2, attributes=False, num_cores=True, pcie_gen=1):
         self.count = count

@@ -19,6 +19,16 @@ def test_import_contracts_hold():
     assert "KEPT" in proc.stdout and "BROKEN" not in proc.stdout
 
 
+def test_suites_and_the_run_queue_import_one_way():
+    """The queue runs suites; the suite definitions never reach back into the queue (not even lazily)."""
+    import grimp
+
+    graph = grimp.build_graph("hwbench_gui")
+    assert graph.direct_import_exists(importer="hwbench_gui.engine.run.queue", imported="hwbench_gui.engine.run.suites")
+    assert graph.find_shortest_chain(importer="hwbench_gui.engine.run.suites",
+                                     imported="hwbench_gui.engine.run.queue") is None
+
+
 def _run_isolated(code: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})

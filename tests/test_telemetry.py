@@ -109,6 +109,7 @@ class FakeNVMLError(Exception):
 
 
 class FakePynvml:
+    NVMLError = FakeNVMLError
     NVML_TEMPERATURE_GPU = 0
     NVML_CLOCK_SM = 1
     NVML_CLOCK_MEM = 2

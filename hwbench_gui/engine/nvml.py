@@ -1,17 +1,27 @@
-"""NVML access that never raises into callers.
+"""NVML access that gives "not available" plus NVML's reason instead of raising into callers.
 
-Every query goes through :func:`query`, which returns ``None`` when the driver lacks the call,
-the GPU does not support it, or NVML is missing altogether (the nvitop ``nvmlQuery`` habit).
-Callers store ``None`` plus a reason, never a string in a numeric field.
+Every call goes through :func:`call` (``(value, None)`` or ``(None, reason)``) or :func:`query`
+(the value or a default), the nvitop ``nvmlQuery`` habit: what the driver lacks, the GPU does not
+support, or NVML refuses becomes ``None`` with NVML's own message as the reason; callers store
+``None`` plus a reason, never a string in a numeric field. Only ``pynvml.NVMLError`` is caught: any
+other exception is a bug in hwbench and propagates. A function this driver or nvidia-ml-py lacks
+(``NVMLError_FunctionNotFound``, ``NVMLError_NotSupported``, or no such attribute in an old
+pynvml) is logged once per function, not at every sample.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any, Callable
 
+log = logging.getLogger(__name__)
+
 _lock = threading.Lock()
 _state: dict[str, Any] = {"initialized": False, "error": None, "module": None}
+#: Functions already logged as missing or unsupported (logged once per process).
+_logged_missing: set[str] = set()
+_MISSING_ERRORS = ("NVMLError_FunctionNotFound", "NVMLError_NotSupported")
 
 
 class NvmlUnavailable(RuntimeError):
@@ -39,11 +49,12 @@ def init() -> Any:
             raise NvmlUnavailable(_state["error"])
         try:
             pynvml = _load()
-            pynvml.nvmlInit()
         except NvmlUnavailable as exc:
             _state["error"] = str(exc)
             raise
-        except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
+        try:
+            pynvml.nvmlInit()
+        except pynvml.NVMLError as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, ...
             _state["error"] = f"NVML could not start: {exc} ({type(exc).__name__})"
             raise NvmlUnavailable(_state["error"]) from exc
         _state["initialized"] = True
@@ -60,27 +71,53 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def query(func: Callable[..., Any] | str, *args: Any, default: Any = None) -> Any:
-    """Call an NVML function, returning ``default`` on any NVML error.
+def _log_missing_once(name: str, reason: str) -> None:
+    with _lock:
+        if name in _logged_missing:
+            return
+        _logged_missing.add(name)
+    log.info("NVML: %s (reported once)", reason)
 
-    ``func`` may be the function or its name in ``pynvml`` (handy when a driver's bindings lack
-    a newer call: the missing attribute also gives ``default``).
+
+def call(pynvml: Any, func: Callable[..., Any] | str, *args: Any) -> tuple[Any, str | None]:
+    """``(value, None)``, or ``(None, reason)`` when NVML refuses: the reason is NVML's own message.
+
+    ``func`` is a function of the ``pynvml`` module ``pynvml`` or its name there (a name the module
+    lacks, as in an older nvidia-ml-py, gives ``(None, "... is not in this nvidia-ml-py")``).
+    Bytes are decoded. Exceptions other than ``pynvml.NVMLError`` propagate.
     """
+    if isinstance(func, str):
+        name = func
+        func = getattr(pynvml, name, None)
+        if func is None:
+            reason = f"{name} is not in this nvidia-ml-py"
+            _log_missing_once(name, reason)
+            return None, reason
+    else:
+        name = getattr(func, "__name__", repr(func))
+    # A module without NVMLError (a stand-in that never fails) has no NVML errors to catch.
+    nvml_error = getattr(pynvml, "NVMLError", ())
+    try:
+        value = func(*args)
+    except nvml_error as exc:
+        reason = f"{name}: {exc}"
+        if type(exc).__name__ in _MISSING_ERRORS:
+            _log_missing_once(name, reason)
+        return None, reason
+    if isinstance(value, bytes):
+        value = value.decode(errors="replace")
+    return value, None
+
+
+def query(func: Callable[..., Any] | str, *args: Any, default: Any = None) -> Any:
+    """The value of an NVML call (see :func:`call`), or ``default`` when NVML is unavailable or
+    refuses it. Exceptions other than ``pynvml.NVMLError`` propagate."""
     try:
         pynvml = init()
     except NvmlUnavailable:
         return default
-    if isinstance(func, str):
-        func = getattr(pynvml, func, None)
-        if func is None:
-            return default
-    try:
-        value = func(*args)
-    except Exception:  # NVMLError_NotSupported, NoPermission, FunctionNotFound, GpuIsLost...
-        return default
-    if isinstance(value, bytes):
-        value = value.decode(errors="replace")
-    return value
+    value, reason = call(pynvml, func, *args)
+    return default if reason is not None else value
 
 
 def device_count() -> int:

@@ -42,17 +42,8 @@ _NVLINK_REMOTE_TYPES = {0: "GPU", 1: "IBM NPU", 2: "NVSwitch", 0xFF: "unknown"}
 
 
 def _call(pynvml: Any, name: str, *args: Any) -> tuple[Any, str | None]:
-    """``(value, None)`` or ``(None, reason)`` with NVML's own error text."""
-    func = getattr(pynvml, name, None)
-    if func is None:
-        return None, f"{name} is not in this nvidia-ml-py"
-    try:
-        value = func(*args)
-    except Exception as exc:
-        return None, f"{name}: {exc}"
-    if isinstance(value, bytes):
-        value = value.decode(errors="replace")
-    return value, None
+    """``(value, None)`` or ``(None, reason)`` with NVML's own error text (:func:`nvml.call`)."""
+    return nvml.call(pynvml, name, *args)
 
 
 def _text(value: Any) -> Any:

@@ -222,7 +222,7 @@ class GpuReader:
         try:
             tx = sum(_field_value(v) for v in values[:half] if int(v.nvmlReturn) == 0)
             rx = sum(_field_value(v) for v in values[half:] if int(v.nvmlReturn) == 0)
-        except Exception:
+        except IndexError:  # a value type newer than _field_value's table
             counters.prev = None
             return None, None
         prev, counters.prev = counters.prev, (now_s, tx, rx)
