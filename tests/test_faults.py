@@ -219,7 +219,7 @@ def test_snake_eval_needs_at_least_one_episode(cli_env, episodes):
 
 def test_import_into_an_unwritable_results_folder_shows_why(qtbot, qsettings, tmp_path, blocker):
     from hwbench_gui.ui.context import AppContext
-    from hwbench_gui.ui.reports_tab import ReportsTab
+    from hwbench_gui.ui.reports import ReportsTab
 
     incoming = tmp_path / "incoming"
     write_docs(incoming, [make_doc("t.rate")])

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QGroupBox, QLabel, QTableWidget  # noqa: E402
 
 from hwbench_gui.engine.inventory import render_text, text  # noqa: E402
 from hwbench_gui.ui.context import AppContext  # noqa: E402
-from hwbench_gui.ui.inventory_tab import InventoryTab  # noqa: E402
+from hwbench_gui.ui.inventory import InventoryTab  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXTURE_FILES = sorted(FIXTURES.glob("inventory_*.json"))
@@ -182,7 +182,7 @@ def test_collecting_replaces_the_placeholder(tab, qtbot, monkeypatch):
 def test_time_is_local_with_its_zone(tab, monkeypatch):
     import time
 
-    from hwbench_gui.ui.inventory_tab import local_time
+    from hwbench_gui.ui.inventory.tab import local_time
 
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     time.tzset()

@@ -15,7 +15,7 @@ from hwbench_gui.ui.context import AppContext
 
 @pytest.fixture
 def tab(qtbot, qsettings, tmp_path):
-    from hwbench_gui.ui.reports_tab import ReportsTab
+    from hwbench_gui.ui.reports import ReportsTab
 
     results = tmp_path / "results"
     a = [make_doc("t.rate"), make_doc("t.latency", [10.0, 10.1, 9.9, 10.05, 9.95], unit="ms",
@@ -113,7 +113,7 @@ def test_published_references_cannot_be_deleted(tab):
 
 
 def test_figure_status_and_date_stay_in_view_on_a_laptop(tab, qtbot):
-    from hwbench_gui.ui.reports_tab import _HEADERS
+    from hwbench_gui.ui.reports.library_model import HEADERS as _HEADERS
 
     """Issue #19: a ~490 px Machine column pushed Figure, Status and Date off-screen at 1366 px."""
     tab.resize(1240, 640)
@@ -129,7 +129,7 @@ def test_figure_status_and_date_stay_in_view_on_a_laptop(tab, qtbot):
 
 
 def test_charts_are_sharp(tab):
-    from hwbench_gui.ui.reports_tab import CHART_DPI
+    from hwbench_gui.ui.reports.compare_view import CHART_DPI
 
     tab.select_rows(range(len(tab.documents())))
     tab.compare_selected("machine")

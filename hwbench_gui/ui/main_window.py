@@ -48,11 +48,11 @@ class TabSpec:
 
 #: The window's tabs in order; each class takes ``(context, parent)`` and may define ``shutdown()``.
 TABS = (
-    TabSpec("Inventory", "hwbench_gui.ui.inventory_tab", "InventoryTab"),
+    TabSpec("Inventory", "hwbench_gui.ui.inventory", "InventoryTab"),
     TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks", "BenchmarksTab"),
     TabSpec("Monitor", "hwbench_gui.ui.monitor", "MonitorTab"),
     TabSpec("Demos", "hwbench_gui.ui.demos.tab", "DemosTab"),
-    TabSpec("Reports", "hwbench_gui.ui.reports_tab", "ReportsTab"),
+    TabSpec("Reports", "hwbench_gui.ui.reports", "ReportsTab"),
 )
 
 

@@ -40,11 +40,14 @@ class PlotSpec:
 def plot_specs(names: list[str]) -> list[PlotSpec]:
     """The plot grid for a set of metric names (live sampler or a CSV header)."""
     present = set(names)
-    gpus = sorted(int(n[3:].split("_", 1)[0]) for n in names if n.startswith("gpu") and n.endswith("_util_percent") and "_mem_" not in n)
-    cores = sorted(int(n[3:-8]) for n in names if n.startswith("cpu") and n.endswith("_percent") and n[3:-8].isdigit())
+    gpus = sorted(int(n[3:].split("_", 1)[0]) for n in names
+                  if n.startswith("gpu") and n.endswith("_util_percent") and "_mem_" not in n)
+    cores = sorted(int(n[3:-8]) for n in names
+                   if n.startswith("cpu") and n.endswith("_percent") and n[3:-8].isdigit())
 
     def gpu_curves(suffix, label, style=0, scale=1.0, right=False):
-        return [CurveSpec(f"gpu{i}_{suffix}", f"GPU{i} {label}", COLORS[i % len(COLORS)], style, scale, 1.0, right) for i in gpus]
+        return [CurveSpec(f"gpu{i}_{suffix}", f"GPU{i} {label}", COLORS[i % len(COLORS)], style, scale, 1.0, right)
+                for i in gpus]
 
     specs = [
         PlotSpec("gpu_util", "GPU utilisation (solid) / memory-controller util. (dashed)", "%", True,
@@ -56,8 +59,10 @@ def plot_specs(names: list[str]) -> list[PlotSpec]:
         PlotSpec("clocks", "Clocks: SM (solid) / memory (dashed)", "MHz", True,
                  gpu_curves("sm_clock_mhz", "SM clock") + gpu_curves("mem_clock_mhz", "mem clock", 1)),
         PlotSpec("links", "PCIe RX (solid) / TX (dashed), NVLink RX (dotted) / TX (dash-dot)", "GB/s", True,
-                 gpu_curves("pcie_rx_bytes_per_s", "PCIe RX", 0, 1e9) + gpu_curves("pcie_tx_bytes_per_s", "PCIe TX", 1, 1e9)
-                 + gpu_curves("nvlink_rx_bytes_per_s", "NVLink RX", 2, 1e9) + gpu_curves("nvlink_tx_bytes_per_s", "NVLink TX", 3, 1e9)),
+                 gpu_curves("pcie_rx_bytes_per_s", "PCIe RX", 0, 1e9)
+                 + gpu_curves("pcie_tx_bytes_per_s", "PCIe TX", 1, 1e9)
+                 + gpu_curves("nvlink_rx_bytes_per_s", "NVLink RX", 2, 1e9)
+                 + gpu_curves("nvlink_tx_bytes_per_s", "NVLink TX", 3, 1e9)),
         PlotSpec("cpu", "CPU per core (faint) / total (bold)", "%", False,
                  [CurveSpec(f"cpu{i}_percent", f"cpu{i}", None) for i in cores]
                  + [CurveSpec("cpu_percent", "CPU total", COLORS[0], 0, 1.0, 2.0)]),

@@ -53,7 +53,8 @@ class PlotGrid(QWidget):
         specs = [spec for spec in plot_specs(names) if not (spec.gpu and gpu_reason)]
         for n, spec in enumerate(specs):
             columns = 3 if len(specs) <= 3 else 2  # host plots only: one row, room left for the tables
-            item = self.layout_widget.addPlot(row=n // columns, col=n % columns, axisItems={"bottom": pg.DateAxisItem()})
+            item = self.layout_widget.addPlot(row=n // columns, col=n % columns,
+                                              axisItems={"bottom": pg.DateAxisItem()})
             self.plots.append(Plot(spec, item))
         self.gpu_reason = gpu_reason
         # Link the time axes of the plots that draw data; an N/A plot keeps its own 0..1 view.

@@ -1,0 +1,218 @@
+"""The Reports tab's Compare page: documents compared side by side (one line per side with its
+geometric mean, a table of every figure with its mark), the charts, and the exports.
+
+Everything shown comes from :mod:`hwbench_gui.engine.reports`; the view only lays it out. Charts are
+matplotlib PNGs shown in labels, the same pictures the HTML report embeds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor, QPixmap
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.reports.report import Report, make_report
+from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.reports import export
+from hwbench_gui.ui.reports.model import LoadedResults
+from hwbench_gui.ui.reports.widgets import button
+
+_MARK_COLOURS = {
+    compare.MARK_BETTER: "#2e7d32", compare.MARK_WORSE: "#c62828", compare.MARK_FAILED: "#ef6c00",
+    compare.MARK_NOT_COMPARABLE: "#6a1b9a", compare.MARK_NO_BASELINE: "#6a1b9a",
+}
+#: Resolution the charts are drawn at for the tab (96 dpi is one logical pixel per point·4/3).
+CHART_DPI = 144
+
+
+class CompareView(QWidget):
+    def __init__(self, context: AppContext, loaded: LoadedResults, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.loaded = loaded
+        self.report: Report | None = None
+        self._docs: list[dict[str, Any]] = []
+        self._by = "machine"
+
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Baseline:"))
+        self.baseline_combo = QComboBox()
+        # Side names can be long (machine · benchmark · date): the combo must not widen the window past the screen.
+        self.baseline_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.baseline_combo.setMinimumContentsLength(36)
+        self.baseline_combo.currentIndexChanged.connect(self._rebuild)
+        controls.addWidget(self.baseline_combo)
+        self.all_figures_check = QCheckBox("All figures")
+        self.all_figures_check.setToolTip("Also compare each run's further named figures (not in the composite)")
+        self.all_figures_check.toggled.connect(lambda _on: self._rebuild())
+        controls.addWidget(self.all_figures_check)
+        controls.addStretch(1)
+        self.export_buttons = {kind: button(f"Export {kind.upper()}…", lambda kind=kind: self._export_dialog(kind),
+                                            controls) for kind in export.KINDS}
+
+        self.summary_label = QLabel("Select runs in the Library and press “Compare selected runs” or "
+                                    "“Compare machines”.")
+        self.summary_label.setWordWrap(True)
+        self.summary_label.setTextFormat(Qt.RichText)
+        self.compare_table = QTableWidget(0, 0)
+        self.compare_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.compare_table.setWordWrap(True)
+        self.compare_table.verticalHeader().setVisible(False)
+
+        self.charts_box = QWidget()
+        self.charts_layout = QVBoxLayout(self.charts_box)
+        self.charts_layout.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.charts_box)
+
+        splitter = QSplitter(Qt.Vertical)
+        top = QWidget()
+        top_layout = QVBoxLayout(top)
+        top_layout.setContentsMargins(0, 0, 0, 0)
+        # One line per side: comparing many runs must scroll here, not grow the window past the screen.
+        summary_scroll = QScrollArea()
+        summary_scroll.setWidgetResizable(True)
+        summary_scroll.setFrameShape(QScrollArea.NoFrame)
+        summary_scroll.setMaximumHeight(150)
+        summary_scroll.setWidget(self.summary_label)
+        self.summary_label.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.summary_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        top_layout.addWidget(summary_scroll)
+        top_layout.addWidget(self.compare_table, 1)
+        splitter.addWidget(top)
+        splitter.addWidget(scroll)
+        splitter.setSizes([300, 400])
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(controls)
+        layout.addWidget(splitter, 1)
+        self._set_export_enabled(False)
+
+    def compare_documents(self, docs: Sequence[dict[str, Any]], by: str = "machine") -> None:
+        """Compare ``docs`` side by side, one side per machine (``by="machine"``) or per run."""
+        self._docs = list(docs)
+        self._by = by
+        self.baseline_combo.blockSignals(True)
+        self.baseline_combo.clear()
+        for i, side in enumerate(self._sides()):
+            self.baseline_combo.addItem(f"[{i + 1}] {side.name}")
+        self.baseline_combo.blockSignals(False)
+        self._rebuild()
+
+    def _sides(self):
+        return compare.sides_by_machine(self._docs) if self._by == "machine" else compare.sides_by_run(self._docs)
+
+    def _rebuild(self) -> None:
+        if not self._docs:
+            self.report = None
+            self._set_export_enabled(False)
+            return
+        baseline = max(self.baseline_combo.currentIndex(), 0)
+        sides = self._sides()
+        self.report = make_report(self._docs, self.loaded.library.errors, sides=sides,
+                                  baseline=sides[baseline].name, all_figures=self.all_figures_check.isChecked())
+        self._show_summary(self.report)
+        self._show_table(self.report)
+        self._show_charts(self.report)
+        self._set_export_enabled(True)
+
+    def _show_summary(self, report: Report) -> None:
+        c = report.comparison
+        lines = []
+        for i, (side, s) in enumerate(zip(c.sides, c.summaries)):
+            geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"
+            tag = " <i>(published)</i>" if side.published and not side.name.endswith("(published)") else ""
+            role = " <b>baseline</b>" if i == c.baseline else ""
+            if i != c.baseline and s.n_pair != s.n_geomean:
+                geo += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} shared with the baseline)"
+                        if s.pair_geomean is not None else " (nothing shared with the baseline)")
+            lines.append(f"[{i + 1}] {side.name}{tag}{role}: geometric mean {geo} over {s.n_geomean}; "
+                         f"{s.counts_text()}")
+        self.summary_label.setText("<br>".join(lines))
+
+    def _show_table(self, report: Report) -> None:
+        c = report.comparison
+        headers = ["Benchmark · figure", "Precision", "Configuration"] + [f"[{i + 1}]" for i in range(len(c.sides))]
+        self.compare_table.clear()
+        self.compare_table.setColumnCount(len(headers))
+        self.compare_table.setHorizontalHeaderLabels(headers)
+        self.compare_table.setRowCount(len(c.rows))
+        for r, row in enumerate(c.rows):
+            for col, text in enumerate((compare.row_label(row), row.precision, row.config_text)):
+                self.compare_table.setItem(r, col, QTableWidgetItem(text))
+            for i, cell in enumerate(row.cells):
+                item = QTableWidgetItem(compare.cell_text(cell))
+                tip = [compare.spread_text(cell.metric)] if cell.metric else []
+                if cell.test:
+                    tip.append(f"test: {cell.test}" + (f", p={cell.p_value:.3g}" if cell.p_value is not None else ""))
+                if cell.note:
+                    tip.append(cell.note)
+                item.setToolTip("\n".join(t for t in tip if t))
+                colour = _MARK_COLOURS.get(cell.mark)
+                if colour:
+                    item.setForeground(QBrush(QColor(colour)))
+                self.compare_table.setItem(r, 3 + i, item)
+        self.compare_table.resizeColumnsToContents()
+        self.compare_table.resizeRowsToContents()
+
+    def _show_charts(self, report: Report) -> None:
+        while self.charts_layout.count() > 1:
+            widget = self.charts_layout.takeAt(0).widget()
+            if widget is not None:
+                widget.deleteLater()
+        from hwbench_gui.engine.reports.charts import to_png
+
+        for chart in report.charts:
+            label = QLabel()
+            pixmap = QPixmap()
+            # Drawn at 1.5× and shown at its logical size: sharp text on HiDPI screens, smooth on others.
+            pixmap.loadFromData(to_png(chart.figure, dpi=CHART_DPI), "PNG")
+            pixmap.setDevicePixelRatio(CHART_DPI / 96)
+            label.setPixmap(pixmap)
+            label.setToolTip(f"{chart.title}. {chart.caption}")
+            label.setObjectName(f"chart:{chart.key}")
+            self.charts_layout.insertWidget(self.charts_layout.count() - 1, label)
+        if not report.charts:
+            self.charts_layout.insertWidget(0, QLabel("No chart: the compared results hold no data to draw."))
+
+    def chart_labels(self) -> list[QLabel]:
+        return [w for w in self.charts_box.findChildren(QLabel) if w.objectName().startswith("chart:")]
+
+    def _set_export_enabled(self, enabled: bool) -> None:
+        for widget in self.export_buttons.values():
+            widget.setEnabled(enabled)
+
+    def export(self, kind: str, path: str | Path) -> Path:
+        """Write the shown comparison as ``kind`` ("html", "pdf" or "csv") to ``path``."""
+        if self.report is None:
+            raise RuntimeError("nothing compared yet")
+        written = export.write(self.report, kind, path)
+        self.context.show_status(export.written_message(kind, written), 8000)
+        return written
+
+    def _export_dialog(self, kind: str) -> None:
+        if self.report is None:
+            return
+        path = export.ask_path(self, kind)
+        if path:
+            try:
+                self.export(kind, path)
+            except OSError as exc:
+                export.warn_not_written(self, path, exc)

@@ -1,0 +1,124 @@
+"""Reports tab: the results library (:mod:`.library_view`: filter, sort, import, export, delete with
+undo) and comparisons with charts (:mod:`.compare_view`), exported as HTML, PDF or CSV (:mod:`.export`).
+
+Both pages share one :class:`~hwbench_gui.ui.reports.model.LoadedResults`, owned here; the tab turns
+the library's "compare" into what the compare view shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+
+from hwbench_gui.engine.reports.report import Report
+from hwbench_gui.engine.results import describe, library
+from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.reports.compare_view import CompareView
+from hwbench_gui.ui.reports.library_view import LibraryView
+from hwbench_gui.ui.reports.model import LoadedResults
+
+
+class ReportsTab(QWidget):
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.context = context
+        self.results_dir = Path(context.results_dir)
+        self.loaded = LoadedResults(self.results_dir)
+        self.library_view = LibraryView(context, self.loaded)
+        self.compare_view = CompareView(context, self.loaded)
+        self.library_view.compare_requested.connect(self.compare_selected)
+
+        self.pages = QTabWidget()
+        self.pages.addTab(self.library_view, "Library")
+        self.pages.addTab(self.compare_view, "Compare")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.addWidget(self.pages)
+
+        # The views' widgets under the names tests and scripts reach for.
+        self.filter_edit = self.library_view.filter_edit
+        self.reference_check = self.library_view.reference_check
+        self.model = self.library_view.model
+        self.table = self.library_view.table
+        self.errors_label = self.library_view.errors_label
+        self.undo_button = self.library_view.undo_button
+        self.baseline_combo = self.compare_view.baseline_combo
+        self.compare_table = self.compare_view.compare_table
+        self.refresh()
+
+    @property
+    def report(self) -> Report | None:
+        """The comparison shown on the Compare page (None before the first)."""
+        return self.compare_view.report
+
+    # -- library -----------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Reload the results folder (and the references when shown)."""
+        self.library_view.refresh()
+
+    def documents(self, visible_only: bool = True) -> list[dict[str, Any]]:
+        """Documents in table order (filtered and sorted) or all loaded ones."""
+        return self.library_view.documents(visible_only)
+
+    def set_filter(self, text: str) -> None:
+        self.library_view.set_filter(text)
+
+    def select_rows(self, rows: Sequence[int]) -> None:
+        """Select the given rows of the (filtered, sorted) table."""
+        self.library_view.select_rows(rows)
+
+    def selected_documents(self) -> list[dict[str, Any]]:
+        return self.library_view.selected_documents()
+
+    def run_like_selected(self) -> None:
+        """Queue, in the Benchmarks tab, a run that compares with the one selected result."""
+        self.library_view.run_like(self.selected_documents())
+
+    def import_paths(self, paths: Sequence[str | Path]) -> library.ImportReport:
+        """Import files or folders into the results folder and say what happened."""
+        return self.library_view.import_paths(paths)
+
+    def export_selected(self, folder: str | Path) -> list[Path]:
+        return self.library_view.export_selected(folder)
+
+    def delete_selected(self) -> list[library.Trashed]:
+        """Move the selected measured results to the trash (published references are not deleted)."""
+        return self.library_view.delete_selected()
+
+    def undo_delete(self) -> list[Path]:
+        return self.library_view.undo_delete()
+
+    # -- comparing ---------------------------------------------------------------------------------
+
+    def compare_selected(self, by: str = "run") -> None:
+        """Compare the selected runs (``by="run"``) or every run of the selected runs' machines
+        (``by="machine"``; nothing selected: every machine shown)."""
+        selected = self.selected_documents()
+        if by == "machine":
+            names = {describe.machine_name(d) for d in selected}
+            docs = [d for d in self.documents() if not names or describe.machine_name(d) in names]
+        else:
+            docs = selected or self.documents()
+        self.compare_documents(docs, by)
+
+    def compare_documents(self, docs: Sequence[dict[str, Any]], by: str = "machine") -> None:
+        self.compare_view.compare_documents(docs, by)
+        self.pages.setCurrentWidget(self.compare_view)
+
+    def chart_labels(self) -> list[QLabel]:
+        return self.compare_view.chart_labels()
+
+    def export_html(self, path: str | Path) -> Path:
+        return self.compare_view.export("html", path)
+
+    def export_pdf(self, path: str | Path) -> Path:
+        return self.compare_view.export("pdf", path)
+
+    def export_csv(self, path: str | Path) -> Path:
+        return self.compare_view.export("csv", path)
+
+    def shutdown(self) -> None:
+        """Nothing runs in the background: comparisons and exports are synchronous."""
