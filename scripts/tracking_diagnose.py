@@ -17,6 +17,16 @@ joined them?). Counts per sequence:
 - ``swap``: ids that took an object over while the earlier id was still alive.
 
     .venv/bin/python scripts/tracking_diagnose.py [--seeds 5] [--settings converge5,lanes6]
+
+``--errors`` counts instead what the false positives and misses of each frame are (boxes matched
+at IoU >= 0.5, greedily): ``fp_group`` a reported box covering half or more of two or more true
+boxes (a group seen as one), ``fp_none`` a box touching no true box (a shadow, a ghost, noise),
+``fp_misfit`` a box on one object that fits it badly; ``fn_grouped`` a missed object inside a
+group box, ``fn_misfit`` one with a badly fitting box on it, ``fn_none`` one with no box near it
+(``fn_border`` of those: within 30 px of the frame's edge; ``fn_still``: the object has not moved
+for 10 frames). With ``--suite crowd`` the settings are those of ``synthetic.CROWD_SETTINGS``:
+
+    .venv/bin/python scripts/tracking_diagnose.py --errors --suite crowd --seeds 5 --frames 240
 """
 
 from __future__ import annotations
@@ -90,13 +100,72 @@ def diagnose(spec) -> dict:
     return out
 
 
+def errors(spec) -> Counter:
+    """Kinds of false positives and misses of the demo's default path on ``spec`` (see the doc)."""
+    pipeline = TrackingPipeline(make_detector("motion"))
+    out = Counter()
+    history: dict[int, list] = defaultdict(list)
+    for n, frame, gt in synthetic.render(spec):
+        hyp = np.array([t.box for t in pipeline.step(frame).tracks]).reshape(-1, 4)
+        gt_boxes = np.array([g.box for g in gt]).reshape(-1, 4)
+        for g in gt:
+            history[g.object_id].append((n, np.asarray(g.box)))
+        iou = iou_matrix(hyp, gt_boxes) if len(hyp) and len(gt_boxes) else np.zeros((len(hyp), len(gt_boxes)))
+        matched_h, matched_g = set(), set()
+        for flat in np.argsort(-iou, axis=None):
+            h, g = divmod(int(flat), max(1, len(gt_boxes)))
+            if iou[h, g] < 0.5:
+                break
+            if h not in matched_h and g not in matched_g:
+                matched_h.add(h)
+                matched_g.add(g)
+        if len(hyp) and len(gt_boxes):
+            tl = np.maximum(hyp[:, None, :2], gt_boxes[None, :, :2])
+            br = np.minimum(hyp[:, None, 2:], gt_boxes[None, :, 2:])
+            cover = np.prod(np.clip(br - tl, 0, None), axis=2) / np.prod(gt_boxes[:, 2:] - gt_boxes[:, :2], axis=1)
+        else:
+            cover = np.zeros((len(hyp), len(gt_boxes)))
+        group = (cover >= 0.5).sum(axis=1) >= 2
+        for h in range(len(hyp)):
+            if h in matched_h:
+                continue
+            out["fp_group" if group[h] else "fp_none" if not (iou[h] > 0).any() else "fp_misfit"] += 1
+        for g in range(len(gt_boxes)):
+            if g in matched_g:
+                continue
+            if any(group[h] and cover[h, g] >= 0.5 for h in range(len(hyp))):
+                out["fn_grouped"] += 1
+            elif (iou[:, g] > 0.1).any():
+                out["fn_misfit"] += 1
+            else:
+                out["fn_none"] += 1
+                x1, y1, x2, y2 = gt_boxes[g]
+                out["fn_border"] += min(x1, y1, spec.width - x2, spec.height - y2) < 30
+                past = [b for f, b in history[gt[g].object_id] if f == n - 10]
+                out["fn_still"] += bool(past) and float(np.abs(past[0] - gt_boxes[g]).max()) < 2
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--frames", type=int, default=200)
-    p.add_argument("--settings", help="comma-separated subset of the occlusion settings")
+    p.add_argument("--settings", help="comma-separated subset of the suite's settings")
+    p.add_argument("--suite", default="occlusion", choices=list(synthetic.SUITES))
+    p.add_argument("--errors", action="store_true", help="count the kinds of false positives and misses instead")
     args = p.parse_args(argv)
-    settings = args.settings.split(",") if args.settings else list(synthetic.OCCLUSION_SETTINGS)
+    settings = args.settings.split(",") if args.settings else list(synthetic.SUITES[args.suite])
+    if args.errors:
+        kinds = ("fp_group", "fp_none", "fp_misfit", "fn_grouped", "fn_misfit", "fn_none", "fn_border", "fn_still")
+        print(f"{'sequence':<28}" + "".join(f"{k:>11}" for k in kinds))
+        total = Counter()
+        for setting in settings:
+            for seed in range(args.seeds):
+                e = errors(synthetic.occlusion_spec(setting, seed, n_frames=args.frames))
+                total += e
+                print(f"{setting + ' seed ' + str(seed):<28}" + "".join(f"{e[k]:>11d}" for k in kinds), flush=True)
+        print(f"{'all':<28}" + "".join(f"{total[k]:>11d}" for k in kinds))
+        return 0
     keys = ("ids", "false", "reborn", "reborn_in_blob", "lost_held", "swap", "gap", "app_d")
     print(f"{'sequence':<28}" + "".join(f"{k:>15}" for k in keys))
     for setting in settings:

@@ -128,6 +128,7 @@ PATHS = {
     "old": _deepsort_path(False, background="mog2", drop_ghosts=False),  # MOG2 + Deep SORT as first shipped
     "new": _deepsort_path(True, background="mog2"),  # + merged blobs split, their tracks held (the default now)
     "new-median": _deepsort_path(True, background="median"),  # and the temporal-median background
+    "next": _deepsort_path(True, background="mog2", shadows=True, light_compensation=True, split_figures=True),
 
     "baseline": _baseline_path,
 }

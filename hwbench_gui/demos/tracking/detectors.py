@@ -17,8 +17,12 @@ import cv2
 import numpy as np
 
 from hwbench_gui.demos.tracking import darknet
+from hwbench_gui.demos.tracking.blobs import split_blob
+from hwbench_gui.engine.spec.precision import FP16, FP32, TF32, apply_torch
 
 DETECTORS = ("motion", "hog", "yolov3")
+#: What YOLOv3 runs in: FP32 with TF32 off, TF32, or FP16 weights and inputs (CUDA only for the last two).
+YOLO_PRECISIONS = (FP32, TF32, FP16)
 
 
 @dataclass
@@ -84,11 +88,14 @@ class MotionDetector:
                  conf_threshold: float = 0.25, nms_threshold: float = 0.5, scale: float = 0.5,
                  learning_rate: float = 0.005, background: str = "mog2", samples: int = 15,
                  bootstrap_every: int = 3, sample_every: int = 8, motion_lag: int = 8, min_diff: float = 15.0,
-                 noise_k: float = 4.0, drop_ghosts: bool = True) -> None:
+                 noise_k: float = 4.0, drop_ghosts: bool = True, shadows: bool = False,
+                 shadow_threshold: float = 0.5, light_compensation: bool = False, split_figures: bool = False) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
         self.drop_ghosts = drop_ghosts
+        self.shadows, self.shadow_threshold = shadows, shadow_threshold
+        self.light_compensation, self.split_figures = light_compensation, split_figures
         self.history, self.var_threshold, self.scale = history, var_threshold, scale
         self.learning_rate = learning_rate
         self.samples, self.bootstrap_every, self.sample_every = samples, bootstrap_every, sample_every
@@ -105,8 +112,12 @@ class MotionDetector:
         self.reset()
 
     def reset(self) -> None:
-        self._mog = cv2.createBackgroundSubtractorMOG2(self.history, self.var_threshold, detectShadows=False) \
+        self._mog = cv2.createBackgroundSubtractorMOG2(self.history, self.var_threshold, detectShadows=self.shadows) \
             if self.background == "mog2" else None
+        if self._mog is not None and self.shadows:
+            self._mog.setShadowThreshold(self.shadow_threshold)
+        self._background_image: np.ndarray | None = None
+        self.gain = 1.0  # this frame's brightness against the background model's (light_compensation)
         self._frames = 0
         self._samples: list[np.ndarray] = []
         self._oldest = 0  # index in _samples replaced next, once there are ``samples`` of them
@@ -117,8 +128,12 @@ class MotionDetector:
         if self.scale != 1.0:
             frame = cv2.resize(frame, None, fx=self.scale, fy=self.scale, interpolation=cv2.INTER_AREA)
         self._frames += 1
+        if self._mog is not None and self.light_compensation and self._background_image is not None:
+            frame = self._compensate(frame, self._background_image)
         mask = self._mog.apply(frame, learningRate=self.learning_rate) if self._mog is not None \
             else self._foreground(frame)
+        if self.shadows and self._mog is not None:  # MOG2 marks shadow pixels 127: they are background
+            mask = cv2.threshold(mask, 200, 255, cv2.THRESH_BINARY)[1]
         if self._frames == 1:  # no model yet: MOG2 marks the whole first frame as foreground
             if self._mog is None:
                 self._learn(frame, None)
@@ -128,23 +143,45 @@ class MotionDetector:
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         if self._mog is None:
             self._learn(frame, (n, labels, stats))
-        ghost = self._ghosts(frame, labels, np.ones(n, bool), n, self._mog.getBackgroundImage()) \
+        if self._mog is not None and (self.light_compensation or (self.drop_ghosts and n > 1)):
+            self._background_image = self._mog.getBackgroundImage()
+        ghost = self._ghosts(frame, labels, np.ones(n, bool), n, self._background_image) \
             if self._mog is not None and self.drop_ghosts and n > 1 else np.zeros(n, bool)
         boxes, scores = [], []
         min_area = self.min_area_px * self.scale * self.scale
-        for (x, y, w, h, area), is_ghost in zip(stats[1:n], ghost[1:n]):
+        for i, ((x, y, w, h, area), is_ghost) in enumerate(zip(stats[1:n], ghost[1:n]), start=1):
             if area < min_area or is_ghost:
                 continue
-            fill = area / float(w * h)
-            if fill < self.conf_threshold:
-                continue
-            boxes.append((x, y, x + w, y + h))
-            scores.append(fill)
+            if self.split_figures:
+                blob = labels[y:y + h, x:x + w] == i
+                parts = split_blob(blob, min_side_px=max(3, round(12 * self.scale)))
+            else:
+                blob, parts = None, [(0, 0, w, h)]
+            for px1, py1, px2, py2 in parts:
+                part_area = area if len(parts) == 1 else int(blob[py1:py2, px1:px2].sum())
+                fill = part_area / float((px2 - px1) * (py2 - py1))
+                if fill < self.conf_threshold or (len(parts) > 1 and part_area < min_area):
+                    continue
+                boxes.append((x + px1, y + py1, x + px2, y + py2))
+                scores.append(fill)
         if not boxes:
             return Detections()
         boxes_a, scores_a = np.asarray(boxes, np.float32) / self.scale, np.asarray(scores, np.float32)
         keep = nms_numpy(boxes_a, scores_a, self.nms_threshold)
         return Detections(boxes_a[keep], scores_a[keep], np.zeros(len(keep), np.int64))
+
+    def _compensate(self, frame: np.ndarray, background: np.ndarray) -> np.ndarray:
+        """``frame`` scaled to the background model's brightness: the median ratio of the two over a
+        grid of pixels (robust to the figures and shadows on less than half of them)."""
+        f = frame[::4, ::4].astype(np.float32).sum(axis=2)
+        b = background[::4, ::4].astype(np.float32).sum(axis=2)
+        ok = b > 60
+        if ok.sum() < 100:
+            return frame
+        self.gain = float(np.median(f[ok] / b[ok]))
+        if abs(self.gain - 1.0) < 0.01:
+            return frame
+        return cv2.convertScaleAbs(frame, alpha=1.0 / self.gain)
 
     def _difference(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
         """Largest channel difference per pixel, and the threshold above which it is a change."""
@@ -314,11 +351,12 @@ class YoloDetector:
         self.random_weights = random_weights
         self.weights_path = None if random_weights else Path(weights)
         self.device = torch.device(device)
-        if precision not in ("fp32", "tf32", "fp16"):
-            raise ValueError(f"precision must be fp32, tf32 or fp16, got {precision!r}")
-        if precision != "fp32" and self.device.type != "cuda":
+        declared = {p.key: p for p in YOLO_PRECISIONS}.get(precision)
+        if declared is None:
+            raise ValueError(f"precision must be {', '.join(p.key for p in YOLO_PRECISIONS)}, got {precision!r}")
+        if declared is not FP32 and self.device.type != "cuda":
             raise ValueError(f"precision {precision} needs a CUDA device")
-        self.half = precision == "fp16"
+        self.half = declared is FP16
         self.size = size
         self.conf_threshold, self.nms_threshold = conf_threshold, nms_threshold
         self.classes, self.max_det = classes, max_det
@@ -336,11 +374,10 @@ class YoloDetector:
         self.model = model
         self.cuda_graph = bool(cuda_graph and self.device.type == "cuda")
         self._graph = None
-        self.precision = {"fp32": "FP32", "tf32": "TF32", "fp16": "FP16"}[precision]
+        self.precision = declared.label
         if self.device.type == "cuda":
             # cuDNN allows TF32 convolutions by default: switch it off unless asked, so FP32 means FP32.
-            torch.backends.cudnn.allow_tf32 = precision == "tf32"
-            torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+            apply_torch(declared, self.device.type)
 
     def reset(self) -> None:
         pass
