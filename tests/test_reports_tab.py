@@ -149,3 +149,14 @@ def test_comparing_many_runs_does_not_grow_the_tab(tab):
     tab.select_rows(range(len(tab.documents())))
     tab.compare_selected("run")
     assert tab.minimumSizeHint().height() < 700 and tab.minimumSizeHint().width() < 1200
+
+
+def test_a_comparison_names_the_files_the_library_skipped(tab):
+    """The Compare page reports on the folder the Library page loaded: its skipped files go into the report."""
+    tab.reference_check.setChecked(False)
+    tab.compare_selected("run")
+    assert {e.path.name for e in tab.report.errors} == {"corrupt.json", "newer.json", "package.json"}
+    (tab.results_dir / "corrupt.json").unlink()
+    tab.refresh()
+    tab.compare_selected("run")
+    assert {e.path.name for e in tab.report.errors} == {"newer.json", "package.json"}
