@@ -208,6 +208,7 @@ def test_torch_precision_label_and_settings(precision, label):
     expected = {"FP16-AMP": "float16", "BF16-AMP": "bfloat16"}.get(label)
     assert outcome.details["autocast_dtype"] == expected
     assert label in outcome.method
+    assert "precision_label" not in outcome.details  # the document names its precision once, in "precision"
 
 
 @slow

@@ -135,3 +135,82 @@ def test_resolved_values_travel_typed_through_the_queue_and_into_the_child():
     sent = json.loads(worker_command({"id": bench.id, "params": run.params})[-1])["params"]
     assert sent["min_bytes"] == 64 * 2**20 and sent["max_bytes"] == 2**30  # JSON numbers, not text
     assert worker.child_params(bench, sent) == dict(resolved)
+
+
+def test_a_precision_declares_what_each_framework_is_asked_for():
+    assert (precision.FP32.tf32, precision.TF32.tf32, precision.BF16_AMP.tf32) == (False, True, None)
+    assert (precision.FP16_AMP.autocast_dtype, precision.BF16_AMP.autocast_dtype) == ("float16", "bfloat16")
+    assert precision.FP32.autocast_dtype is None and precision.TF32.autocast_dtype is None
+    assert [precision.from_key(k).keras_policy for k in precision.MODEL_KEYS] == \
+        ["float32", "float32", "mixed_float16", "mixed_bfloat16"]
+    assert [p.label for p in precision.PRECISIONS if p.loss_scaling] == ["FP16-AMP"]
+    assert precision.from_key(" BF16-AMP ") is precision.BF16_AMP
+
+
+def test_precision_labels_are_spelt_only_where_they_are_declared():
+    import ast
+    from pathlib import Path
+
+    import hwbench_gui
+
+    root = Path(hwbench_gui.__file__).parent
+    declared = root / "engine" / "spec" / "precision.py"
+    labels = set(precision.LABELS) - {precision.NOT_APPLICABLE}
+    spelt = []
+    for path in sorted(root.rglob("*.py")):
+        if path == declared:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in labels:
+                spelt.append(f"{path.relative_to(root)}:{node.lineno} {node.value}")
+    assert spelt == []
+
+
+def test_apply_torch_sets_the_tf32_switches_and_the_autocast_dtype():
+    torch = pytest.importorskip("torch")
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
+             torch.get_float32_matmul_precision())
+    try:
+        off = precision.apply_torch(precision.FP32, "cpu").settings
+        assert off == {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": False, "float32_matmul_precision": "highest"}
+        on = precision.apply_torch(precision.TF32, "cpu").settings
+        assert on == {"cuda.matmul.allow_tf32": True, "cudnn.allow_tf32": True, "float32_matmul_precision": "high"}
+        amp = precision.apply_torch(precision.BF16_AMP, "cpu")
+        assert amp.settings == on  # mixed precision leaves the switches as it found them
+        a = torch.randn(8, 8)
+        with amp.autocast():
+            assert torch.mm(a, a).dtype == torch.bfloat16
+        with precision.apply_torch(precision.FP32, "cpu").autocast():
+            assert torch.mm(a, a).dtype == torch.float32
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[:2]
+        torch.set_float32_matmul_precision(saved[2])
+
+
+def test_apply_keras_sets_the_policy_and_the_tf32_switch():
+    tf = pytest.importorskip("tensorflow")
+    import keras
+
+    try:
+        assert precision.apply_keras(precision.FP32) == "float32"
+        assert tf.config.experimental.tensor_float_32_execution_enabled() is False
+        assert precision.apply_keras(precision.BF16_AMP) == "mixed_bfloat16"
+        assert keras.mixed_precision.global_policy().name == "mixed_bfloat16"
+        assert tf.config.experimental.tensor_float_32_execution_enabled() is True
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+        tf.config.experimental.enable_tensor_float_32_execution(True)
+
+
+def test_a_document_names_its_precision_in_one_place_and_the_shipped_references_read():
+    import json
+    from pathlib import Path
+
+    import hwbench_gui
+
+    assert precision.of_document({"precision": "bf16-amp", "params": {"precision": "fp32"}}) == "BF16-AMP"
+    assert precision.of_document({"precision": None, "params": {"precision": "all"}}) == ""
+    assert precision.of_document({"precision": "n/a"}) == "n/a" and precision.of_document([]) == ""
+    references = Path(hwbench_gui.__file__).parent.parent / "resources" / "reference"
+    read = {precision.of_document(json.loads(p.read_text())) for p in references.rglob("*.json")}
+    assert {"TF32", "FP16-AMP", "BF16-AMP"} <= read and "" not in read

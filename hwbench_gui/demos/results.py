@@ -120,6 +120,7 @@ def snake_eval_document(figures: dict[str, Any], params: dict[str, Any], *, star
     ``params`` should name the board and the device; ``training``: the checkpoint's training stats.
     """
     from hwbench_gui.engine.results import build_document
+    from hwbench_gui.engine.spec.precision import FP32
 
     scores = [int(s) for s in figures.get("scores") or []]
     moves = float(figures.get("mean_steps", 0.0)) * len(scores)
@@ -129,7 +130,7 @@ def snake_eval_document(figures: dict[str, Any], params: dict[str, Any], *, star
         extra["moves/s"] = {"value": moves / eval_s, "unit": "moves/s", "higher_is_better": True}
     outcome = {
         "figure_name": SNAKE_FIGURE_NAME, "unit": "points", "samples": scores, "higher_is_better": True,
-        "precision": "FP32", "device": device, "figures": extra,
+        "precision": FP32.label, "device": device, "figures": extra,
         "method": (f"greedy play of {len(scores)} games at once (food seed {figures.get('seed')}); each sample is "
                    "one game's score, the figure their median; moves/s: all games' moves over the evaluation's "
                    "wall time"),

@@ -18,7 +18,7 @@ from typing import Any
 from hwbench_gui.engine.measure.timing import cpu_count
 from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
-from hwbench_gui.engine.spec.precision import MODEL_KEYS
+from hwbench_gui.engine.spec.precision import BF16_AMP, FP32, MODEL_KEYS, TF32, from_key
 
 BENCH_ID = "datapath.analyze"
 MODEL_CHOICES = ("resnet50", "resnet18", "vgg16")  # classifiers: an ImageFolder feeds them
@@ -160,7 +160,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         raise ParamError(f"batch ({params['batch']}) is larger than count ({params['count']}): the loader needs at "
                          "least one whole batch")
     device, kind = _resolve_device(params["device"])
-    precision = params["precision"] if params["precision"] != "auto" else ("bf16-amp" if kind == "cuda" else "fp32")
+    precision = params["precision"] if params["precision"] != "auto" else (BF16_AMP if kind == "cuda" else FP32).key
     label = label_of(precision)
     workers, repeats, stage_s = params["workers"], params["repeats"], params["stage_s"]
     readers = max(1, workers)
@@ -349,8 +349,8 @@ def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision:
     variants = []
     if not params["channels_last"]:
         variants.append(("compute_channels_last", dict(params, channels_last=True), precision, "channels-last"))
-    if kind == "cuda" and precision in ("fp32", "tf32"):
-        variants.append(("compute_bf16", params, "bf16-amp", "BF16-AMP"))
+    if kind == "cuda" and from_key(precision) in (FP32, TF32):
+        variants.append(("compute_bf16", params, BF16_AMP.key, BF16_AMP.label))
     out = {}
     for key, variant, variant_precision, what in variants:
         sub = _PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])

@@ -26,10 +26,19 @@ from hwbench_gui.engine.spec.benchmark import (
 )
 from hwbench_gui.engine.spec.device import AUTO, CPU, resolve_auto
 from hwbench_gui.engine.spec.device import parse as parse_device
-from hwbench_gui.engine.spec.precision import MATMUL_KEYS, label_of
+from hwbench_gui.engine.spec.precision import (
+    BF16,
+    FP8,
+    FP16,
+    FP32,
+    MATMUL_KEYS,
+    TF32,
+    apply_torch,
+    from_key,
+    from_label,
+)
 
-LABELS = {key: label_of(key) for key in MATMUL_KEYS}
-GPU_ORDER, CPU_ORDER = ("FP32", "TF32", "FP16", "BF16", "FP8"), ("FP32", "BF16")
+GPU_ORDER, CPU_ORDER = (FP32, TF32, FP16, BF16, FP8), (FP32, BF16)
 GPU_SIZES, CPU_SIZES = [1024, 2048, 4096, 8192, 16384], [256, 512, 1024, 2048]
 REPEAT_S = {"cuda": 0.05, "cpu": 0.2}  # target length of one timed repeat
 #: Burst mode: each repeat is ~15 ms of products after a short idle gap. A GPU at its power limit
@@ -40,30 +49,26 @@ BURST_S = 0.015
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
 
 
-def _set_fp32_mode(torch: Any, label: str) -> None:
-    """FP32 = true IEEE FP32 (TF32 off everywhere); TF32 = FP32 inputs on TF32 tensor cores."""
-    tf32 = label == "TF32"
-    torch.backends.cuda.matmul.allow_tf32 = tf32
-    torch.backends.cudnn.allow_tf32 = tf32
-    torch.set_float32_matmul_precision("high" if tf32 else "highest")
-
-
 def make_operands(label: str, n: int, device: str) -> tuple[Callable[[], Any], list[Any]]:
-    """A zero-argument function computing one n×n×n product in precision ``label``, and its inputs.
+    """A zero-argument function computing one n×n×n product in precision ``label`` (its results'
+    name: "FP32", "BF16"), and its inputs.
 
     Inputs come from ``torch.randn`` (never zeros: some hardware is faster on zeros). FP8 uses
     ``torch._scaled_mm`` on float8_e4m3fn operands with per-tensor scales and a BF16 result.
     """
     import torch
 
-    if label == "FP8":
+    precision = from_label(label)
+    if precision is FP8:
         a, b_t = (torch.randn(n, n, device=device) for _ in range(2))
         scale_a, scale_b = (x.abs().max().float() / FP8_MAX for x in (a, b_t))
         a8 = (a / scale_a).to(torch.float8_e4m3fn)
         b8 = (b_t / scale_b).to(torch.float8_e4m3fn).t()  # _scaled_mm wants the second operand column-major
         return (lambda: torch._scaled_mm(a8, b8, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16),
                 [a8, b8])
-    dtype = {"FP32": torch.float32, "TF32": torch.float32, "FP16": torch.float16, "BF16": torch.bfloat16}[label]
+    if precision not in GPU_ORDER:
+        raise ValueError(f"gpu.matmul does not multiply {label} matrices")
+    dtype = getattr(torch, precision.tensor_dtype)
     a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
     out = torch.empty(n, n, device=device, dtype=dtype)
     return (lambda: torch.mm(a, b, out=out)), [a, b]
@@ -72,14 +77,14 @@ def make_operands(label: str, n: int, device: str) -> tuple[Callable[[], Any], l
 def _skip_reason(torch: Any, label: str, device: str) -> str | None:
     """Why ``label`` cannot be measured on ``device``, or None."""
     if device == "cpu":
-        if label not in CPU_ORDER:
+        if from_label(label) not in CPU_ORDER:
             return f"{label} is not measured on the CPU (CPU variant: FP32 and BF16)"
         try:
             make_operands(label, 16, "cpu")[0]()
         except RuntimeError as exc:
             return f"this PyTorch build cannot multiply {label} matrices on the CPU: {exc}"
         return None
-    if label == "FP8":
+    if from_label(label) is FP8:
         major, minor = torch.cuda.get_device_capability(device)
         if (major, minor) < (8, 9):
             return f"FP8 needs compute capability 8.9 or newer; {torch.cuda.get_device_name(device)} is {major}.{minor}"
@@ -100,7 +105,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         device = f"cuda:{index}"
         torch.cuda.set_device(index)  # CUDA events are recorded on the current device's stream
     order = CPU_ORDER if kind == "cpu" else GPU_ORDER
-    wanted = list(order) if params["precision"] == "all" else [LABELS[params["precision"]]]
+    wanted = [p.label for p in (order if params["precision"] == "all" else (from_key(params["precision"]),))]
     sizes = sorted(set(params["sizes"])) or (CPU_SIZES if kind == "cpu" else GPU_SIZES)
     warnings, skipped = [], {}
     for label in list(wanted):
@@ -113,7 +118,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     warnings += [f"{label} skipped: {why}" for label, why in skipped.items()]
     if fallback:
         warnings.append("no CUDA GPU visible to PyTorch: device=auto measured the CPU")
-    headline = "BF16" if kind == "cuda" and "BF16" in wanted and params["precision"] == "all" else wanted[0]
+    headline = BF16.label if kind == "cuda" and BF16.label in wanted and params["precision"] == "all" else wanted[0]
 
     sync_timer = time_cpu if kind == "cpu" else time_cuda
     burst = kind == "cuda" and params["mode"] == "burst"
@@ -123,9 +128,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     steps = Steps(reporter, len(wanted) * len(sizes))
     try:
         for label in wanted:
-            _set_fp32_mode(torch, label)
+            apply_torch(from_label(label), kind)
             for n in sizes:
-                if label == "FP8" and n % 16:
+                if label == FP8.label and n % 16:
                     warnings.append(f"FP8 size {n} skipped: torch._scaled_mm needs multiples of 16")
                     steps.advance()
                     continue
@@ -175,7 +180,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         "False, cudnn.allow_tf32 = False, float32 matmul precision 'highest'); TF32 = FP32 tensors with TF32 "
         "allowed; FP16/BF16 = torch.mm on half/bfloat16 tensors"
         + ("; FP8 = torch._scaled_mm on float8_e4m3fn with per-tensor scales, BF16 output, use_fast_accum off"
-           if "FP8" in wanted else "")
+           if FP8.label in wanted else "")
         + f". Per size: 3 warm-up products, then {params['repeats']} repeats each timed "
         + ("with perf_counter" if kind == "cpu" else "with CUDA events")
         + (f" over a burst of products lasting about {BURST_S * 1e3:g} ms, each burst after an idle gap of 3x its "

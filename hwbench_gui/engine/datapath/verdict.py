@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hwbench_gui.engine.datapath.stages import STAGES
+from hwbench_gui.engine.spec.precision import FP32, TF32, from_label
 
 #: End-to-end below this fraction of the slowest standalone stage = the stages interfere.
 INTERFERENCE_RATIO = 0.7
@@ -354,7 +355,7 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
 
     if stage_bottleneck == "compute" and not interfere:
         feed = _min_rate([r.get("storage"), r.get("cpu"), r.get("transfer")])
-        if cuda and ctx.precision in ("FP32", "TF32"):
+        if cuda and from_label(ctx.precision) in (FP32, TF32):
             advice.append(_compute_what_if(
                 "Mixed precision (bf16-amp)", "torch.autocast(dtype=torch.bfloat16) runs convolutions and matmuls "
                 "on the tensor cores.", _rate(rates, "compute_bf16"), r.get("compute"), feed, e2e,

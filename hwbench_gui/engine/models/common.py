@@ -304,7 +304,7 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
         f"details.total_images_per_s = all timed images / all timed time. {method_extra}"
     )
     details = {**details, "model": spec.key, "task": spec.task, "framework": params["framework"],
-               "precision_label": label, "world_size": world_size, "images_timed": total_images,
+               "world_size": world_size, "images_timed": total_images,
                "total_timed_s": total_s, "total_images_per_s": rate, "window_s": run.window_s,
                "window_steps": run.window_steps, "final_loss": run.final_loss, **run.extra}
     return Outcome(

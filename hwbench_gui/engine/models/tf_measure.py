@@ -26,7 +26,7 @@ from hwbench_gui.engine.models.common import (
 )
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
 from hwbench_gui.engine.spec.device import split_device
-from hwbench_gui.engine.spec.precision import label_of
+from hwbench_gui.engine.spec.precision import apply_keras, from_key
 
 SGD_LR = 1e-3
 SGD_MOMENTUM = 0.9
@@ -133,13 +133,10 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
              index: int, logical: list[Any]) -> tuple[TimedRun, dict[str, Any], str]:
     import keras
 
-    label = label_of(params["precision"])
+    precision = from_key(params["precision"])
     batch, size, train = params["batch"], params["image_size"], params["mode"] == "train"
-    # TensorFlow runs FP32 convolutions and matmuls as TF32 by default on Ampere and newer.
-    tf.config.experimental.enable_tensor_float_32_execution(label != "FP32")
-    policy = {"FP16-AMP": "mixed_float16", "BF16-AMP": "mixed_bfloat16"}.get(label, "float32")
     keras.backend.clear_session()  # first: clear_session also resets the global dtype policy
-    keras.mixed_precision.set_global_policy(policy)
+    policy = apply_keras(precision)
     jit = bool(params["compile"])
     warnings: list[str] = []
     if replicas > 1:
@@ -163,7 +160,7 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
     with strategy.scope():
         model = build_model(spec, num_classes, size)
         optimizer = keras.optimizers.SGD(learning_rate=SGD_LR, momentum=SGD_MOMENTUM)
-        if label == "FP16-AMP":
+        if precision.loss_scaling:
             optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
         if train:
             optimizer.build(model.trainable_variables)
@@ -174,7 +171,7 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
             per_pixel = loss_fn(y, model(x, training=True))
             per_image = tf.reduce_mean(tf.reshape(per_pixel, (tf.shape(per_pixel)[0], -1)), axis=1)
             loss = tf.nn.compute_average_loss(per_image, global_batch_size=global_batch)
-            scaled = optimizer.scale_loss(loss) if label == "FP16-AMP" else loss
+            scaled = optimizer.scale_loss(loss) if precision.loss_scaling else loss
         grads = tape.gradient(scaled, model.trainable_variables)
         optimizer.apply(grads, model.trainable_variables)
         return loss

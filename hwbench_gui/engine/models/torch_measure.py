@@ -23,7 +23,7 @@ from hwbench_gui.engine.models.common import (
 )
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
 from hwbench_gui.engine.spec.device import split_device
-from hwbench_gui.engine.spec.precision import label_of
+from hwbench_gui.engine.spec.precision import BF16_AMP, Precision, apply_torch, from_key
 
 SGD_LR = 1e-3  # small: random data and random init must not drive the detector's boxes to NaN
 SGD_MOMENTUM = 0.9
@@ -72,19 +72,6 @@ def build_model(spec: ModelSpec, num_classes: int, image_size: int) -> Any:
             raise BenchmarkUnavailable(f"U-Net needs an image size that is a multiple of 16, not {image_size}")
         return torch_unet(num_classes)
     raise ValueError(f"unknown model {spec.key!r}")
-
-
-def set_precision_mode(torch: Any, label: str) -> dict[str, Any]:
-    """FP32 turns TF32 off for matmuls and cuDNN; TF32 turns it on. AMP runs keep PyTorch's
-    defaults for the ops autocast leaves in FP32. Returns the settings in force, for the document."""
-    if label in ("FP32", "TF32"):
-        tf32 = label == "TF32"
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        torch.backends.cudnn.allow_tf32 = tf32
-        torch.set_float32_matmul_precision("high" if tf32 else "highest")
-    return {"cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
-            "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
-            "float32_matmul_precision": torch.get_float32_matmul_precision()}
 
 
 def synthetic_batch(torch: Any, spec: ModelSpec, batch: int, size: int, num_classes: int, device: Any,
@@ -159,9 +146,9 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
         torch.cuda.reset_peak_memory_stats(device)
     else:
         device = torch.device("cpu")
-    label = label_of(params["precision"])
+    precision = from_key(params["precision"])
     try:
-        return _measure(torch, spec, params, reporter, dist, device, label, dataset)
+        return _measure(torch, spec, params, reporter, dist, device, precision, dataset)
     except RuntimeError as exc:  # torch.cuda.OutOfMemoryError is one; cuDNN's allocation failures are plain ones
         if kind != "cuda" or not (isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()):
             raise
@@ -175,15 +162,14 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
 
 
 def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporter, dist: DistContext | None,
-             device: Any, label: str, dataset: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
+             device: Any, precision: Precision, dataset: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
     cuda = device.type == "cuda"
     batch, size, train = params["batch"], params["image_size"], params["mode"] == "train"
     channels_last = bool(params["channels_last"]) and spec.task != "detect"
-    settings = set_precision_mode(torch, label)
+    applied = apply_torch(precision, device.type)
     if cuda:
         torch.backends.cudnn.benchmark = True  # fixed shapes: let cuDNN pick the fastest kernels
-    amp_dtype = {"FP16-AMP": torch.float16, "BF16-AMP": torch.bfloat16}.get(label)
-    if amp_dtype is torch.bfloat16 and cuda and not torch.cuda.is_bf16_supported():
+    if precision is BF16_AMP and cuda and not torch.cuda.is_bf16_supported():
         raise BenchmarkUnavailable(f"{torch.cuda.get_device_name(device)} has no BF16 support")
 
     stream = None
@@ -227,16 +213,13 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     optimizer = scaler = None
     if train:
         optimizer = _sgd(torch, model, cuda)
-        if amp_dtype is torch.float16:
+        if precision.loss_scaling:
             scaler = torch.amp.GradScaler(device.type)
     criterion = torch.nn.CrossEntropyLoss()
 
-    def autocast():
-        return torch.autocast(device.type, dtype=amp_dtype, enabled=amp_dtype is not None)
-
     def train_step(b):
         images, targets = b
-        with autocast():
+        with applied.autocast():
             if spec.task == "detect":
                 loss = sum(net(images, targets).values())
             else:
@@ -252,7 +235,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         return loss
 
     def infer_step(b):
-        with torch.inference_mode(), autocast():
+        with torch.inference_mode(), applied.autocast():
             return net(b[0])
 
     step = train_step if train else infer_step
@@ -346,8 +329,8 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
 
     details = {"torch": torch.__version__, "torchvision": torchvision.__version__,
                "cuda_runtime": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if cuda else None,
-               "precision_settings": settings, "autocast_dtype": str(amp_dtype).replace("torch.", "")
-               if amp_dtype else None, "grad_scaler": scaler is not None, "channels_last": channels_last,
+               "precision_settings": applied.settings, "autocast_dtype": precision.autocast_dtype,
+               "grad_scaler": scaler is not None, "channels_last": channels_last,
                "compile": "torch.compile(mode='default')" if params["compile"] else None,
                "cudnn_benchmark": cuda, "num_classes": num_classes, "source": spec.torch_source,
                "optimizer": (f"SGD lr {SGD_LR} momentum {SGD_MOMENTUM}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hwbench_gui.engine.spec.precision import FP32
+
 BASE_CHANNELS = 64
 DEPTH = 4
 
@@ -74,5 +76,5 @@ def keras_unet(num_classes: int, image_size: int, in_channels: int = 3, base: in
         x = layers.Concatenate()([skips.pop(), x])
         x = double_conv(x, base * 2**i)
     # The logits stay FP32 under a mixed-precision policy so the loss is computed in FP32.
-    outputs = layers.Conv2D(num_classes, 1, dtype="float32")(x)
+    outputs = layers.Conv2D(num_classes, 1, dtype=FP32.keras_policy)(x)
     return keras.Model(inputs, outputs, name="unet")

@@ -31,7 +31,8 @@ from matplotlib.figure import Figure
 from hwbench_gui.engine.reports.compare import Comparison, Side
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
-from hwbench_gui.engine.spec.precision import PRECISIONS
+from hwbench_gui.engine.spec.precision import FP32, PRECISIONS, from_label
+from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 PRECISION_ORDER = tuple(p.label for p in PRECISIONS)
 FP32_NAMES = {"fp32"}
@@ -212,7 +213,7 @@ def throughput_chart(sides: Sequence[Side]) -> Chart | None:
             if not _is_model(doc) or int(_p(doc, "gpus", 1) or 1) != 1:
                 continue
             group = f"{_model_name(doc)} {_p(doc, 'mode', '')}".strip()
-            hue = _hue(side, sides, _p(doc, "framework"), doc.get("precision"))
+            hue = _hue(side, sides, _p(doc, "framework"), precision_of(doc))
             if group not in groups:
                 groups.append(group)
             series[hue].setdefault(group, float(doc["figure"]["value"]))
@@ -233,7 +234,7 @@ def scaling_chart(sides: Sequence[Side]) -> Chart | None:
         for doc in _ok(side.docs):
             if not _is_model(doc):
                 continue
-            label = _hue(side, sides, _model_name(doc), _p(doc, "framework"), _p(doc, "mode"), doc.get("precision"),
+            label = _hue(side, sides, _model_name(doc), _p(doc, "framework"), _p(doc, "mode"), precision_of(doc),
                          f"batch {_p(doc, 'batch')}" if _p(doc, "batch") is not None else None)
             lines[label].setdefault(int(_p(doc, "gpus", 1) or 1), float(doc["figure"]["value"]))
             unit = doc["figure"].get("unit") or unit
@@ -279,7 +280,7 @@ def telemetry_chart(sides: Sequence[Side], key: str, seed_figure: str, title: st
             if not _is_model(doc) or not describe.is_number(value):
                 continue
             group = _model_name(doc)
-            hue = _hue(side, sides, _p(doc, "framework"), _p(doc, "mode"), doc.get("precision"))
+            hue = _hue(side, sides, _p(doc, "framework"), _p(doc, "mode"), precision_of(doc))
             if group not in groups:
                 groups.append(group)
             series[hue].setdefault(group, float(value) / divisor)
@@ -292,8 +293,8 @@ def telemetry_chart(sides: Sequence[Side], key: str, seed_figure: str, title: st
 
 
 def _precision_name(name: str) -> str | None:
-    upper = name.strip().upper()
-    return upper if upper in PRECISION_ORDER else None
+    known = from_label(name)
+    return known.label if known else None
 
 
 def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
@@ -307,15 +308,15 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
             if not _is_model(doc) or describe.is_published(doc):
                 continue
             config = (_model_name(doc), _p(doc, "framework"), _p(doc, "mode"), _p(doc, "batch"), _p(doc, "gpus", 1))
-            by_config[config].setdefault(str(doc.get("precision") or "").upper(), float(doc["figure"]["value"]))
+            by_config[config].setdefault(precision_of(doc), float(doc["figure"]["value"]))
         for (model, framework, mode, _batch, _gpus), values in by_config.items():
-            if "FP32" not in values or len(values) < 2:
+            if FP32.label not in values or len(values) < 2:
                 continue
             group = _hue(side, sides, model, framework, mode)
             for precision, value in values.items():
-                if precision != "FP32":
+                if precision != FP32.label:
                     _add_group(groups, group)
-                    series[precision][group] = value / values["FP32"]
+                    series[precision][group] = value / values[FP32.label]
         # Benchmarks that store one figure per precision (gpu.matmul).
         newest: dict[str, dict[str, Any]] = {}
         for doc in docs:
@@ -323,13 +324,13 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
         for bench_id, doc in newest.items():
             figures = {_precision_name(k): v.get("value") for k, v in (doc.get("figures") or {}).items()
                        if isinstance(v, dict) and _precision_name(k) and describe.is_number(v.get("value"))}
-            if "FP32" not in figures or len(figures) < 2 or not figures["FP32"]:
+            if FP32.label not in figures or len(figures) < 2 or not figures[FP32.label]:
                 continue
             group = _hue(side, sides, bench_id)
             for precision, value in figures.items():
-                if precision != "FP32":
+                if precision != FP32.label:
                     _add_group(groups, group)
-                    series[precision][group] = value / figures["FP32"]
+                    series[precision][group] = value / figures[FP32.label]
     if not groups:
         return None
     ordered = {p: series[p] for p in PRECISION_ORDER if p in series}
@@ -473,7 +474,7 @@ def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
             figure = doc["figure"]
             if power_w is None or not figure.get("higher_is_better", True):
                 continue
-            group = f"{(doc.get('benchmark') or {}).get('id')} ({doc.get('precision')})"
+            group = f"{(doc.get('benchmark') or {}).get('id')} ({precision_of(doc)})"
             _add_group(groups, group)
             series[side.name if len(sides) > 1 else ""].setdefault(group, float(figure["value"]) / power_w)
             units.add(f"{figure.get('unit')}/W")

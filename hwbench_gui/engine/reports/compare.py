@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 ALPHA = 0.05
 
@@ -249,7 +250,7 @@ def comparability_key(doc: dict[str, Any]) -> tuple:
     precision, headline figure name and unit, and :func:`comparable_params`."""
     figure = doc.get("figure") or {}
     bench = doc.get("benchmark") or {}
-    return (bench.get("id"), str(bench.get("version")), _norm(doc.get("precision") or ""),
+    return (bench.get("id"), str(bench.get("version")), _norm(precision_of(doc)),
             figure.get("name"), figure.get("unit"), tuple(comparable_params(doc).items()))
 
 
@@ -335,7 +336,7 @@ def _matches(row: Row, metric: Metric, params: dict[str, Any]) -> bool:
         return False
     if metric.failed:
         return _params_agree(params, row.params)
-    if metric.unit != row.unit or _norm(doc.get("precision") or "") != _norm(row.precision):
+    if metric.unit != row.unit or _norm(precision_of(doc)) != _norm(row.precision):
         return False
     published_either = metric.published or any(c.metric and c.metric.published for c in row.cells)
     if metric.name != row.figure_name and not published_either:
@@ -401,13 +402,13 @@ def _place(rows: list[Row], sides: Sequence[Side], side_index: int, metric: Metr
         cells[side_index] = Cell(metric, "")
         bench = metric.doc.get("benchmark") or {}
         rows.append(Row(bench.get("id", ""), bench.get("title", ""), "(run failed)", "", True,
-                        str(metric.doc.get("precision") or ""), params, True, cells))
+                        precision_of(metric.doc), params, True, cells))
         return
     bench = metric.doc.get("benchmark") or {}
     cells = [Cell(None, MARK_MISSING) for _ in sides]
     cells[side_index] = Cell(metric, "")
     rows.append(Row(bench.get("id", ""), bench.get("title", ""), metric.name, metric.unit, metric.higher_is_better,
-                    str(metric.doc.get("precision") or ""), params, metric.headline, cells))
+                    precision_of(metric.doc), params, metric.headline, cells))
 
 
 def _mark(row: Row, sides: Sequence[Side], baseline: int, rows: Sequence[Row], alpha: float) -> None:

@@ -13,6 +13,7 @@ from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.csv_cells import safe_cell
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.reports.charts import mean_gpu_power_w
+from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 COLUMNS = (
     "provenance", "machine", "hostname", "gpu", "cpu", "benchmark_id", "benchmark_title", "benchmark_version",
@@ -44,7 +45,7 @@ def csv_row(doc: dict[str, Any]) -> dict[str, Any]:
         "benchmark_title": bench.get("title"),
         "benchmark_version": bench.get("version"),
         "params_json": json.dumps(doc.get("params") or {}, sort_keys=True, ensure_ascii=False),
-        "precision": doc.get("precision"),
+        "precision": precision_of(doc),
         "figure_name": figure.get("name"),
         "value": figure.get("value"),
         "unit": figure.get("unit"),

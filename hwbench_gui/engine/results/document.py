@@ -7,8 +7,9 @@ the reason is not obvious, a sibling ``<key>_reason`` says why::
     id               uuid4 hex string of this run
     benchmark        {id, title, category, version}
     params           every parameter, resolved (defaults filled in)
-    precision        "FP32", "TF32", "FP16-AMP", ... or "n/a"; for a failed run, the one its
-                     parameters asked for (null when they name none)
+    precision        the one place a document names its precision: the label ("FP32", "TF32",
+                     "FP16-AMP", ... or "n/a"); for a failed run, the one its parameters asked for
+                     (null when they name none). Readers take it through spec.precision.of_document
     figure           {name, value, unit, higher_is_better}; value = median of samples; null if failed
     samples          raw per-repeat values of the figure (null where one could not be measured)
     stats            {median, mean, p5, p95, stdev, min, max, n} of the samples (see stats.summarize)
@@ -51,7 +52,7 @@ from hwbench_gui import __version__
 from hwbench_gui.engine.jsonable import jsonable
 from hwbench_gui.engine.measure import stats
 from hwbench_gui.engine.spec.benchmark import Benchmark
-from hwbench_gui.engine.spec.precision import requested_label
+from hwbench_gui.engine.spec.precision import NOT_APPLICABLE, requested_label
 
 SCHEMA_VERSION = 1
 
@@ -179,7 +180,7 @@ def _from_outcome(outcome: dict[str, Any], warnings: list[str]) -> dict[str, Any
         figures[str(fig_name)] = _figure_entry(fig if isinstance(fig, dict) else {"value": fig})
     warnings.extend(str(w) for w in outcome.get("warnings") or [])
     return {
-        "precision": outcome.get("precision") or "n/a",
+        "precision": str(outcome.get("precision") or NOT_APPLICABLE),
         "figure": {"name": name, "value": summary["median"], "unit": outcome.get("unit", ""),
                    "higher_is_better": bool(outcome.get("higher_is_better", True))},
         "samples": [s if isinstance(s, (int, float)) and not isinstance(s, bool) else None for s in samples],

@@ -5,6 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from hwbench_gui.engine.spec.precision import NOT_APPLICABLE
+from hwbench_gui.engine.spec.precision import of_document as precision_of
+
 
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
@@ -44,6 +47,7 @@ def figure_line(doc: dict[str, Any]) -> str:
     details = [f"median of {stats.get('n')}"]
     if (stats.get("n") or 0) >= 2:
         details.append(f"p5 {format_value(stats.get('p5'))}, p95 {format_value(stats.get('p95'))}")
-    if doc.get("precision") not in (None, "n/a"):
-        details.append(str(doc["precision"]))
+    label = precision_of(doc)
+    if label not in ("", NOT_APPLICABLE):
+        details.append(label)
     return f"{text} ({'; '.join(details)})"
