@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
             mean = "-" if p["mean_score"] is None else f"{p['mean_score']:.1f}"
             loss = "-" if p["loss"] is None else f"{p['loss']:.4f}"
             rate = "-" if p["steps_per_s"] is None else f"{p['steps_per_s']:.0f}"
-            print(f"  {p['elapsed_s']:6.0f} s  episodes {p['episodes']:6d}  mean100 {mean:>5}  best {p['best_score']:3d}"
+            print(f"  {p['elapsed_s']:6.0f} s  episodes {p['episodes']:6d}  mean100 {mean:>5}  "
+                  f"best {p['best_score']:3d}"
                   f"  loss {loss}  eps {p['epsilon']:.3f}  moves/s {rate}", flush=True)
 
     started = time.perf_counter()

@@ -35,7 +35,8 @@ def main() -> int:
     time.sleep(min(5.0, args.seconds))  # let imports, NVML and the first samples settle
     rss0 = proc.memory_info().rss
     t0 = time.monotonic()
-    print(f"ring: {sampler.capacity} samples x {len(sampler.metric_names())} metrics; RSS at start {rss0 / 2**20:.1f} MiB", flush=True)
+    print(f"ring: {sampler.capacity} samples x {len(sampler.metric_names())} metrics; "
+          f"RSS at start {rss0 / 2**20:.1f} MiB", flush=True)
     while (elapsed := time.monotonic() - t0) < args.seconds - 5.0:
         time.sleep(min(args.report_every, args.seconds - 5.0 - elapsed))
         rss = proc.memory_info().rss
@@ -43,8 +44,9 @@ def main() -> int:
               f"growth {(rss - rss0) / 2**20:+.2f} MiB", flush=True)
     sampler.stop()
     rss = proc.memory_info().rss
-    print(f"done: {latest_count[0]} samples in {time.monotonic() - t0 + 5:.0f} s, RSS growth {(rss - rss0) / 2**20:+.2f} MiB "
-          f"(ring preallocated: {sampler._ring.nbytes / 2**20:.1f} MiB), sampler CPU {sampler.thread_cpu_s:.1f} s", flush=True)
+    print(f"done: {latest_count[0]} samples in {time.monotonic() - t0 + 5:.0f} s, "
+          f"RSS growth {(rss - rss0) / 2**20:+.2f} MiB (ring preallocated: {sampler._ring.nbytes / 2**20:.1f} MiB), "
+          f"sampler CPU {sampler.thread_cpu_s:.1f} s", flush=True)
     return 0
 
 

@@ -45,7 +45,7 @@ def test_cli_json_cpu_cores_match_os(cli_inventory):
 
 @pytest.mark.skipif(not Path("/proc/meminfo").exists(), reason="Linux /proc/meminfo needed")
 def test_cli_json_memory_matches_meminfo(cli_inventory):
-    line = next(l for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal:"))
+    line = next(row for row in Path("/proc/meminfo").read_text().splitlines() if row.startswith("MemTotal:"))
     meminfo_bytes = int(line.split()[1]) * 1024
     assert abs(cli_inventory["memory"]["total_bytes"] - meminfo_bytes) <= 0.01 * meminfo_bytes
 
@@ -414,6 +414,17 @@ def test_no_driver_keeps_exact_reason(monkeypatch):
     gpu_list, system = gpus.collect(None)
     assert gpu_list == [] and system["available"] is False
     assert system["reason"] == "NVML could not start: Driver Not Loaded (NVMLError_DriverNotLoaded)"
+
+
+def test_without_a_driver_the_text_says_it_once_in_plain_words_with_the_detail():
+    """`hwbench inventory` on a machine without an NVIDIA driver: one plain line, one detail line."""
+    inv = json.loads((Path(__file__).parent / "fixtures" / "inventory_cpu_only.json").read_text())
+    detail = inv["gpu_system"]["reason"]
+    assert "NVMLError_LibraryNotFound" in detail
+    rendered = text.render_text(inv)
+    assert "  none: No NVIDIA GPU or driver found\n  detail: " + detail + "\n" in rendered
+    assert rendered.count("No NVIDIA GPU or driver found") == 1 and rendered.count(detail) == 1
+    assert "NVIDIA driver: unknown (no GPU: see GPUs above)" in rendered
 
 
 def test_render_text_marks_warnings(fake_nvml):

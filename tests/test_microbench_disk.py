@@ -113,7 +113,8 @@ def test_a_signalled_cli_leaves_no_test_file(tmp_path, cli_env, signame):
     out.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "hwbench_gui.cli", "run", "disk.read", "-p", f"folder={folder}",
                              "-p", "file_size_mib=16", "-p", "repeats=100", "-p", "random_reads=100000",
-                             "--out", str(out)], env=cli_env, cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                             "--out", str(out)], env=cli_env, cwd=Path(__file__).resolve().parents[1],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60

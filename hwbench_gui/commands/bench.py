@@ -119,7 +119,8 @@ def _describe_param(p: dict[str, Any]) -> str:
     if p["choices"]:
         text += f", one of {', '.join(map(str, p['choices']))}"
     if p["minimum"] is not None or p["maximum"] is not None:
-        text += f", range {p['minimum'] if p['minimum'] is not None else ''}..{p['maximum'] if p['maximum'] is not None else ''}"
+        low, high = ("" if p[key] is None else p[key] for key in ("minimum", "maximum"))
+        text += f", range {low}..{high}"
     return f"{text}: {p['help']}"
 
 

@@ -49,7 +49,8 @@ def _snake_train(args: argparse.Namespace) -> int:
     print(f"saved {path}: {result.stats['transitions']} moves, {result.stats['updates']} updates, "
           f"{result.stats['episodes']} episodes in {result.stats['elapsed_s']:.0f} s on {args.device}")
     if args.eval_episodes > 0:
-        figures, eval_s, started_at = _timed_evaluate(evaluate, result.agent, args.eval_episodes, args.board, args.board)
+        figures, eval_s, started_at = _timed_evaluate(evaluate, result.agent, args.eval_episodes, args.board,
+                                                      args.board)
         _print_figures(figures, path)
         return _save_snake_result(args, figures, eval_s, started_at, path, result.stats)
     return 0
@@ -116,7 +117,8 @@ def _add_snake(demos: argparse._SubParsersAction) -> None:
     snake.set_defaults(handler=lambda args: (snake.print_help(), 2)[1])
 
     train = actions.add_parser("train", help="train from scratch for a wall-clock budget and save a checkpoint")
-    train.add_argument("--minutes", type=positive_number, default=10.0, help="training time, paused time excluded (default 10)")
+    train.add_argument("--minutes", type=positive_number, default=10.0,
+                       help="training time, paused time excluded (default 10)")
     train.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
     train.add_argument("--board", type=int_between(4, 64), default=12, help="board side in cells (default 12)")
     train.add_argument("--boards", type=int_between(1, 4096), default=64, help="boards stepped together (default 64)")

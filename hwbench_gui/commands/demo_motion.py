@@ -36,7 +36,8 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
                         "shipped: resources/motion/robot.png, cat.png")
     p.add_argument("--roi", type=_roi, help="X,Y,W,H: track this region of the source instead of a face")
     p.add_argument("--out", required=True, type=output_file, help="MP4 to write (the animated target)")
-    p.add_argument("--trace", type=output_file, help="JSON to write: per frame the driver's and the target's keypoints, timings")
+    p.add_argument("--trace", type=output_file,
+                   help="JSON to write: per frame the driver's and the target's keypoints, timings")
     p.add_argument("--size", type=at_least(16), default=512, help="longer side of the output in pixels (default 512)")
     p.add_argument("--max-frames", type=at_least(1), help="stop after this many frames (a camera runs until Ctrl+C)")
     p.add_argument("--keypoints", choices=("lk", "mediapipe"), default="lk",
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         pipeline = MotionPipeline(source, target, roi=args.roi, out_size_px=args.size,
-                                  keypoint_source=keypoint_source, settings=MappingSettings(smoothing=not args.no_smoothing))
+                                  keypoint_source=keypoint_source,
+                                  settings=MappingSettings(smoothing=not args.no_smoothing))
     except FaceDetectorUnavailable as exc:
         source.close()
         print(f"error: {exc}", file=sys.stderr)

@@ -28,9 +28,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="sample GPU/CPU/RAM/disk telemetry; print a line per sample or stream a CSV",
         description="Sample telemetry (NVML + psutil) every --interval seconds.",
     )
-    parser.add_argument("--interval", type=finite_number, default=0.5, metavar="S", help="seconds between samples, 0.1-10 (default 0.5)")
-    parser.add_argument("--duration", type=positive_number, default=None, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
-    parser.add_argument("--csv", metavar="FILE", help="write samples to FILE as they come (one row each, flushed) instead of printing")
+    parser.add_argument("--interval", type=finite_number, default=0.5, metavar="S",
+                        help="seconds between samples, 0.1-10 (default 0.5)")
+    parser.add_argument("--duration", type=positive_number, default=None, metavar="S",
+                        help="stop after S seconds (default: until Ctrl-C)")
+    parser.add_argument("--csv", metavar="FILE",
+                        help="write samples to FILE as they come (one row each, flushed) instead of printing")
     parser.add_argument("--watch", type=int, metavar="PID", help="also report CPU %% and RSS of PID and its children")
     parser.add_argument("--summary", action="store_true", help="print the run's telemetry summary as JSON at the end")
     parser.set_defaults(handler=run)
@@ -51,7 +54,8 @@ def format_line(sample: dict, gpu_count: int) -> str:
         f"{_fmt(sample.get('cpu_freq_mhz'), unit='MHz')}",
         f"ram {_fmt(sample.get('ram_used_bytes'), GIB, 1, 'GiB')}",
         f"swap {_fmt(sample.get('swap_used_bytes'), GIB, 1, 'GiB')}",
-        f"disk r/w {_fmt(sample.get('disk_read_bytes_per_s'), MB, 1)}/{_fmt(sample.get('disk_write_bytes_per_s'), MB, 1)} MB/s",
+        f"disk r/w {_fmt(sample.get('disk_read_bytes_per_s'), MB, 1)}/"
+        f"{_fmt(sample.get('disk_write_bytes_per_s'), MB, 1)} MB/s",
     ]
     if sample.get("proc_rss_bytes") is not None:
         parts.append(
@@ -63,7 +67,8 @@ def format_line(sample: dict, gpu_count: int) -> str:
         throttle = sample.get(f"gpu{i}_throttle_reason_names")
         line += (
             f" | gpu{i} {_fmt(g('util_percent'), unit='%')} mem {_fmt(g('mem_util_percent'), unit='%')}"
-            f" {_fmt(g('vram_used_bytes'), GIB, 1, 'GiB')} {_fmt(g('power_w'), unit='/')}{_fmt(g('power_limit_w'), unit='W')}"
+            f" {_fmt(g('vram_used_bytes'), GIB, 1, 'GiB')}"
+            f" {_fmt(g('power_w'), unit='/')}{_fmt(g('power_limit_w'), unit='W')}"
             f" {_fmt(g('temp_c'), unit='C')} sm {_fmt(g('sm_clock_mhz'))} mem {_fmt(g('mem_clock_mhz'), unit='MHz')}"
             f" pcie rx/tx {_fmt(g('pcie_rx_bytes_per_s'), 1e9, 2)}/{_fmt(g('pcie_tx_bytes_per_s'), 1e9, 2)}GB/s"
             f" nvlink rx/tx {_fmt(g('nvlink_rx_bytes_per_s'), 1e9, 2)}/{_fmt(g('nvlink_tx_bytes_per_s'), 1e9, 2)}GB/s"

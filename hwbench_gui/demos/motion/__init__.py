@@ -1,8 +1,8 @@
 """Motion transfer: a driver's motion (webcam or video) animates a still target image.
 
-Frames come from :mod:`hwbench_gui.demos.video` (shared with tracking); ``keypoints`` tracks points on the driver (Haar face + Lucas–Kanade, or a
-user ROI; ``mediapipe_source`` where MediaPipe is installed), ``mapping`` carries their motion to the
-target's keypoints, ``warp`` bends the target image with a thin-plate spline, ``pipeline`` chains them
+Frames come from :mod:`hwbench_gui.demos.video` (shared with tracking); ``keypoints`` tracks points on the
+driver (Haar face + Lucas–Kanade, or a user ROI; ``mediapipe_source`` where MediaPipe is installed),
+``mapping`` carries their motion to the target's keypoints, ``warp`` bends the target image with a thin-plate spline, ``pipeline`` chains them
 per frame with timings. No Qt here; the Motion page and ``hwbench demo motion`` both drive a
 :class:`~hwbench_gui.demos.motion.pipeline.MotionPipeline`.
 """
