@@ -2,7 +2,7 @@
 
 Frames come from :mod:`hwbench_gui.demos.video` (shared with tracking); ``keypoints`` tracks points on the
 driver (Haar face + Lucas–Kanade, or a user ROI; ``mediapipe_source`` where MediaPipe is installed),
-``mapping`` carries their motion to the target's keypoints, ``warp`` bends the target image with a thin-plate spline, ``pipeline`` chains them
-per frame with timings. No Qt here; the Motion page and ``hwbench demo motion`` both drive a
-:class:`~hwbench_gui.demos.motion.pipeline.MotionPipeline`.
+``mapping`` carries their motion to the target's keypoints, ``warp`` bends the target image with a thin-plate
+spline, ``pipeline`` chains them per frame with timings. No Qt here; the Motion page and ``hwbench demo
+motion`` both drive a :class:`~hwbench_gui.demos.motion.pipeline.MotionPipeline`.
 """
