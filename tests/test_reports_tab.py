@@ -160,3 +160,36 @@ def test_a_comparison_names_the_files_the_library_skipped(tab):
     tab.refresh()
     tab.compare_selected("run")
     assert {e.path.name for e in tab.report.errors} == {"newer.json", "package.json"}
+
+
+def test_names_from_documents_are_plain_text_and_hostile_files_do_not_break_the_tab(tab, tmp_path):
+    from PySide6.QtCore import Qt
+
+    write_docs(tab.results_dir, [make_doc("t.rate", host="<b>bold</b><img src=x>", minutes=5)])
+    (tab.results_dir / "warnings.json").write_text(json.dumps({**make_doc("t.rate"), "warnings": 3}))
+    tab.reference_check.setChecked(False)  # reloads the folder
+    assert "warnings.json" in tab.errors_label.text()
+    tab.compare_selected("machine")
+    label = tab.compare_view.summary_label
+    assert label.textFormat() == Qt.PlainText and "<b>bold</b><img src=x>" in label.text()
+
+
+def test_export_into_an_unwritable_folder_is_shown_not_raised(tab, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    tab.reference_check.setChecked(False)
+    tab.select_rows([0])
+    assert tab.export_selected(blocker / "sub") == []
+    assert "Export stopped" in tab.messages[-1] and "Export stopped" in tab.errors_label.text()
+
+
+def test_gui_export_refuses_to_overwrite_a_compared_result(tab):
+    from hwbench_gui.ui.reports.export import ExportRefused
+
+    tab.reference_check.setChecked(False)
+    tab.compare_selected("run")
+    target = Path(measured(tab)[0]["_path"])
+    before = target.read_bytes()
+    with pytest.raises(ExportRefused):
+        tab.export_html(target)
+    assert target.read_bytes() == before

@@ -6,7 +6,7 @@
 Folders are searched recursively for ``*.json`` (hidden folders such as ``.trash`` skipped). Files
 that are not usable result documents are listed on stderr with the reason and skipped. Exit
 status: 0 done, 1 nothing usable to compare or an output that cannot be written, 2 bad arguments
-(unknown baseline).
+(unknown baseline, an output that would overwrite an input or another result document).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from typing import Any
 
@@ -57,6 +58,15 @@ def add_parser(subparsers) -> None:
     reporter.set_defaults(handler=report_command)
 
 
+def terminal_text(text: str) -> str:
+    """``text`` with control characters (escape sequences, carriage returns) shown as ``\\x1b``
+    etc.: a document's host or GPU name must not drive the terminal. Newlines and tabs stay."""
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _load(args: argparse.Namespace):
     from hwbench_gui.engine.results import library
 
@@ -64,7 +74,7 @@ def _load(args: argparse.Namespace):
     if args.reference:
         found.extend(library.scan([library.reference_dir()]))
     for line in library.errors_text(found.errors):
-        print(f"skipped {line}", file=sys.stderr)
+        print(terminal_text(f"skipped {line}"), file=sys.stderr)
     return found
 
 
@@ -86,7 +96,7 @@ def compare_command(args: argparse.Namespace) -> int:
         json.dump(comparison_json(comparison), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(compare.format_table(comparison))
+        sys.stdout.write(terminal_text(compare.format_table(comparison)))
     return EXIT_OK
 
 
@@ -140,6 +150,13 @@ def report_command(args: argparse.Namespace) -> int:
     if not found.docs:
         print("no usable result documents", file=sys.stderr)
         return EXIT_NOTHING
+    from hwbench_gui.engine.reports.outputs import refuse_to_overwrite
+
+    for option, target in (("--csv", args.csv), ("--html", args.html), ("--pdf", args.pdf)):
+        why = refuse_to_overwrite(target, found.docs) if target else None
+        if why:
+            print(terminal_text(f"hwbench report: {option} {why}"), file=sys.stderr)
+            return EXIT_USAGE
     wants_charts = bool(args.html or args.pdf)
     try:
         report = make_report(found.docs, found.errors, group=args.by, baseline=args.baseline, title=args.title,
@@ -170,5 +187,5 @@ def report_command(args: argparse.Namespace) -> int:
         print(f"hwbench report: {write_error_text(target, exc)}", file=sys.stderr)
         return EXIT_NOTHING
     if not (args.csv or args.html or args.pdf):
-        sys.stdout.write(compare.format_table(report.comparison))
+        sys.stdout.write(terminal_text(compare.format_table(report.comparison)))
     return EXIT_OK

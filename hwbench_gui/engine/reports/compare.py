@@ -268,11 +268,26 @@ def params_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
     return ", ".join(parts) or "same parameters"
 
 
+#: Samples a comparison reads per figure: more are reduced to this many evenly spaced order
+#: statistics (the same distribution for the test, a bounded cost per document).
+MAX_SAMPLES = 2000
+
+
+def _bounded(values: Sequence[Any]) -> list[float]:
+    numbers = [float(v) for v in values if describe.is_number(v)]
+    if len(numbers) <= MAX_SAMPLES:
+        return numbers
+    numbers.sort()
+    last = len(numbers) - 1
+    return [numbers[round(i * last / (MAX_SAMPLES - 1))] for i in range(MAX_SAMPLES)]
+
+
 def metrics_of(doc: dict[str, Any], all_figures: bool = False) -> list[Metric]:
     """The headline figure (and with ``all_figures`` the further named figures) of a usable
-    document; a failed one gives a single metric without a value."""
+    document; a failed one gives a single metric without a value. Samples are at most
+    :data:`MAX_SAMPLES` per figure."""
     figure = doc.get("figure") or {}
-    samples = [float(s) for s in doc.get("samples") or [] if describe.is_number(s)]
+    samples = _bounded(doc.get("samples") or [])
     if figure.get("value") is None:
         return [Metric(doc, "", None, "", True, [], None, True)]
     out = [Metric(doc, str(figure.get("name") or "figure"), float(figure["value"]), str(figure.get("unit") or ""),
@@ -281,7 +296,7 @@ def metrics_of(doc: dict[str, Any], all_figures: bool = False) -> list[Metric]:
         for name, fig in (doc.get("figures") or {}).items():
             if not isinstance(fig, dict) or not describe.is_number(fig.get("value")):
                 continue
-            fig_samples = [float(s) for s in fig.get("samples") or [] if describe.is_number(s)]
+            fig_samples = _bounded(fig.get("samples") or [])
             stats = fig.get("stats") if isinstance(fig.get("stats"), dict) else None
             out.append(Metric(doc, str(name), float(fig["value"]), str(fig.get("unit") or ""),
                               bool(fig.get("higher_is_better", True)), fig_samples, stats, False))

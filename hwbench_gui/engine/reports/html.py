@@ -1,14 +1,17 @@
 """One self-contained HTML file per report (Jinja2 template, charts as PNG ``data:`` URIs).
 
 The file loads nothing from anywhere: no scripts, no style sheets, no images by URL. Links to a
-published figure's source are plain ``<a href>`` anchors, followed only if the reader clicks.
+published figure's source are plain ``<a href>`` anchors, followed only if the reader clicks, and only
+for http(s) addresses.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -28,6 +31,19 @@ MARK_CLASSES = {
 }
 
 
+def web_link(url: object) -> str | None:
+    """``url`` when it is an http(s) address, else None (a ``javascript:`` or ``file:`` source is
+    shown as text, never as a live link)."""
+    if not isinstance(url, str):
+        return None
+    url = url.strip()
+    scheme = urlsplit(url).scheme.lower()
+    return url if scheme in ("http", "https") and not _UNSAFE_URL.search(url) else None
+
+
+_UNSAFE_URL = re.compile(r"[\x00-\x20\x7f]")
+
+
 def render_html(report: Report) -> str:
     template = _env.get_template("report.html.j2")
     charts = [{"title": c.title, "caption": c.caption,
@@ -38,7 +54,8 @@ def render_html(report: Report) -> str:
         sides=[{"name": s.name, "published": s.published, "facts": side_facts(s)} for s in report.comparison.sides],
         marks=MARK_CLASSES, fmt=formatting.format_value, spread=compare.spread_text, row_label=compare.row_label,
         rows_docs=[{**describe.row(d), "published": describe.is_published(d), "method": d.get("method") or "",
-                    "warnings": d.get("warnings") or [], "reference": d.get("reference") or {}}
+                    "warnings": d.get("warnings") or [], "reference": d.get("reference") or {},
+                    "link": web_link((d.get("reference") or {}).get("source_url"))}
                    for d in report.docs],
         errors=library.errors_text(report.errors))
 

@@ -1,8 +1,8 @@
 """The results library: find, check, list, import, export and delete result documents.
 
-Documents are read with :func:`hwbench_gui.engine.results.store.load_result` and then checked
-field by field here, so a foreign or damaged file is refused with a reason instead of breaking a
-comparison later. Files are only ever parsed as JSON: nothing in them is executed, and no path
+Documents are read with :func:`load_document`: a regular file only, a bounded read, then every
+field any reader uses checked (:mod:`.document_check`), so a foreign or damaged file is
+refused with a reason instead of breaking a comparison, a chart or the Reports tab later. Files are only ever parsed as JSON: nothing in them is executed, and no path
 written inside a document is opened (the ``_path`` key is set from where the file really was).
 
 :func:`list_results` is the one listing of a results folder: the Benchmarks tab, the Reports tab
@@ -21,11 +21,16 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from hwbench_gui.engine import paths
-from hwbench_gui.engine.results.describe import PUBLISHED, is_number
-from hwbench_gui.engine.results.store import ResultFileError, load_result, results_dir, write_result
-
-#: Bigger files are refused unread: a real document is tens of kilobytes.
-MAX_FILE_BYTES = 64 * 1024 * 1024
+from hwbench_gui.engine.results import document_check
+from hwbench_gui.engine.results.describe import PUBLISHED
+from hwbench_gui.engine.results.store import (
+    ResultFileError,
+    check_writable,
+    parse_result,
+    read_document_text,
+    results_dir,
+    write_result,
+)
 TRASH_DIR_NAME = ".trash"
 
 
@@ -51,13 +56,12 @@ def reference_dir() -> Path:
 
 # -- checking --------------------------------------------------------------------------------------
 
-def check_document(doc: dict[str, Any], path: str | os.PathLike) -> None:
-    """Raise :class:`ResultFileError` when ``doc`` has fields of the wrong shape for the reports."""
-    bench = doc.get("benchmark")
-    if not isinstance(bench.get("id"), str) or not bench["id"]:
-        raise ResultFileError(path, "not a result document (benchmark.id is missing or not text)")
-    if not isinstance(doc.get("params", {}), dict):
-        raise ResultFileError(path, "params is not an object")
+def check_document(doc: dict[str, Any], path: str | os.PathLike, raw_text: str | None = None) -> None:
+    """Raise :class:`ResultFileError` when ``doc`` has a field of the wrong shape for any reader
+    (:mod:`.document_check` lists them) or an unknown status or provenance."""
+    found = document_check.problem(doc, raw_text)
+    if found:
+        raise ResultFileError(path, found)
     status = doc.get("status")
     provenance = doc.get("provenance")
     if provenance not in (None, "measured", PUBLISHED):
@@ -70,39 +74,20 @@ def check_document(doc: dict[str, Any], path: str | os.PathLike) -> None:
         if not isinstance(ref, dict) or not isinstance(ref.get("source_url"), str):
             raise ResultFileError(path, "a published document needs reference.source_url")
     figure = doc.get("figure")
-    if figure is not None:
-        if not isinstance(figure, dict) or not isinstance(figure.get("name", ""), str):
-            raise ResultFileError(path, "figure is not an object with a name")
-        value = figure.get("value")
-        if value is not None and not is_number(value):
-            raise ResultFileError(path, f"figure.value {value!r} is not a finite number")
     if status in ("ok", PUBLISHED) and (figure is None or figure.get("value") is None):
         raise ResultFileError(path, f"a {status} document without a figure value")
-    samples = doc.get("samples", [])
-    if not isinstance(samples, list) or any(s is not None and not is_number(s) for s in samples):
-        raise ResultFileError(path, "samples is not a list of numbers")
-    stats = doc.get("stats")
-    if stats is not None and (not isinstance(stats, dict) or
-                              any(v is not None and not is_number(v) for v in stats.values())):
-        raise ResultFileError(path, "stats is not an object of numbers")
-    for key in ("figures", "inventory", "telemetry", "software"):
-        if doc.get(key) is not None and not isinstance(doc[key], dict):
-            raise ResultFileError(path, f"{key} is not an object")
-    if not isinstance(doc.get("series", []), list):
-        raise ResultFileError(path, "series is not a list")
 
 
 def load_document(path: str | os.PathLike) -> dict[str, Any]:
-    """One checked document (with ``_path``); raises :class:`ResultFileError` with the reason."""
+    """One checked document (with ``_path``); raises :class:`ResultFileError` with the reason.
+
+    The one load every reader uses: a regular file only, read with a bound
+    (:func:`store.read_document_text`), parsed, then checked field by field.
+    """
     path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise ResultFileError(path, f"cannot be read: {exc}") from exc
-    if size > MAX_FILE_BYTES:
-        raise ResultFileError(path, f"too large for a result document ({size} bytes)")
-    doc = load_result(path)
-    check_document(doc, path)
+    text = read_document_text(path)
+    doc = parse_result(text, path)
+    check_document(doc, path, text)
     return doc
 
 
@@ -120,14 +105,16 @@ def _json_files(folder: Path, recursive: bool) -> list[Path]:
 def scan(sources: Iterable[str | os.PathLike], *, recursive: bool = True) -> Library:
     """Load every ``*.json`` under the given files and folders (hidden folders such as the trash
     and symbolic links inside folders are skipped). Bad files land in ``errors``; duplicates of one
-    file are loaded once. Documents come back oldest first."""
+    file are loaded once. Documents come back in the order of ``sources`` (the first one given is
+    the first side of a comparison, its default baseline), each source's oldest first."""
     library = Library([], [])
     seen: set[Path] = set()
     for source in sources:
+        found = Library([], [])
         source = Path(source)
         if source.is_dir():
             files = _json_files(source, recursive)
-        elif source.exists():
+        elif source.exists() or source.is_symlink():
             files = [source]
         else:
             library.errors.append(ResultFileError(source, "no such file or folder"))
@@ -138,10 +125,11 @@ def scan(sources: Iterable[str | os.PathLike], *, recursive: bool = True) -> Lib
                 continue
             seen.add(real)
             try:
-                library.docs.append(load_document(path))
+                found.docs.append(load_document(path))
             except ResultFileError as exc:
-                library.errors.append(exc)
-    library.docs.sort(key=lambda d: (str(d.get("started_at") or ""), d["_path"]))
+                found.errors.append(exc)
+        found.docs.sort(key=lambda d: (str(d.get("started_at") or ""), d["_path"]))
+        library.extend(found)
     return library
 
 
@@ -167,8 +155,10 @@ class ImportReport:
     imported: list[Path] = field(default_factory=list)
     duplicates: list[Path] = field(default_factory=list)
     skipped: list[ResultFileError] = field(default_factory=list)
-    #: Why the results folder could not be written (the import stopped there), or None.
+    #: Why the results folder could not be written (nothing was imported), or None.
     write_error: str | None = None
+    #: Each source file's own outcome, in order: (file, "imported as NAME" / "already present" / reason).
+    outcomes: list[tuple[Path, str]] = field(default_factory=list)
 
 
 def _known_ids(folder: Path) -> set[str]:
@@ -178,23 +168,38 @@ def _known_ids(folder: Path) -> set[str]:
 def import_documents(sources: Sequence[str | os.PathLike], results_dir: str | os.PathLike) -> ImportReport:
     """Copy every valid document under ``sources`` into ``results_dir``.
 
-    Each file is parsed and checked, then written anew from the parsed data (never copied byte
+    Each file is loaded and checked as every reader does (:func:`load_document`), so what the
+    readers would skip is refused here, then written anew from the parsed data (never copied byte
     for byte); a document whose ``id`` is already in the folder counts as a duplicate. A folder that
-    cannot be written (read-only, full) stops the import: ``write_error`` says why, nothing is raised.
+    cannot be written (read-only, full) stops the import before it starts (``write_error`` says
+    why); a file that cannot be written for a reason of its own is skipped with it, and the import
+    goes on. Nothing is raised.
     """
     results_dir = Path(results_dir)
     found = scan(sources)
     report = ImportReport(skipped=list(found.errors))
+    report.outcomes = [(e.path, e.reason) for e in found.errors]
+    if found.docs:
+        report.write_error = check_writable(results_dir)
+        if report.write_error:
+            report.outcomes += [(Path(d["_path"]), "not imported: " + report.write_error) for d in found.docs]
+            return report
     known = _known_ids(results_dir)
     for doc in found.docs:
+        source = Path(doc["_path"])
         if doc.get("id") and str(doc["id"]) in known:
-            report.duplicates.append(Path(doc["_path"]))
+            report.duplicates.append(source)
+            report.outcomes.append((source, "already present"))
             continue
         try:
-            report.imported.append(write_result(doc, results_dir))
+            written = write_result(doc, results_dir)
         except OSError as exc:
-            report.write_error = f"cannot write into {results_dir}: {exc.strerror or exc}"
-            break
+            error = ResultFileError(source, f"cannot be written into {results_dir}: {exc.strerror or exc}")
+            report.skipped.append(error)
+            report.outcomes.append((source, error.reason))
+            continue
+        report.imported.append(written)
+        report.outcomes.append((source, f"imported as {written.name}"))
         if doc.get("id"):
             known.add(str(doc["id"]))
     return report

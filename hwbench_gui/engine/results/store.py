@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from hwbench_gui.engine.results.document import SCHEMA_VERSION
 
 #: Deepest nesting of lists and objects a loaded document may have (a real one has under ten).
 MAX_NESTING = 64
+#: Bigger files are refused: a real document is tens of kilobytes (the largest shipped one, 47 kB).
+MAX_FILE_BYTES = 8 * 1024 * 1024
 
 class ResultFileError(Exception):
     """A result file that cannot be used; ``path`` and ``reason`` say which and why."""
@@ -125,10 +128,12 @@ def load_result(path: str | os.PathLike) -> dict[str, Any]:
     object, has no integer ``schema_version``, or comes from a newer hwbench (higher version).
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultFileError(path, f"cannot be read: {exc}") from exc
+    return parse_result(read_document_text(path), path)
+
+
+def parse_result(text: str, path: str | os.PathLike) -> dict[str, Any]:
+    """:func:`load_result` on text already read from ``path``."""
+    path = Path(path)
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -151,6 +156,30 @@ def load_result(path: str | os.PathLike) -> dict[str, Any]:
         raise ResultFileError(path, "not a result document (no benchmark or status)")
     doc["_path"] = str(path)
     return doc
+
+
+def read_document_text(path: str | os.PathLike, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The text of ``path`` if it is a regular file of at most ``max_bytes``, read with a bound.
+
+    Opened without blocking and checked on the open file (a FIFO, a device or a link to one named
+    ``*.json`` is refused, not read: their size reads 0 and their reads never end).
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise ResultFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise ResultFileError(path, "not a regular file (a pipe, device or folder is never read)")
+        data = handle.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ResultFileError(path, f"too large for a result document (over {max_bytes:,} bytes)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ResultFileError(path, f"cannot be read: {exc}") from exc
 
 
 def _nested_deeper_than(value: Any, limit: int) -> bool:

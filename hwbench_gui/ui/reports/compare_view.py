@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.reports.outputs import refuse_to_overwrite
 from hwbench_gui.engine.reports.report import Report, make_report
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.reports import export
@@ -69,7 +70,8 @@ class CompareView(QWidget):
         self.summary_label = QLabel("Select runs in the Library and press “Compare selected runs” or "
                                     "“Compare machines”.")
         self.summary_label.setWordWrap(True)
-        self.summary_label.setTextFormat(Qt.RichText)
+        # Plain text: side names are host and GPU names from documents, never markup.
+        self.summary_label.setTextFormat(Qt.PlainText)
         self.compare_table = QTableWidget(0, 0)
         self.compare_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.compare_table.setWordWrap(True)
@@ -138,14 +140,14 @@ class CompareView(QWidget):
         lines = []
         for i, (side, s) in enumerate(zip(c.sides, c.summaries)):
             geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"
-            tag = " <i>(published)</i>" if side.published and not side.name.endswith("(published)") else ""
-            role = " <b>baseline</b>" if i == c.baseline else ""
+            tag = " (published)" if side.published and not side.name.endswith("(published)") else ""
+            role = " — baseline" if i == c.baseline else ""
             if i != c.baseline and s.n_pair != s.n_geomean:
                 geo += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} shared with the baseline)"
                         if s.pair_geomean is not None else " (nothing shared with the baseline)")
             lines.append(f"[{i + 1}] {side.name}{tag}{role}: geometric mean {geo} over {s.n_geomean}; "
                          f"{s.counts_text()}")
-        self.summary_label.setText("<br>".join(lines))
+        self.summary_label.setText("\n".join(lines))
 
     def _show_table(self, report: Report) -> None:
         c = report.comparison
@@ -203,6 +205,9 @@ class CompareView(QWidget):
         """Write the shown comparison as ``kind`` ("html", "pdf" or "csv") to ``path``."""
         if self.report is None:
             raise RuntimeError("nothing compared yet")
+        why = refuse_to_overwrite(path, self.report.docs)
+        if why:
+            raise export.ExportRefused(why)
         written = export.write(self.report, kind, path)
         self.context.show_status(export.written_message(kind, written), 8000)
         return written
@@ -214,5 +219,5 @@ class CompareView(QWidget):
         if path:
             try:
                 self.export(kind, path)
-            except OSError as exc:
+            except (OSError, export.ExportRefused) as exc:
                 export.warn_not_written(self, path, exc)

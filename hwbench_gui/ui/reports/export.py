@@ -12,6 +12,11 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from hwbench_gui.engine.reports.report import Report
 
 KINDS = ("html", "pdf", "csv")
+
+
+class ExportRefused(Exception):
+    """The chosen file is one of the compared results or another result document."""
+
 _FILTERS = {"html": "HTML (*.html)", "pdf": "PDF (*.pdf)", "csv": "CSV (*.csv)"}
 _WHAT = {"html": "HTML report", "pdf": "PDF report", "csv": "CSV"}
 
@@ -43,5 +48,6 @@ def ask_path(parent: QWidget, kind: str) -> str:
     return path
 
 
-def warn_not_written(parent: QWidget, path: str, exc: OSError) -> None:
-    QMessageBox.warning(parent, "Export", f"Could not write {path}: {exc}")
+def warn_not_written(parent: QWidget, path: str, exc: Exception) -> None:
+    detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    QMessageBox.warning(parent, "Export", f"Could not write {path}: {detail}")

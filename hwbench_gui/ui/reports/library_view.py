@@ -94,6 +94,8 @@ class LibraryView(QWidget):
 
         self.count_label = QLabel()
         self.errors_label = QLabel()
+        for label in (self.count_label, self.errors_label):  # file names and reasons from documents: no markup
+            label.setTextFormat(Qt.PlainText)
         self.errors_label.setWordWrap(True)
         self.errors_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.errors_label.setStyleSheet("color: #c62828;")
@@ -200,7 +202,16 @@ class LibraryView(QWidget):
         return report
 
     def export_selected(self, folder: str | Path) -> list[Path]:
-        files = library.export_documents(self.selected_documents(), folder)
+        """Write the selected documents into ``folder``; a folder that cannot be written is said
+        in the status bar and below the table, and nothing is raised."""
+        try:
+            files = library.export_documents(self.selected_documents(), folder)
+        except OSError as exc:
+            message = f"Export stopped: cannot write into {folder}: {exc.strerror or exc}"
+            self.context.show_status(message, 10000)
+            self.errors_label.setText(message)
+            self.errors_label.setVisible(True)
+            return []
         self.context.show_status(f"Exported {len(files)} result(s) to {folder}", 8000)
         return files
 
