@@ -67,7 +67,7 @@ def test_renders_fixture(tab, path):
 
     gpus = inv["gpus"]
     if not gpus:
-        assert f"No GPU available: {inv['gpu_system']['reason']}" in shown
+        assert text.no_gpu_text(inv["gpu_system"]["reason"])[0] in shown
         assert "Peak FP32" not in shown  # GPU-only fields are omitted
     for gpu in gpus:
         assert text.gpu_title(gpu) in shown
@@ -201,7 +201,8 @@ def test_the_nvml_error_is_shown_once(tab):
     reason = inv["gpu_system"]["reason"]
     tab.set_inventory(inv)
     shown = [label.text() for label in tab.findChildren(QLabel)]
-    assert sum(reason in text for text in shown) == 1
+    assert sum(reason in text for text in shown) == 1  # the detail line
+    assert sum("No NVIDIA GPU or driver found" in text for text in shown) == 1
     assert any("see GPUs above" in text for text in shown)  # the driver rows point there
 
 

@@ -40,6 +40,16 @@ def test_every_tab_builds_without_error(window):
         assert not (isinstance(widget, QLabel) and "could not start" in widget.text()), widget.text()
 
 
+def test_without_a_driver_the_status_bar_says_so_plainly_with_nvmls_message_in_its_tooltip(window):
+    from hwbench_gui.engine import nvml
+
+    if nvml.unavailable_reason() is None:
+        pytest.skip("this machine has a working NVIDIA driver")
+    plain, detail = nvml.unavailable_summary()
+    assert window._gpu_label.text() == plain and "NVML" not in plain
+    assert window._gpu_label.toolTip() == detail and "NVML" in detail
+
+
 def test_last_tab_and_geometry_are_remembered(qtbot, qsettings):
     first = build_window(qsettings, start_sampler=False)
     qtbot.addWidget(first)

@@ -46,7 +46,10 @@ def test_live_samples_are_drawn(qtbot, tab, sampler):
     assert "CPU total" in tab.readout_at(float(x[-1]), "cpu")
     if sampler.gpu_count == 0:
         assert "gpu_util" not in tab.plots()
-        assert sampler.gpu_unavailable_reason in tab._banner.text()
+        from hwbench_gui.engine.nvml import plain_reason
+
+        assert plain_reason(sampler.gpu_unavailable_reason) in tab._banner.text()
+        assert tab._banner.toolTip() == sampler.gpu_unavailable_reason
     assert not tab.grab().isNull()
 
 

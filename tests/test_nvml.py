@@ -31,6 +31,14 @@ class NVMLError_DriverNotLoaded(NVMLError):  # noqa: N801
     pass
 
 
+class NVMLError_LibraryNotFound(NVMLError):  # noqa: N801
+    pass
+
+
+class NVMLError_NoPermission(NVMLError):  # noqa: N801
+    pass
+
+
 def fake_pynvml(init_error: Exception | None = None) -> types.ModuleType:
     module = types.ModuleType("pynvml")
     module.NVMLError = NVMLError
@@ -94,6 +102,24 @@ def test_nvml_that_does_not_start_gives_the_drivers_reason(driver):
     assert nvml.unavailable_reason() == "NVML could not start: Driver Not Loaded (NVMLError_DriverNotLoaded)"
     assert nvml.query("nvmlDeviceGetName", ("gpu", 0), default="none") == "none"
     assert nvml.device_count() == 0
+
+
+@pytest.mark.parametrize("error, plain", [
+    (NVMLError_DriverNotLoaded("Driver Not Loaded"), "No NVIDIA GPU or driver found"),
+    (NVMLError_LibraryNotFound("NVML Shared Library Not Found"), "No NVIDIA GPU or driver found"),
+    (NVMLError_NoPermission("Insufficient Permissions"), "The NVIDIA driver refused access (no permission)"),
+])
+def test_nvml_that_does_not_start_is_said_in_plain_words_with_the_detail_kept(driver, error, plain):
+    driver(init_error=error)
+    detail = f"NVML could not start: {error} ({type(error).__name__})"
+    assert nvml.unavailable_summary() == (plain, detail)
+    assert nvml.plain_reason(detail) == plain
+    assert nvml.plain_reason("nvmlDeviceGetPowerUsage: Not Supported") == "nvmlDeviceGetPowerUsage: Not Supported"
+
+
+def test_a_working_nvml_has_no_summary(driver):
+    driver()
+    assert nvml.unavailable_summary() is None
 
 
 def test_a_function_the_driver_lacks_is_logged_once_over_many_calls(driver, caplog):

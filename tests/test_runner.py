@@ -482,7 +482,7 @@ def test_registry_get_unknown_names_the_known_ids():
 
 
 @pytest.mark.parametrize("gpus, need_gpu, need_two", [
-    (0, "NVML could not start: no driver (test)", "NVML could not start: no driver (test)"),
+    (0, "No NVIDIA GPU or driver found", "No NVIDIA GPU or driver found"),
     (1, None, "needs at least 2 NVIDIA GPUs; NVML sees 1"),
     (2, None, None),
 ])
@@ -490,7 +490,7 @@ def test_availability_of_gpu_needs(monkeypatch, gpus, need_gpu, need_two):
     from hwbench_gui.engine import nvml
 
     monkeypatch.setattr(nvml, "device_count", lambda: gpus)
-    monkeypatch.setattr(nvml, "unavailable_reason", lambda: None if gpus else "NVML could not start: no driver (test)")
+    monkeypatch.setattr(nvml, "unavailable_reason", lambda: None if gpus else "NVML could not start: NVML Shared Library Not Found (NVMLError_LibraryNotFound)")
     assert registry.availability(registry.get("test.needs_gpu")) == need_gpu
     assert registry.availability(registry.get("test.needs_two_gpus")) == need_two
 

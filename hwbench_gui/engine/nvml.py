@@ -71,6 +71,43 @@ def unavailable_reason() -> str | None:
     return None
 
 
+#: NVML's start-up errors in words for people; the error class name is how a stored reason says which.
+_PLAIN_START_ERRORS = {
+    "NVMLError_LibraryNotFound": "No NVIDIA GPU or driver found",
+    "NVMLError_DriverNotLoaded": "No NVIDIA GPU or driver found",
+    "NVMLError_NoPermission": "The NVIDIA driver refused access (no permission)",
+    "NVMLError_LibRmVersionMismatch": "The NVIDIA driver was updated: restart the computer to use the GPU",
+    "NVMLError_GpuIsLost": "The NVIDIA GPU stopped responding",
+}
+#: The start of every reason :func:`init` gives; a reason that starts otherwise is already plain.
+_START_PREFIXES = ("NVML could not start: ", "nvidia-ml-py is not installed")
+
+
+def plain_reason(reason: str) -> str:
+    """The reason NVML did not start (as :func:`unavailable_reason` or a stored document gives it),
+    in a few plain words; a reason that is not one of NVML's start-up errors comes back as it is."""
+    if reason.startswith("nvidia-ml-py is not installed"):
+        return "GPU readings need nvidia-ml-py, which is not installed"
+    if not reason.startswith(_START_PREFIXES[0]):
+        return reason
+    for error, text in _PLAIN_START_ERRORS.items():
+        if f"({error})" in reason:
+            return text
+    return "The NVIDIA driver could not be reached"
+
+
+def is_start_failure(reason: str | None) -> bool:
+    """Whether ``reason`` is one of the reasons :func:`init` gives (NVML did not start at all)."""
+    return bool(reason) and reason.startswith(_START_PREFIXES)
+
+
+def unavailable_summary() -> tuple[str, str] | None:
+    """``None`` when NVML works, else ``(plain words, technical detail)``: "No NVIDIA GPU or driver
+    found" for the user, and NVML's own message for a detail line or a tooltip."""
+    reason = unavailable_reason()
+    return None if reason is None else (plain_reason(reason), reason)
+
+
 def _log_missing_once(name: str, reason: str) -> None:
     with _lock:
         if name in _logged_missing:

@@ -245,10 +245,10 @@ class MainWindow(QMainWindow):
     def _update_gpu_label(self) -> None:
         from hwbench_gui.engine import nvml
 
-        reason = nvml.unavailable_reason()
-        if reason:
-            self._gpu_label.setText("No NVIDIA GPU")
-            self._gpu_label.setToolTip(reason)
+        summary = nvml.unavailable_summary()
+        if summary:
+            self._gpu_label.setText(summary[0])
+            self._gpu_label.setToolTip(summary[1])
         else:
             count = nvml.device_count()
             self._gpu_label.setText(f"{count} NVIDIA GPU{'s' if count != 1 else ''}")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
+from hwbench_gui.engine.nvml import plain_reason
+
 
 class Row(NamedTuple):
     label: str
@@ -17,6 +19,8 @@ class Row(NamedTuple):
 
 
 WARNING_MARK = "!!"
+#: What a row says in place of the GPUs section's "no GPU" reason, which is said once, under GPUs.
+SEE_GPUS = "unknown (no GPU: see GPUs above)"
 
 
 # --- formatting ------------------------------------------------------------------------------------
@@ -61,6 +65,29 @@ def _row(label: str, section: dict[str, Any], key: str, render: Callable[[Any], 
 
 
 # --- GPUs ------------------------------------------------------------------------------------------
+def no_gpu_reason(inv: dict[str, Any]) -> str | None:
+    """Why the inventory lists no GPU (its stored, technical reason); None when it lists some."""
+    if inv.get("gpus"):
+        return None
+    return (inv.get("gpu_system") or {}).get("reason") or "no GPU reported"
+
+
+def no_gpu_text(reason: str) -> tuple[str, str | None]:
+    """``(plain words, technical detail or None)`` for a "no GPU" reason: NVML's start-up error
+    becomes "No NVIDIA GPU or driver found" and its own message the detail."""
+    plain = plain_reason(reason)
+    return plain, (reason if plain != reason else None)
+
+
+def without_repeated_reason(rows: list[Row], reason: str | None) -> list[Row]:
+    """Rows whose text only repeats ``reason`` (said once, under GPUs) point there instead; the
+    GPU system's status row, which would say nothing else, is left out."""
+    if not reason:
+        return rows
+    return [Row(row.label, SEE_GPUS, True) if reason in row.text else row for row in rows
+            if not (row.label == "Status" and reason in row.text)]
+
+
 def gpu_title(gpu: dict[str, Any]) -> str:
     return f"GPU {gpu.get('index')}: {gpu.get('name') or 'unknown name'}"
 
@@ -295,8 +322,12 @@ def render_text(inv: dict[str, Any]) -> str:
     system = inv.get("gpu_system") or {}
     gpus = inv.get("gpus") or []
     lines.append("GPUs")
-    if not gpus:
-        lines.append(f"  none: {system.get('reason') or 'no GPU reported'}")
+    no_gpu = no_gpu_reason(inv)
+    if no_gpu:
+        plain, detail = no_gpu_text(no_gpu)
+        lines.append(f"  none: {plain}")
+        if detail:
+            lines.append(f"  detail: {detail}")
     for gpu in gpus:
         block(gpu_title(gpu), gpu_rows(gpu), 1)
         for warning in gpu.get("warnings") or []:
@@ -304,7 +335,7 @@ def render_text(inv: dict[str, Any]) -> str:
         for note in (gpu.get("peaks") or {}).get("notes") or []:
             lines.append(f"    note: {note}")
     lines.append("")
-    block("GPU system", gpu_system_rows(system))
+    block("GPU system", without_repeated_reason(gpu_system_rows(system), no_gpu))
     if system.get("topology"):
         lines.append("  Topology:")
         lines += [f"    {line}" for line in matrix_text(system["topology"])]
@@ -323,7 +354,7 @@ def render_text(inv: dict[str, Any]) -> str:
     if not disks.get("root_disk") and (disks.get("reasons") or {}).get("root_disk"):
         lines.append(f"  root disk unknown: {disks['reasons']['root_disk']}")
     lines.append("")
-    block("Software", software_rows(inv.get("software") or {}))
+    block("Software", without_repeated_reason(software_rows(inv.get("software") or {}), no_gpu))
     warnings = all_warnings(inv)
     if warnings:
         lines += ["", "Warnings"]

@@ -127,7 +127,8 @@ def gpu_missing_reason(min_gpus: int = 1) -> str | None:
         return reason
     found = nvml.device_count()
     if found == 0:
-        return f"no NVIDIA GPU: {nvml.unavailable_reason() or 'NVML reports 0 devices'}"
+        reason = nvml.unavailable_reason()
+        return nvml.plain_reason(reason) if reason else "no NVIDIA GPU: NVML reports 0 devices"
     if found < min_gpus:
         return f"needs {min_gpus} GPUs, found {found}"
     return None

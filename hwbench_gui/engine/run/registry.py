@@ -125,7 +125,8 @@ def _need_reason(need: str) -> str | None:
 
         count = nvml.device_count()
         if count == 0:
-            return nvml.unavailable_reason() or "no NVIDIA GPU found (NVML sees 0 devices)"
+            reason = nvml.unavailable_reason()
+            return nvml.plain_reason(reason) if reason else "no NVIDIA GPU found (NVML sees 0 devices)"
         if need == "multi_gpu" and count < 2:
             return f"needs at least 2 NVIDIA GPUs; NVML sees {count}"
         return None

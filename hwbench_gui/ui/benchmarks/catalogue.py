@@ -32,6 +32,14 @@ from hwbench_gui.engine.spec.benchmark import Benchmark, ParamError
 from hwbench_gui.ui.theme import ERROR_COLOR, WARNING_COLOR, on_theme_changed
 
 
+def _with_nvml_detail(reason: str) -> str:
+    """``reason``, with NVML's own message on a line below when the reason is NVML's plain words."""
+    from hwbench_gui.engine import nvml
+
+    summary = nvml.unavailable_summary()
+    return f"{reason}\n{summary[1]}" if summary and summary[0] == reason else reason
+
+
 class Catalogue(QWidget):
     #: The current benchmark changed: (:class:`Benchmark` or None, why it cannot run here or None).
     selected = Signal(object, object)
@@ -91,8 +99,9 @@ class Catalogue(QWidget):
                 item.setData(1, Qt.UserRole, "unavailable")
                 item.setForeground(0, self._disabled_brush())
                 item.setForeground(1, QBrush(QColor(WARNING_COLOR)))
-                item.setToolTip(0, reason)
-                item.setToolTip(1, reason)
+                tooltip = _with_nvml_detail(reason)
+                item.setToolTip(0, tooltip)
+                item.setToolTip(1, tooltip)
             elif self._first_available is None:
                 self._first_available = item
         for broken_id, error in registry.module_errors().items():

@@ -15,15 +15,7 @@ from hwbench_gui.engine.inventory import text as inv_text
 from hwbench_gui.ui.inventory.cards import Card, MatrixTable, note_label, section_title, warning_label
 from hwbench_gui.ui.tf_status import tensorflow_gpu_note
 
-#: Says where the reason is, in rows that would repeat the GPUs section's "no GPU" reason.
-SEE_GPUS = "unknown (no GPU: see GPUs above)"
-
-
-def _without_repeated_reason(rows: list[inv_text.Row], reason: str | None) -> list[inv_text.Row]:
-    """Rows whose text only repeats ``reason`` (shown once, under GPUs) point there instead."""
-    if not reason:
-        return rows
-    return [inv_text.Row(row.label, SEE_GPUS, True) if reason in row.text else row for row in rows]
+SEE_GPUS = inv_text.SEE_GPUS
 
 
 def build_page(inv: dict[str, Any]) -> QWidget:
@@ -42,13 +34,13 @@ def build_page(inv: dict[str, Any]) -> QWidget:
     _add_gpus(layout, inv)
     system = inv.get("gpu_system") or {}
     # Without a GPU the reason (e.g. NVML's error) is said once, under GPUs; other rows point there.
-    no_gpu = None if inv.get("gpus") else system.get("reason")
+    no_gpu = inv_text.no_gpu_reason(inv)
     _add_gpu_system(layout, system, no_gpu)
     cpu, memory, software = (inv.get(key) or {} for key in ("cpu", "memory", "software"))
     _add_section(layout, "CPU", cpu, Card(cpu.get("model") or "CPU", inv_text.cpu_rows(cpu)))
     _add_section(layout, "Memory", memory, Card("System memory", inv_text.memory_rows(memory)))
     _add_disks(layout, inv.get("disks") or {})
-    software_card = Card("Versions", _without_repeated_reason(inv_text.software_rows(software), no_gpu))
+    software_card = Card("Versions", inv_text.without_repeated_reason(inv_text.software_rows(software), no_gpu))
     tf_note = tensorflow_gpu_note(software, no_gpu)
     if tf_note:
         software_card.add_label(warning_label(tf_note))
@@ -65,16 +57,18 @@ def _add_section(layout: QVBoxLayout, title: str, section: dict[str, Any], card:
 
 
 def _add_gpus(layout: QVBoxLayout, inv: dict[str, Any]) -> None:
-    system = inv.get("gpu_system") or {}
     gpus = inv.get("gpus") or []
     layout.addWidget(section_title(f"GPUs ({len(gpus)})" if gpus else "GPUs"))
     if not gpus:
-        reason = system.get("reason") or "no GPU reported"
-        label = warning_label(f"No GPU available: {reason}", prominent=True)
+        plain, detail = inv_text.no_gpu_text(inv_text.no_gpu_reason(inv))
+        label = warning_label(plain, prominent=True)
         font = label.font()
         font.setPointSizeF(font.pointSizeF() * 1.1)
         label.setFont(font)
+        label.setToolTip(detail or "")
         layout.addWidget(label)
+        if detail:
+            layout.addWidget(note_label(f"Detail: {detail}"))
         layout.addWidget(note_label("GPU figures (cores, VRAM, bandwidth, peaks, topology) are omitted."))
         return
     for gpu in gpus:
@@ -88,9 +82,7 @@ def _add_gpus(layout: QVBoxLayout, inv: dict[str, Any]) -> None:
 
 def _add_gpu_system(layout: QVBoxLayout, system: dict[str, Any], no_gpu: str | None = None) -> None:
     layout.addWidget(section_title("GPU system"))
-    rows = inv_text.gpu_system_rows(system)
-    if no_gpu:
-        rows = [row for row in rows if no_gpu not in row.text]  # the Status row repeats the GPUs section
+    rows = inv_text.without_repeated_reason(inv_text.gpu_system_rows(system), no_gpu)
     card = Card("Driver and interconnect", rows, columns=1)
     for title, key in (("Topology (GPU to GPU)", "topology"), ("P2P read support", "p2p")):
         if system.get(key):

@@ -98,7 +98,9 @@ class MonitorTab(QWidget):
     def _build_plots(self, names: list[str], gpu_reason: str | None) -> None:
         count = self.grid.build(names, gpu_reason, interactive=self._recorded is not None or self.controls.paused)
         if gpu_reason:
-            self._banner.setText(f"No GPU telemetry, so the GPU plots are hidden: {gpu_reason}")
+            from hwbench_gui.engine.nvml import plain_reason
+
+            self._banner.setText(f"{plain_reason(gpu_reason)}: the GPU plots are hidden.")
             self._banner.setToolTip(gpu_reason)
             self._banner.show()
         else:

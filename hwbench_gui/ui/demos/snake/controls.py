@@ -75,7 +75,9 @@ class TrainingControls(QGroupBox):
         if self.cuda_reason is not None:  # offered, greyed, with the reason: never a traceback later
             cuda = self.device.model().item(1)
             cuda.setEnabled(False)
-            cuda.setText(f"cuda (unavailable: {self.cuda_reason})")
+            from hwbench_gui.engine.nvml import plain_reason
+
+            cuda.setText(f"cuda (unavailable: {plain_reason(self.cuda_reason)})")
             cuda.setToolTip(self.cuda_reason)
         self.train_button = QPushButton("Train")
         self.pause_button = QPushButton("Pause")

@@ -57,10 +57,16 @@ class TrackingFigures(QWidget):
             from hwbench_gui.engine import nvml
 
             reason = nvml.unavailable_reason()
-            self.gpu_label.setText(f"no GPU: {reason}" if reason else "GPU: telemetry sampler not running")
+            self.gpu_label.setText(f"no GPU: {nvml.plain_reason(reason)}" if reason
+                                   else "GPU: telemetry sampler not running")
+            self.gpu_label.setToolTip(reason or "")
             return
         if not sampler.gpu_count:
-            self.gpu_label.setText(f"no GPU: {sampler.gpu_unavailable_reason or 'none found'}")
+            from hwbench_gui.engine.nvml import plain_reason
+
+            reason = sampler.gpu_unavailable_reason
+            self.gpu_label.setText(f"no GPU: {plain_reason(reason) if reason else 'none found'}")
+            self.gpu_label.setToolTip(reason or "")
             return
         sample = sampler.latest() or {}
         parts = []
