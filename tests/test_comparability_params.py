@@ -36,7 +36,7 @@ TABLE = {
     "model.unet": (_MODEL_DECIDING, _MODEL_OTHER),
     "datapath.analyze": ({"dataset", "width", "height", "count", "quality", "dataset_disk", "model", "image_size",
                           "precision", "batch", "workers", "channels_last", "read_delay_ms", "stage_s"},
-                         {"device", "steps", "warmup", "repeats"}),
+                         {"epoch_images", "budget_s", "device", "steps", "warmup", "repeats"}),
 }
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=timezone.utc)

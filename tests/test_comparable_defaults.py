@@ -51,8 +51,13 @@ def test_model_window_defaults(bench_id):
     ("model.resnet50", 128, 224), ("model.vgg16", 128, 224), ("model.fasterrcnn", 16, 800), ("model.unet", 32, 512),
 ])
 def test_model_batch_and_image_size_defaults(bench_id, batch, image_size):
+    from hwbench_gui.engine.models import common
+
+    spec = common.MODELS[bench_id.removeprefix("model.")]
     params = registry.get(bench_id).resolve_params()
-    assert (params["batch"], params["image_size"]) == (batch, image_size)
+    # The batch a default GPU run uses: the declared default, or the model's own when it declares 0 (auto).
+    gpu_batch = params["batch"] or common.default_batch(spec, "cuda")
+    assert (spec.batch, gpu_batch, params["image_size"]) == (batch, batch, image_size)
 
 
 class _SteadySteps:
@@ -121,9 +126,6 @@ def _deciding_defaults(cpus: set[int]) -> dict:
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
                     reason="needs two CPUs and CPU affinity")
-@pytest.mark.xfail(strict=True, reason="datapath.analyze's 'workers' defaults to the CPU count and decides "
-                                       "comparability: default runs on machines of different core counts are "
-                                       "never compared")
 def test_deciding_defaults_do_not_depend_on_the_core_count():
     cpus = sorted(os.sched_getaffinity(0))
     one, all_cpus = _deciding_defaults({cpus[0]}), _deciding_defaults(set(cpus))
