@@ -490,7 +490,8 @@ def test_availability_of_gpu_needs(monkeypatch, gpus, need_gpu, need_two):
     from hwbench_gui.engine import nvml
 
     monkeypatch.setattr(nvml, "device_count", lambda: gpus)
-    monkeypatch.setattr(nvml, "unavailable_reason", lambda: None if gpus else "NVML could not start: NVML Shared Library Not Found (NVMLError_LibraryNotFound)")
+    no_driver = "NVML could not start: NVML Shared Library Not Found (NVMLError_LibraryNotFound)"
+    monkeypatch.setattr(nvml, "unavailable_reason", lambda: None if gpus else no_driver)
     assert registry.availability(registry.get("test.needs_gpu")) == need_gpu
     assert registry.availability(registry.get("test.needs_two_gpus")) == need_two
 
