@@ -2,7 +2,8 @@
 
 Documents are read with :func:`load_document`: a regular file only, a bounded read, then every
 field any reader uses checked (:mod:`.document_check`), so a foreign or damaged file is
-refused with a reason instead of breaking a comparison, a chart or the Reports tab later. Files are only ever parsed as JSON: nothing in them is executed, and no path
+refused with a reason instead of breaking a comparison, a chart or the Reports tab later. Files
+are only ever parsed as JSON: nothing in them is executed, and no path
 written inside a document is opened (the ``_path`` key is set from where the file really was).
 
 :func:`list_results` is the one listing of a results folder: the Benchmarks tab, the Reports tab
