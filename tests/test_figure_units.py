@@ -84,7 +84,8 @@ def test_cpu_decode(monkeypatch):
     # Real decoding, in this process: a spawned pool would spend seconds importing.
     monkeypatch.setattr(decode, "die_with_parent", lambda pid: None)
     monkeypatch.setattr(decode, "_worker_state", {})
-    monkeypatch.setattr(decode.multiprocessing, "get_context", lambda method: types.SimpleNamespace(Pool=_InProcessPool))
+    monkeypatch.setattr(decode.multiprocessing, "get_context",
+                        lambda method: types.SimpleNamespace(Pool=_InProcessPool))
     bench = registry.get("cpu.decode")
     outcome = bench.run(bench.resolve_params({"count": 2, "image_size": 16, "workers": "1", "repeats": 1,
                                               "repeat_s": 0.01}), Recorder())
@@ -116,7 +117,7 @@ def test_gpu_matmul_on_the_cpu():
     ("gpu.d2d", {"size_mib": 1, "min_size_mib": 1, "repeats": 1}),
     ("gpu.p2p", {"size_mib": 1, "repeats": 1, "latency_copies": 2}),
 ])
-def test_gpu_transfers(fake_cuda, bench_id, given):
+def test_gpu_transfers(fake_cuda, bench_id, given):  # noqa: F811
     bench = registry.get(bench_id)
     outcome = bench.run(bench.resolve_params(given), Recorder())
     _check(outcome, bench_id)

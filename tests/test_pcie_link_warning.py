@@ -1,4 +1,5 @@
-"""The inventory warns when a GPU's PCIe link runs narrower or at a lower generation than its maximum.
+"""The inventory and the gpu.pcie benchmark warn when a GPU's PCIe link runs narrower or at a lower
+generation than its maximum.
 
 NVML is replaced by a minimal stand-in that answers only the calls named here; every other read
 gets NVML's "not in this nvidia-ml-py" answer, as on an old driver.
@@ -6,7 +7,11 @@ gets NVML's "not in this nvidia-ml-py" answer, as on an old driver.
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
+from recording import Recorder
+from test_microbench_gpu_paths import fake_cuda  # noqa: F401  (the CPU stand-in for torch.cuda, a fixture)
 
 from hwbench_gui.engine import nvml
 from hwbench_gui.engine.inventory import gpus
@@ -87,3 +92,22 @@ def test_unknown_link_does_not_warn(monkeypatch):
     gpu = _gpu(monkeypatch, gen=None, gen_max=None, width=None, width_max=None)
     assert _link_warnings(gpu) == []
     assert gpu["pcie_bandwidth_current_gb_per_s"] is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch not installed")
+@pytest.mark.parametrize("link, expected", [
+    ((4, 4, 8, 16), "PCIe link runs at gen 4 x8, below its maximum gen 4 x16"),
+    ((3, 4, 16, 16), "PCIe link runs at gen 3 x16, below its maximum gen 4 x16"),
+    ((4, 4, 16, 16), None),
+])
+def test_pcie_benchmark_warns_about_the_link_it_measured(fake_cuda, monkeypatch, link, expected):  # noqa: F811
+    from hwbench_gui.engine.benchmarks import gpu_pcie
+
+    gen, gen_max, width, width_max = link
+    monkeypatch.setattr(nvml, "init", lambda: _LinkOnlyNvml(gen=gen, gen_max=gen_max, width=width,
+                                                             width_max=width_max))
+    monkeypatch.setattr(gpu_pcie, "nvml_handle_for", lambda index: ("handle", index))
+    bench = gpu_pcie.BENCHMARK
+    outcome = bench.run(bench.resolve_params({"min_bytes": 4096, "max_bytes": 4096, "repeats": 1}), Recorder())
+    assert outcome.details["pcie_link"]["current_width"] == width
+    assert [w for w in outcome.warnings if w.startswith("PCIe link runs")] == ([expected] if expected else [])
