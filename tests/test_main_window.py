@@ -284,3 +284,49 @@ def test_reports_run_like_this_queues_the_reference_run_in_benchmarks(window, mo
     params = queued[0][1]
     assert params["max_bytes"] == doc["params"]["max_bytes"] and params["min_bytes"] == doc["params"]["min_bytes"]
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Benchmarks"
+
+
+def _answer_the_quit_question(qtbot, button_text: str, seen: list[str]) -> None:
+    """Click ``button_text`` in the question the window asks, once it is up (it runs its own event loop)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QMessageBox
+
+    def answer() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(50, answer)
+            return
+        seen.append(box.text())
+        (button,) = [b for b in box.buttons() if b.text() == button_text]
+        button.click()
+
+    QTimer.singleShot(0, answer)
+
+
+def test_quitting_during_a_run_asks_and_keep_running_keeps_it(qtbot, qsettings, fixture_benchmarks):
+    """Ctrl+Q during a run asks first: "Keep running" leaves the window and the run alone; "Cancel the
+    run and quit" cancels the run and closes the window."""
+    win = build_window(qsettings, start_sampler=False)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=10000):
+        win.show()
+    (quit_action,) = [a for m in win.menuBar().actions() for a in m.menu().actions() if a.text() == "&Quit"]
+    tab = win.tab_widget("Benchmarks")
+    tab.enqueue("test.slow", {})
+    qtbot.waitUntil(tab.is_running, timeout=5000)
+
+    asked: list[str] = []
+    _answer_the_quit_question(qtbot, "Keep running", asked)
+    quit_action.trigger()
+    assert asked and "cancels the running benchmark" in asked[0]
+    qtbot.wait(300)
+    assert win.isVisible() and tab.is_running()
+
+    _answer_the_quit_question(qtbot, "Cancel the run and quit", asked)
+    quit_action.trigger()
+    assert len(asked) == 2 and not win.isVisible()
+    qtbot.waitUntil(lambda: not tab.is_running(), timeout=15000)
+
+
+def test_quitting_when_nothing_runs_does_not_ask(window):
+    assert window.confirm_quit()

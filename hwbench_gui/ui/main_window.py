@@ -266,7 +266,37 @@ class MainWindow(QMainWindow):
     def _show_status(self, message: str, timeout_ms: int = 0) -> None:
         self.statusBar().showMessage(message, timeout_ms)
 
+    def _running_benchmarks_tab(self) -> QWidget | None:
+        """The Benchmarks tab while one of its runs is going on (None when it is not built or idle)."""
+        for holder in self._lazy:
+            tab = holder.widget
+            if holder.spec.title == "Benchmarks" and tab is not None and getattr(tab, "is_running", lambda: False)():
+                return tab
+        return None
+
+    def confirm_quit(self) -> bool:
+        """Whether the window may close now: during a run, the user chooses between cancelling it and
+        quitting, and keeping it running (the default, so a stray Ctrl+Q or Enter loses nothing)."""
+        tab = self._running_benchmarks_tab()
+        if tab is None:
+            return True
+        waiting = len(tab.queue.pending())
+        box = QMessageBox(QMessageBox.Warning, "A benchmark is running",
+                          "Quitting now cancels the running benchmark"
+                          + (f" and drops the {waiting} queued after it" if waiting else "")
+                          + ". A cancelled run is saved as cancelled, without a figure.", parent=self)
+        box.setInformativeText(tab.run_status.text())
+        quit_button = box.addButton("Cancel the run and quit", QMessageBox.DestructiveRole)
+        keep_button = box.addButton("Keep running", QMessageBox.RejectRole)
+        box.setDefaultButton(keep_button)
+        box.setEscapeButton(keep_button)
+        box.exec()
+        return box.clickedButton() is quit_button
+
     def closeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        if not self.confirm_quit():
+            event.ignore()
+            return
         self._save_settings()
         for holder in self._lazy:  # each tab stops its timers and aborts its workers, without waiting
             try:
