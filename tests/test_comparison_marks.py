@@ -25,7 +25,7 @@ def _cell(baseline_samples, other_samples, *, higher_is_better=True):
 @pytest.mark.parametrize("baseline, other, expected_ratio", [
     ([100.0, 101.0], [150.0, 151.0], 150.5 / 100.5),          # ranges far apart, yet only p >= 1/3
     ([100.0, 101.0, 102.0], [150.0, 151.0, 152.0], 151.0 / 101.0),  # p >= 0.1
-    ([100.0], [150.0, 151.0, 152.0, 153.0], 151.5 / 100.0),  # one sample: no test at all
+    ([100.0, 101.0, 102.0, 103.0], [150.0], 150.0 / 101.5),  # one sample here: no test at all
 ])
 def test_different_medians_with_too_few_samples_get_no_better_or_worse(baseline, other, expected_ratio):
     cell = _cell(baseline, other)
@@ -35,6 +35,15 @@ def test_different_medians_with_too_few_samples_get_no_better_or_worse(baseline,
     assert f"n={len(other)} vs {len(baseline)}" in cell.test
     # The ratio is still shown: it is the test, not the figure, that the samples cannot support.
     assert cell.ratio == pytest.approx(expected_ratio)
+
+
+def test_too_few_samples_only_in_the_baseline_leave_the_cell_untested():
+    # The flag belongs to the baseline's document; this side's four samples are enough.
+    cell = _cell([100.0], [150.0, 151.0, 152.0, 153.0])
+    assert cell.mark == compare.MARK_UNTESTED
+    assert cell.p_value is None
+    assert "too few repeats in the baseline (n=1)" in cell.note
+    assert cell.ratio == pytest.approx(151.5 / 100.0)
 
 
 def test_four_against_four_separated_samples_are_tested_and_marked():
