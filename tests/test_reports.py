@@ -395,3 +395,79 @@ def test_render_without_charts_and_with_skipped_files(tmp_path):
     text = render_html(report)
     assert "Skipped files" in text and "corrupt.json" in text
     assert pdf_bytes(report).startswith(b"%PDF")
+
+
+# -- attribution: every flag is its own side's -----------------------------------------------------
+
+def _busy(doc):
+    doc["telemetry"] = {"noise": {"busy": True, "reasons": ["other processes used 180 % of a CPU core"]}}
+    return doc
+
+
+def test_a_busy_baseline_is_the_baselines_flag_not_the_other_sides(tmp_path):
+    from hwbench_gui.engine.reports.csv_export import csv_text
+    from hwbench_gui.engine.reports.html import render_html
+    from hwbench_gui.engine.reports.report import make_report
+
+    here = _busy(make_doc("t.rate", [10.0, 11.0, 12.0, 10.5, 11.5]))
+    there = on_other_machine(make_doc("t.rate", [20.0, 21.0, 22.0, 20.5, 21.5]), "h200box", "NVIDIA H200")
+    there["telemetry"] = {"noise": {"busy": False, "reasons": []}}
+    result = compare.compare(compare.sides_by_machine([here, there]))
+    base_cell, other_cell = result.rows[0].cells
+    assert base_cell.busy and not other_cell.busy
+    assert "(busy)" in compare.cell_text(base_cell) and "busy" not in compare.cell_text(other_cell)
+    assert "busy" not in other_cell.note
+    assert (result.summaries[0].busy, result.summaries[1].busy) == (1, 0)
+    assert "on a busy machine" in result.summaries[0].counts_text()
+    assert "on a busy machine" not in result.summaries[1].counts_text()
+    table = compare.format_table(result)
+    assert "t.rate · rate [1]: baseline: busy machine during this run" in table and "[2]: " not in table
+    report = make_report([here, there], with_charts=False)
+    html = render_html(report)
+    composite = html[html.index("<h2>Composite</h2>"):html.index("<h2>Side by side</h2>")]
+    busy_cells = [re.findall(r'<td class="num">(\d+)</td></tr>', row)[0] for row in composite.split("<tr>")[2:]]
+    assert busy_cells == ["1", "0"]
+    busy_column = [line.split(",")[-5] for line in csv_text(report.docs).splitlines()[1:]]
+    assert busy_column == ["True", "False"]
+
+
+def test_a_failed_baseline_does_not_fail_the_side_that_measured():
+    here = make_doc("t.rate", status="failed", reason="CUDA out of memory")
+    there = on_other_machine(make_doc("t.rate", [1009.0, 1010.0, 1011.0, 1010.5, 1009.5]), "h200box", "NVIDIA H200")
+    result = compare.compare(compare.sides_by_machine([here, there]))
+    base_cell, other_cell = result.rows[0].cells
+    assert base_cell.mark == compare.MARK_FAILED and "out of memory" in base_cell.note
+    assert other_cell.mark == compare.MARK_NO_BASELINE and "the baseline's run failed" in other_cell.note
+    assert "failed" not in compare.cell_text(other_cell) and "1,010 items/s" in compare.cell_text(other_cell)
+    assert (result.summaries[0].failed, result.summaries[1].failed) == (1, 0)
+
+
+def test_a_cancelled_run_is_cancelled_not_failed():
+    here = make_doc("t.rate")
+    there = on_other_machine(make_doc("t.rate", status="cancelled", reason="cancelled by the user"), "b", "B")
+    result = compare.compare(compare.sides_by_machine([here, there]))
+    cell = result.rows[0].cells[1]
+    assert cell.mark == compare.MARK_CANCELLED and compare.cell_text(cell) == "cancelled"
+    assert (result.summaries[1].cancelled, result.summaries[1].failed) == (1, 0)
+    assert result.summaries[0].cancelled == 0 and result.rows[0].cells[0].mark == compare.MARK_BASELINE
+
+
+def test_too_few_repeats_is_the_side_that_has_too_few():
+    here = make_doc("t.rate", [10.0, 11.0])
+    there = on_other_machine(make_doc("t.rate", [20.0, 21.0, 22.0, 20.5, 21.5]), "b", "B")
+    result = compare.compare(compare.sides_by_machine([here, there]))
+    base_cell, other_cell = result.rows[0].cells
+    assert base_cell.few_repeats and not other_cell.few_repeats
+    assert other_cell.mark == compare.MARK_UNTESTED and "too few repeats in the baseline (n=2)" in other_cell.note
+    assert (result.summaries[0].too_few, result.summaries[1].too_few) == (1, 0)
+
+
+def test_the_baseline_is_the_first_source_given_even_when_it_is_newer(tmp_path):
+    newer = make_doc("t.rate", host="localbox", minutes=600)
+    older = on_other_machine(make_doc("t.rate"), "h200box", "NVIDIA H200")
+    write_docs(tmp_path / "local", [newer])
+    write_docs(tmp_path / "h200", [older])
+    found = library.scan([tmp_path / "local", tmp_path / "h200"])
+    sides = compare.sides_by_machine(found.docs)
+    assert sides[0].name.startswith("localbox")
+    assert compare.compare(sides).baseline_name.startswith("localbox")

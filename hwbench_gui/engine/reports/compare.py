@@ -15,13 +15,19 @@ Each cell gets a mark against the baseline side's cell:
   figure (no samples), the measured p5–p95 interval must not hold it.
 - ``not significant``: the test could not tell them apart (overlapping spreads).
 - ``untested``: neither side has a spread, so no test is possible (e.g. two published figures).
-- ``too few repeats``: both sides were measured, but with so few samples that Mann–Whitney cannot
-  reach ``alpha`` whatever the values (3 vs 3 samples: p >= 0.1); non-overlapping p5–p95 ranges of a
-  handful of samples are not a test, so no better/worse is claimed.
-- ``failed``: this side's run (or the baseline's) failed; the reason is in ``note``.
+- ``too few repeats``: this side was measured with so few samples that Mann–Whitney cannot reach
+  ``alpha`` whatever the values (3 vs 3 samples: p >= 0.1); non-overlapping p5–p95 ranges of a
+  handful of samples are not a test, so no better/worse is claimed. When only the baseline has too
+  few, the cell is ``untested`` and the note says so.
+- ``failed`` / ``cancelled``: this side's own run failed or was cancelled; the reason is in ``note``.
+  A side that measured is never called failed because the baseline failed: its cell is
+  ``no baseline`` and the note says the baseline's run failed.
 - ``not comparable``: the baseline has this benchmark only with other parameters, or with another
   version of the benchmark's code, or in another unit.
 - ``no baseline`` / ``missing``: nothing to compare with / this side did not run it.
+
+Flags (:mod:`.flags`: a busy machine, too few repeats) are each cell's own document's, the
+baseline's cell included; a side's summary counts only its own.
 
 Ratios are "times better than the baseline": ``value / baseline`` for higher-is-better figures,
 ``baseline / value`` for lower-is-better ones, so a ratio above 1 is always a win. The composite
@@ -35,6 +41,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from hwbench_gui.engine.reports import flags
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
@@ -47,6 +54,7 @@ MARK_NOT_SIGNIFICANT = "not significant"
 MARK_UNTESTED = "untested"
 MARK_TOO_FEW = "too few repeats"
 MARK_FAILED = "failed"
+MARK_CANCELLED = "cancelled"
 MARK_NOT_COMPARABLE = "not comparable"
 MARK_NO_BASELINE = "no baseline"
 MARK_MISSING = "missing"
@@ -106,7 +114,10 @@ class Cell:
     p_value: float | None = None
     note: str = ""
     older_runs: int = 0
-    busy: bool = False  # this run or the baseline's ran on a busy machine
+    #: This cell's own run ran on a busy machine (the baseline's cell carries the baseline's).
+    busy: bool = False
+    #: This cell's own run has fewer than ``flags.MIN_REPEATS`` samples.
+    few_repeats: bool = False
 
 
 @dataclass
@@ -139,6 +150,7 @@ class SideSummary:
     not_comparable: int
     too_few: int = 0
     busy: int = 0
+    cancelled: int = 0
     #: Geometric mean over the headline rows this side and the baseline both have (more rows than
     #: ``geomean`` when some third side lacks a benchmark).
     pair_geomean: float | None = None
@@ -148,6 +160,7 @@ class SideSummary:
         """The marks of this side's cells, one wording for the CLI, the GUI and the reports."""
         text = (f"better {self.wins}, worse {self.losses}, not significant {self.not_significant}, "
                 f"too few repeats {self.too_few}, untested {self.untested}, failed {self.failed}, "
+                + (f"cancelled {self.cancelled}, " if self.cancelled else "") +
                 f"not comparable {self.not_comparable}")
         return text + (f"; {self.busy} on a busy machine" if self.busy else "")
 
@@ -169,12 +182,12 @@ class Comparison:
 # -- sides -----------------------------------------------------------------------------------------
 
 def sides_by_machine(docs: Sequence[dict[str, Any]]) -> list[Side]:
-    """One side per machine (:func:`describe.machine_name`), measured machines first, each group in the
-    order its machines first appear."""
+    """One side per machine (:func:`describe.machine_name`), in the order the machines first appear
+    in ``docs``: the first machine given is the first side, the default baseline."""
     sides: dict[str, Side] = {}
     for doc in docs:
         sides.setdefault(describe.machine_name(doc), Side(describe.machine_name(doc), [])).docs.append(doc)
-    return sorted(sides.values(), key=lambda side: side.published)
+    return list(sides.values())
 
 
 def sides_by_run(docs: Sequence[dict[str, Any]]) -> list[Side]:
@@ -434,41 +447,54 @@ def _mark(row: Row, sides: Sequence[Side], baseline: int, rows: Sequence[Row], a
         if metric is None:
             cell.mark = MARK_MISSING
             continue
+        own_busy = flags.busy_reasons(metric.doc)
+        cell.busy = bool(own_busy)
+        cell.few_repeats = not metric.failed and not metric.published and len(metric.samples) < flags.MIN_REPEATS
         if metric.failed:
-            cell.mark, cell.note = MARK_FAILED, str(metric.doc.get("reason") or metric.doc.get("status") or "")
+            cancelled = metric.doc.get("status") == "cancelled"
+            cell.mark = MARK_CANCELLED if cancelled else MARK_FAILED
+            cell.note = str(metric.doc.get("reason") or metric.doc.get("status") or "")
             continue
         if index == baseline:
             cell.mark = MARK_BASELINE
-            continue
-        if base is None:
+        elif base is None:
             cell.mark, cell.note = _no_baseline(row, metric, baseline, rows)
-            continue
-        if base.failed:
-            cell.mark, cell.note = MARK_FAILED, "the baseline's run failed: " + str(base.doc.get("reason") or "")
-            continue
-        version_a = str((metric.doc.get("benchmark") or {}).get("version"))
-        version_b = str((base.doc.get("benchmark") or {}).get("version"))
-        if version_a != version_b and not (metric.published or base.published):
-            cell.mark, cell.note = MARK_NOT_COMPARABLE, f"benchmark version {version_a} vs {version_b}"
-            continue
-        if metric.unit != base.unit:
-            cell.mark, cell.note = MARK_NOT_COMPARABLE, f"unit {metric.unit} vs {base.unit}"
-            continue
-        cell.ratio = ratio(metric, base)
-        differs, cell.test, cell.p_value = significance(metric, base, alpha)
-        if differs is None:
-            cell.mark = MARK_TOO_FEW if cell.test.startswith(MARK_TOO_FEW) else MARK_UNTESTED
-        elif not differs or cell.ratio is None or cell.ratio == 1.0:
-            cell.mark = MARK_NOT_SIGNIFICANT
+        elif base.failed:
+            what = "was cancelled" if base.doc.get("status") == "cancelled" else "failed"
+            cell.mark = MARK_NO_BASELINE
+            cell.note = f"the baseline's run {what}: " + str(base.doc.get("reason") or "")
         else:
-            cell.mark = MARK_BETTER if cell.ratio > 1 else MARK_WORSE
-        if metric.published or base.published:
-            cell.note = "published figure: its configuration is only what the source states"
-        busy = [name for name, m in (("this run", metric), ("the baseline", base)) if busy_reasons(m.doc)]
-        if busy:
-            cell.busy = True
-            cell.note = "; ".join(filter(None, [cell.note, f"busy machine during {' and '.join(busy)}: "
-                                                + "; ".join(busy_reasons(metric.doc) + busy_reasons(base.doc))]))
+            _mark_against(cell, metric, base, alpha)
+        if own_busy:
+            cell.note = "; ".join(filter(None, [cell.note, "busy machine during this run: " + "; ".join(own_busy)]))
+
+
+def _mark_against(cell: Cell, metric: Metric, base: Metric, alpha: float) -> None:
+    version_a = str((metric.doc.get("benchmark") or {}).get("version"))
+    version_b = str((base.doc.get("benchmark") or {}).get("version"))
+    if version_a != version_b and not (metric.published or base.published):
+        cell.mark, cell.note = MARK_NOT_COMPARABLE, f"benchmark version {version_a} vs {version_b}"
+        return
+    if metric.unit != base.unit:
+        cell.mark, cell.note = MARK_NOT_COMPARABLE, f"unit {metric.unit} vs {base.unit}"
+        return
+    cell.ratio = ratio(metric, base)
+    differs, cell.test, cell.p_value = significance(metric, base, alpha)
+    if differs is None:
+        if not cell.test.startswith(MARK_TOO_FEW):
+            cell.mark = MARK_UNTESTED
+        elif len(metric.samples) >= flags.MIN_REPEATS or metric.published:
+            cell.mark = MARK_UNTESTED
+            cell.note = f"too few repeats in the baseline (n={len(base.samples)}): no test is possible"
+        else:
+            cell.mark = MARK_TOO_FEW
+    elif not differs or cell.ratio is None or cell.ratio == 1.0:
+        cell.mark = MARK_NOT_SIGNIFICANT
+    else:
+        cell.mark = MARK_BETTER if cell.ratio > 1 else MARK_WORSE
+    if metric.published or base.published:
+        cell.note = "; ".join(filter(None, [cell.note, "published figure: its configuration is only what the "
+                                            "source states"]))
 
 
 def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -> tuple[str, str]:
@@ -513,16 +539,12 @@ def _summaries(comparison: Comparison) -> list[SideSummary]:
         out.append(SideSummary(side.name, geomean, len(common), marks.count(MARK_BETTER), marks.count(MARK_WORSE),
                                marks.count(MARK_NOT_SIGNIFICANT), marks.count(MARK_UNTESTED),
                                marks.count(MARK_FAILED), marks.count(MARK_NOT_COMPARABLE),
-                               marks.count(MARK_TOO_FEW), sum(c.busy for c in cells),
-                               geometric_mean(pair), len(pair)))
+                               sum(c.few_repeats for c in cells), sum(c.busy for c in cells),
+                               marks.count(MARK_CANCELLED), geometric_mean(pair), len(pair)))
     return out
 
 
-def busy_reasons(doc: dict[str, Any]) -> list[str]:
-    """Why the machine was busy while ``doc`` was measured (empty when it was not, or nobody knows)."""
-    telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
-    noise = telemetry.get("noise") if isinstance(telemetry.get("noise"), dict) else {}
-    return [str(r) for r in noise.get("reasons") or []] if noise.get("busy") else []
+busy_reasons = flags.busy_reasons
 
 
 # -- text ------------------------------------------------------------------------------------------
@@ -539,15 +561,17 @@ def cell_text(cell: Cell) -> str:
     if metric is None:
         return "—"
     if metric.failed:
-        return "failed"
+        return cell.mark or MARK_FAILED
     text = formatting.format_value(metric.value, metric.unit)
     if cell.ratio is not None:
         # two decimals, but a GPU box against a laptop must not read "×0.00"
         text += f" ×{cell.ratio:.2f}" if cell.ratio >= 0.01 else f" ×{cell.ratio:.2g}"
     if cell.mark and cell.mark != MARK_BASELINE:
         text += f" {cell.mark}"
-    if cell.busy:
-        text += " (busy)"
+    own = [flag for flag, on in (("busy", cell.busy), ("few repeats", cell.few_repeats and cell.mark != MARK_TOO_FEW))
+           if on]
+    if own:
+        text += f" ({', '.join(own)})"
     return text
 
 
@@ -575,7 +599,8 @@ def format_table(comparison: Comparison) -> str:
     notes = []
     for row in comparison.rows:
         for i, cell in enumerate(row.cells):
-            if cell.note and (cell.mark in (MARK_FAILED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE) or cell.busy):
+            if cell.note and (cell.mark in (MARK_FAILED, MARK_CANCELLED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE,
+                                            MARK_UNTESTED) or cell.busy):
                 notes.append(f"  {row_label(row)} [{i + 1}]: {cell.mark}: {cell.note}")
     if notes:
         lines += ["", "Notes:"] + notes

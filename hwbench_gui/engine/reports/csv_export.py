@@ -11,8 +11,9 @@ from typing import Any, Sequence
 
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.csv_cells import safe_cell
-from hwbench_gui.engine.results import describe
+from hwbench_gui.engine.reports import flags
 from hwbench_gui.engine.reports.charts import mean_gpu_power_w
+from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 COLUMNS = (
@@ -20,7 +21,7 @@ COLUMNS = (
     "params_json", "precision", "figure_name", "value", "unit", "higher_is_better", "median", "p5", "p95",
     "stdev", "n", "status", "reason", "started_at", "duration_s", "gpu_util_mean_percent",
     "gpu_vram_used_max_bytes", "cpu_util_mean_percent", "ram_used_mean_bytes", "gpu_power_mean_w",
-    "source_url", "warnings", "id", "file",
+    "source_url", "warnings", "busy", "busy_reasons", "few_repeats", "id", "file",
 )
 
 
@@ -66,6 +67,9 @@ def csv_row(doc: dict[str, Any]) -> dict[str, Any]:
         "gpu_power_mean_w": mean_gpu_power_w(doc),
         "source_url": reference.get("source_url"),
         "warnings": "; ".join(str(w) for w in doc.get("warnings") or []),
+        "busy": bool(flags.busy_reasons(doc)),
+        "busy_reasons": "; ".join(flags.busy_reasons(doc)),
+        "few_repeats": flags.few_repeats(doc),
         "id": doc.get("id"),
         "file": Path(doc["_path"]).name if doc.get("_path") else "",
     }
