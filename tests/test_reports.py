@@ -471,3 +471,33 @@ def test_the_baseline_is_the_first_source_given_even_when_it_is_newer(tmp_path):
     sides = compare.sides_by_machine(found.docs)
     assert sides[0].name.startswith("localbox")
     assert compare.compare(sides).baseline_name.startswith("localbox")
+
+
+# -- the PDF loses no row --------------------------------------------------------------------------
+
+def _pdf_text(pdf: Path) -> str:
+    import shutil
+    import subprocess
+
+    if not shutil.which("pdftotext"):
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+
+
+def test_the_pdf_holds_every_row_of_the_html_and_csv_even_when_rows_are_tall(tmp_path):
+    docs = []
+    for i in range(27):
+        doc = make_doc(f"t.row{i:02d}", params={"size": i, "path": "/data/set/" * (4 + i % 9)})
+        doc["benchmark"]["comparability_params"] = ["size", "path"]
+        docs += [doc, on_other_machine(doc, "beta", "Test GPU B", 1.5)]
+    reason = "\n".join(f"line {n} of a long traceback" for n in range(120)) + "\nEND-OF-REASON"
+    docs.append(make_doc("t.tall", status="failed", reason=reason, host="beta", gpu="Test GPU B"))
+    report = make_report(docs, with_charts=False)
+    html = render_html(report)
+    csv_rows = list(csv.DictReader(io.StringIO(csv_export.csv_text(report.docs))))
+    text = _pdf_text(write_pdf(report, tmp_path / "tall.pdf"))
+    labels = [compare.row_label(row) for row in report.comparison.rows]
+    assert html.count('<tr class="row">') == len(labels) == 28 and len(csv_rows) == len(docs) == 55
+    assert [label for label in labels if label not in text] == []
+    assert sum(r["benchmark_id"] in text for r in csv_rows) == len(csv_rows)
+    assert "END-OF-REASON" in text and "line 60 of a long traceback" in text  # split across pages, not cut

@@ -17,8 +17,11 @@ from hwbench_gui.engine.models.common import (
     SYNTHETIC_CLASSES,
     ModelSpec,
     OutOfMemoryError,
+    StepProgress,
     TimedRun,
+    default_batch,
     oom_message,
+    resolve_channels_last,
     time_windows,
 )
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
@@ -164,8 +167,11 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
 def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporter, dist: DistContext | None,
              device: Any, precision: Precision, dataset: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
     cuda = device.type == "cuda"
-    batch, size, train = params["batch"], params["image_size"], params["mode"] == "train"
-    channels_last = bool(params["channels_last"]) and spec.task != "detect"
+    batch = params["batch"] or default_batch(spec, device.type)
+    size, train = params["image_size"], params["mode"] == "train"
+    # torchvision's detection models take lists of images of any size: no NHWC path there
+    channels_last = resolve_channels_last(params["channels_last"], "torch", device.type, params["precision"]) \
+        and spec.task != "detect"
     applied = apply_torch(precision, device.type)
     if cuda:
         torch.backends.cudnn.benchmark = True  # fixed shapes: let cuDNN pick the fastest kernels
@@ -243,6 +249,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
 
     warmup, steps = params["warmup"], params["steps"]
     reporter.progress(0.0, f"warm-up ({warmup} steps{', compiling' if params['compile'] else ''})")
+    progress = StepProgress(reporter, params, on_gpu=cuda)
     first_step_s = None
     reporter.phase("warmup", "start")
     t0 = time.perf_counter()
@@ -251,6 +258,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         if i == 0:
             sync()
             first_step_s = time.perf_counter() - t0
+        progress.step()
     drain_steps, drained = _drain_loader(params.get("drain_loader_steps", 0), stream, step, next_batch, reporter)
     sync()
     warmup_s = time.perf_counter() - t0 if warmup or drain_steps else None
@@ -275,6 +283,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
                 now = time.perf_counter()
                 step_s.append(now - last)
                 last = now
+            progress.step()
         if cuda:
             events[n].record()
         sync()
@@ -289,7 +298,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         return int(count.item())
 
     windows = time_windows(run_steps, params, reporter, on_gpu=cuda, agree=agree if dist is not None else None,
-                           progress_share=1.0 if train else 0.9)
+                           progress=progress)
     step_s, total_s, data_wait_s = windows.step_s, sum(windows.window_s), windows.data_wait_s
     steps = sum(windows.window_steps)
     out = last_out[0]
@@ -298,7 +307,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     latency: list[float] = []
     if not train:
         one = ([next_batch()[0][0]],) if spec.task == "detect" else (next_batch()[0][:1],)
-        reporter.progress(0.9, "latency at batch 1")
+        reporter.progress(0.99, f"latency at batch 1 ({min(steps, LATENCY_STEPS_MAX)} calls)")
         n_latency = min(steps, LATENCY_STEPS_MAX)
         for i in range(LATENCY_WARMUP + n_latency):
             t = time.perf_counter()

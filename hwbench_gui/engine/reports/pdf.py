@@ -1,5 +1,6 @@
 """PDF report with matplotlib's ``PdfPages``: a title page with the sides, the composite and the
-side-by-side table (continued on further pages when long) with each value's spread, a page with the
+side-by-side table with each value's spread and note (rows wrapped and measured, pages filled by
+height, a row taller than a page split across pages, the header repeated), a page with the
 machine behind each side (GPU, CPU, RAM, driver, software, as the HTML report's "Sides" table),
 then one page per chart.
 
@@ -12,20 +13,24 @@ from __future__ import annotations
 import io
 import os
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
+from matplotlib import rc_context
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.reports.report import Report, side_facts
 
 A4_LANDSCAPE_IN = (11.69, 8.27)
-ROWS_PER_PAGE = 22
 MARK_COLOURS = {
     compare.MARK_BETTER: "#dff3e3", compare.MARK_WORSE: "#f9e0e0", compare.MARK_NOT_SIGNIFICANT: "#f3f3f3",
-    compare.MARK_UNTESTED: "#f3f3f3", compare.MARK_TOO_FEW: "#f3f3f3", compare.MARK_FAILED: "#fbe3c8", compare.MARK_NOT_COMPARABLE: "#e7e4f5",
+    compare.MARK_UNTESTED: "#f3f3f3", compare.MARK_TOO_FEW: "#f3f3f3", compare.MARK_FAILED: "#fbe3c8",
+    compare.MARK_CANCELLED: "#fbe3c8", compare.MARK_NOT_COMPARABLE: "#e7e4f5",
     compare.MARK_NO_BASELINE: "#e7e4f5", compare.MARK_BASELINE: "#e3eefa",
 }
 
@@ -52,58 +57,161 @@ def _header_lines(report: Report) -> list[str]:
     return lines
 
 
-def _table_pages(report: Report) -> list[Figure]:
+# -- the side-by-side table, laid out by measured row height ---------------------------------------
+
+FONT_PT = 7.0
+LINE_IN = FONT_PT * 1.32 / 72  # one text line, with the leading matplotlib's DejaVu Sans needs
+PAD_IN = 0.035
+MARGIN_IN = 0.4
+#: An average DejaVu Sans glyph at 1 pt is about this wide (digits 0.64): wrap at the width it fills.
+GLYPH_EM = 0.62
+#: Side columns per page band: more sides continue in further bands, each with the row labels.
+SIDES_PER_BAND = 6
+
+
+@dataclass
+class _Column:
+    header: str
+    width_in: float
+
+    @property
+    def chars(self) -> int:
+        return max(6, int((self.width_in - 2 * PAD_IN) * 72 / (FONT_PT * GLYPH_EM)))
+
+
+def wrap_lines(text: str, chars: int) -> list[str]:
+    """``text`` wrapped at ``chars`` (its own line breaks kept; long words broken): what a cell shows."""
+    lines: list[str] = []
+    for paragraph in str(text).split("\n"):
+        lines += textwrap.wrap(paragraph, chars, break_long_words=True, break_on_hyphens=False) or [""]
+    return lines
+
+
+def _table_rows(report: Report, sides: Sequence[int],
+                columns: Sequence[_Column]) -> list[tuple[list[list[str]], list[str]]]:
+    """Each comparison row as its cells' wrapped lines, with each cell's background colour."""
     c = report.comparison
-    rows = c.rows or []
-    pages = []
-    chunks = [rows[i:i + ROWS_PER_PAGE] for i in range(0, len(rows), ROWS_PER_PAGE)] or [[]]
-    for page_index, chunk in enumerate(chunks):
-        figure = Figure(figsize=A4_LANDSCAPE_IN)
-        top = 0.95
-        if page_index == 0:
-            figure.text(0.04, top, report.title, fontsize=16, weight="bold", va="top")
-            top -= 0.05
-            for line in _header_lines(report):
-                wrapped = _wrap(line, 170)
-                figure.text(0.04, top, wrapped, fontsize=7.5, va="top")
-                top -= 0.022 * (wrapped.count("\n") + 1)
-        else:
-            figure.text(0.04, top, f"{report.title} (continued)", fontsize=11, va="top")
-            top -= 0.04
-        ax = figure.add_axes((0.03, 0.03, 0.94, max(top - 0.05, 0.1)))
-        ax.axis("off")
-        if not chunk:
-            ax.text(0, 1, "No rows to compare.", va="top")
-            pages.append(figure)
-            continue
-        header = ["Benchmark · figure", "Prec.", "Configuration"] + [f"[{i + 1}]" for i in range(len(c.sides))]
-        # Fixed column widths (fractions of the page) so any number of sides fits across it.
-        side_width = 0.52 / len(c.sides)
-        widths = [0.2, 0.07, 0.21] + [side_width] * len(c.sides)
-        side_chars = max(12, int(side_width * 190))
-        cells = [[_wrap(compare.row_label(r), 40), r.precision, _wrap(r.config_text, 42)] +
-                 [_cell_with_spread(cell, side_chars) for cell in r.cells] for r in chunk]
-        colours = [["white"] * 3 + [MARK_COLOURS.get(cell.mark, "white") for cell in r.cells] for r in chunk]
-        table = ax.table(cellText=cells, colLabels=header, cellColours=colours, colWidths=widths, loc="upper left",
-                         cellLoc="left")
-        table.auto_set_font_size(False)
-        table.set_fontsize(7)
-        celld = table.get_celld()
-        row_lines: dict[int, int] = {}
-        for (row_index, _col), cell in celld.items():
-            lines = cell.get_text().get_text().count("\n") + 1
-            row_lines[row_index] = max(row_lines.get(row_index, 1), lines)
-        for (row_index, _col), cell in celld.items():  # one height per row, or the texts sit askew
-            cell.set_height(0.032 * row_lines[row_index] + 0.008)
-        pages.append(figure)
+    out = []
+    for row in c.rows:
+        label = compare.row_label(row) + ("" if row.headline else " (further figure)")
+        texts = [label, row.precision, row.config_text] + [_cell_text(row.cells[i]) for i in sides]
+        colours = ["white"] * 3 + [MARK_COLOURS.get(row.cells[i].mark, "white") for i in sides]
+        out.append(([wrap_lines(t, col.chars) for t, col in zip(texts, columns)], colours))
+    return out
+
+
+def _cell_text(cell: compare.Cell) -> str:
+    """The value, ratio, mark and flags, then the spread, then the note: what the HTML cell holds."""
+    parts = [compare.cell_text(cell)]
+    spread = compare.spread_text(cell.metric)
+    if spread:
+        parts.append(spread)
+    if cell.note:
+        parts.append(cell.note)
+    if cell.older_runs:
+        parts.append(f"{cell.older_runs} older run(s) not shown")
+    return "\n".join(parts)
+
+
+def _columns(report: Report, sides: Sequence[int]) -> list[_Column]:
+    usable = A4_LANDSCAPE_IN[0] - 2 * MARGIN_IN
+    fixed = [_Column("Benchmark · figure", 2.0), _Column("Prec.", 0.65), _Column("Configuration", 2.0)]
+    side_width = (usable - sum(col.width_in for col in fixed)) / max(len(sides), 1)
+    return fixed + [_Column(f"[{i + 1}]", side_width) for i in sides]
+
+
+def _table_pages(report: Report) -> list[Figure]:
+    """Title page and table pages. Rows are wrapped, measured, and placed while they fit; a row
+    taller than a whole page is split across pages (its remaining lines continue under the
+    repeated header), so no row is ever cut off."""
+    c = report.comparison
+    bands = [list(range(c.baseline, c.baseline + 1)) + [i for i in range(len(c.sides)) if i != c.baseline]]
+    everyone = bands[0]
+    if len(everyone) > SIDES_PER_BAND:  # the baseline leads every band, so each band compares with it
+        others = everyone[1:]
+        step = SIDES_PER_BAND - 1
+        bands = [[c.baseline] + others[i:i + step] for i in range(0, len(others), step)]
+    pages: list[Figure] = []
+    page = _new_page(report, first=True, pages=pages)
+    if not c.rows:
+        page.figure.text(MARGIN_IN / A4_LANDSCAPE_IN[0], page.y_frac(), "No rows to compare.", fontsize=9, va="top")
+        return pages
+    for band_number, band in enumerate(bands):
+        columns = _columns(report, band)
+        if band_number:
+            page = _new_page(report, first=False, pages=pages,
+                             note=f"sides {', '.join(f'[{i + 1}]' for i in band)}")
+        page.header(columns)
+        for lines, colours in _table_rows(report, band, columns):
+            start, height = 0, max(len(cell) for cell in lines)
+            while start < height:
+                remaining = height - start
+                if page.lines_left() < min(remaining, 3) and page.rows_on_page:
+                    page = _new_page(report, first=False, pages=pages)
+                    page.header(columns)
+                take = min(remaining, max(page.lines_left(), 1))
+                part = [cell[start:start + take] for cell in lines]
+                if start and not any(part[0]):  # the continued part of a tall row still says whose it is
+                    part[0] = [f"{lines[0][0]} (continued)"]
+                page.row(columns, part, colours, take)
+                start += take
     return pages
 
 
-def _cell_with_spread(cell, width: int) -> str:
-    """The value, ratio and mark, and below them the spread the value comes with."""
-    text = _wrap(compare.cell_text(cell), width)
-    spread = compare.spread_text(cell.metric)
-    return f"{text}\n{_wrap(spread, width)}" if spread else text
+class _Page:
+    def __init__(self, figure: Figure, top_in: float) -> None:
+        self.figure = figure
+        self.y_in = top_in  # distance of the next row's top from the page's top
+        self.rows_on_page = 0
+
+    def y_frac(self) -> float:
+        return 1 - self.y_in / A4_LANDSCAPE_IN[1]
+
+    def lines_left(self) -> int:
+        return int((A4_LANDSCAPE_IN[1] - MARGIN_IN - self.y_in - 2 * PAD_IN) / LINE_IN)
+
+    def header(self, columns: Sequence[_Column]) -> None:
+        self._draw(columns, [[col.header] for col in columns], ["#f2f2f5"] * len(columns), 1, bold=True)
+
+    def row(self, columns, lines, colours, count: int) -> None:
+        self._draw(columns, lines, colours, count)
+        self.rows_on_page += 1
+
+    def _draw(self, columns, lines, colours, count: int, bold: bool = False) -> None:
+        width_in, height_in = A4_LANDSCAPE_IN
+        row_h = count * LINE_IN + 2 * PAD_IN
+        x_in = MARGIN_IN
+        for col, cell_lines, colour in zip(columns, lines, colours):
+            self.figure.patches.append(Rectangle(
+                (x_in / width_in, 1 - (self.y_in + row_h) / height_in), col.width_in / width_in, row_h / height_in,
+                transform=self.figure.transFigure, facecolor=colour, edgecolor="#c8c8d0", linewidth=0.4))
+            for n, line in enumerate(cell_lines[:count]):
+                if line:
+                    self.figure.text((x_in + PAD_IN) / width_in, 1 - (self.y_in + PAD_IN + n * LINE_IN) / height_in,
+                                     line, fontsize=FONT_PT, va="top", ha="left",
+                                     weight="bold" if bold else "normal")
+            x_in += col.width_in
+        self.y_in += row_h
+
+
+def _new_page(report: Report, *, first: bool, pages: list[Figure], note: str = "") -> _Page:
+    figure = Figure(figsize=A4_LANDSCAPE_IN)
+    pages.append(figure)
+    width_in, height_in = A4_LANDSCAPE_IN
+    y_in = MARGIN_IN
+    if first:
+        figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, report.title, fontsize=16, weight="bold", va="top")
+        y_in += 0.4
+        for line in _header_lines(report):
+            for wrapped in wrap_lines(line, 190):
+                figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, wrapped, fontsize=7.5, va="top")
+                y_in += 7.5 * 1.35 / 72
+        y_in += 0.1
+    else:
+        title = f"{report.title} (continued{', ' + note if note else ''})"
+        figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, title, fontsize=10, va="top")
+        y_in += 0.3
+    return _Page(figure, y_in)
 
 
 def _systems_page(report: Report) -> Figure:
@@ -135,7 +243,9 @@ def _systems_page(report: Report) -> Figure:
 
 def pdf_bytes(report: Report) -> bytes:
     buffer = io.BytesIO()
-    with PdfPages(buffer, metadata={"Title": report.title, "Creator": f"hwbench {report.hwbench_version}"}) as pdf:
+    # TrueType (Type 42) fonts: the PDF's text can be searched, copied and extracted (pdftotext).
+    with rc_context({"pdf.fonttype": 42}), \
+            PdfPages(buffer, metadata={"Title": report.title, "Creator": f"hwbench {report.hwbench_version}"}) as pdf:
         for page in _table_pages(report):
             pdf.savefig(page)
         pdf.savefig(_systems_page(report))
