@@ -21,7 +21,14 @@ import pytest
 
 from hwbench_gui.engine.child import child_env
 from hwbench_gui.engine.models import data as model_data
-from hwbench_gui.engine.models.common import MODELS, PRECISION_LABELS, OutOfMemoryError, oom_message, percentile
+from hwbench_gui.engine.models.common import (
+    MODELS,
+    PRECISION_LABELS,
+    OutOfMemoryError,
+    default_batch,
+    oom_message,
+    percentile,
+)
 from hwbench_gui.engine.run import maxbatch, registry, runner, suites, worker
 from hwbench_gui.engine.spec.benchmark import ParamError
 
@@ -96,8 +103,10 @@ def test_four_model_benchmarks_with_the_issue_parameters():
         assert bench.param("framework").choices == ("torch", "tf")
         assert bench.param("mode").choices == ("train", "infer")
         assert bench.param("precision").choices == ("fp32", "tf32", "fp16-amp", "bf16-amp")
-    assert registry.get("model.resnet50").resolve_params()["batch"] == 128
-    assert registry.get("model.vgg16").resolve_params()["batch"] == 128
+    # batch 0: the model's default for the device the run lands on (128 on a GPU as in the seed)
+    assert registry.get("model.resnet50").resolve_params()["batch"] == 0
+    assert default_batch(MODELS["resnet50"], "cuda") == default_batch(MODELS["vgg16"], "cuda") == 128
+    assert registry.get("model.resnet50").resolve_params()["channels_last"] == "auto"
 
 
 def test_precision_labels_are_exact():
@@ -430,7 +439,8 @@ def test_seed_suite_is_the_seed_matrix():
     assert {r.params["precision"] for r in runs} == {"fp32", "fp16-amp"}
     for run in runs:  # every run's parameters are valid for its benchmark; batch is the model's default
         values = registry.get(run.bench_id).resolve_params(run.params)
-        assert values["batch"] == MODELS[run.bench_id.split(".")[1]].batch
+        assert values["batch"] == 0 and default_batch(MODELS[run.bench_id.split(".")[1]], "cuda") == \
+            MODELS[run.bench_id.split(".")[1]].batch
 
 
 def test_suite_parameters_narrow_or_apply():

@@ -8,7 +8,14 @@ import importlib.util
 from typing import Any
 
 from hwbench_gui.engine.models import multigpu
-from hwbench_gui.engine.models.common import MODELS, ModelSpec, build_outcome, model_params
+from hwbench_gui.engine.models.common import (
+    MODELS,
+    ModelSpec,
+    build_outcome,
+    default_batch,
+    model_params,
+    resolve_channels_last,
+)
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
 
@@ -17,6 +24,33 @@ def _torch_version() -> str:
     import torch
 
     return torch.__version__
+
+
+#: Parameters a run decides when given as 0 / ``auto``; the document stores the values used.
+RESOLVED_PARAMS = ("batch", "channels_last")
+
+
+def _resolve(spec: ModelSpec, params: dict[str, Any], reporter: Reporter, asked_auto: bool) -> dict[str, Any]:
+    """Batch and memory format for the concrete device; names the device before anything heavy runs."""
+    kind, _ = split_device(params["device"])
+    resolved = {**params, "batch": params["batch"] or default_batch(spec, kind),
+                "channels_last": resolve_channels_last(params["channels_last"], params["framework"], kind,
+                                                       params["precision"])}
+    if kind == CPU and asked_auto:
+        note = (f"no GPU found: running on the CPU (batch {resolved['batch']}"
+                f"{'' if params['batch'] else ', the CPU default'})")
+    else:
+        note = f"running on {params['device']}, batch {resolved['batch']}"
+    reporter.log(note)
+    reporter.progress(0.0, note)
+    return resolved
+
+
+def _finish(outcome: Outcome, params: dict[str, Any], asked_auto: bool) -> Outcome:
+    outcome.resolved_params = {k: params[k] for k in RESOLVED_PARAMS}
+    if asked_auto and split_device(params["device"])[0] == CPU:
+        outcome.warnings.append("no GPU found (device=auto): ran on the CPU")
+    return outcome
 
 
 def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: Reporter) -> Outcome:
@@ -34,14 +68,16 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
         tf = model_tf.import_tf()
         if device.kind == AUTO:
             params = {**params, "device": "cuda:0" if tf.config.list_physical_devices("GPU") else CPU}
+        params = _resolve(spec, params, reporter, device.kind == AUTO)
         if params["gpus"] > 1:
-            return multigpu.run_tf_mirrored(spec, params, reporter)
+            return _finish(multigpu.run_tf_mirrored(spec, params, reporter), params, device.kind == AUTO)
         kind, index = split_device(params["device"])
         model_tf.select_devices(tf, kind, index, 1)
         run, details, where = model_tf.measure(spec, params, reporter, tf_module=tf)
         warnings = list(details.pop("warnings", []))
-        return build_outcome(spec, params, run, framework_label=f"TensorFlow {tf.__version__}", device_label=where,
-                             method_extra=model_tf.method_text(params), details=details, warnings=warnings)
+        return _finish(build_outcome(spec, params, run, framework_label=f"TensorFlow {tf.__version__}",
+                                     device_label=where, method_extra=model_tf.method_text(params), details=details,
+                                     warnings=warnings), params, device.kind == AUTO)
 
     if importlib.util.find_spec("torch") is None:
         raise BenchmarkUnavailable("PyTorch is not installed")
@@ -49,14 +85,15 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
         params = {**params, "device": str(resolve_auto(device))}
     if multigpu.is_rank_process():
         return multigpu.rank_main(bench_id, spec, params, reporter)
+    params = _resolve(spec, params, reporter, device.kind == AUTO)
     if params["gpus"] > 1 or params["nnodes"] > 1:
-        return multigpu.run_torch_ddp(bench_id, spec, params, reporter)
+        return _finish(multigpu.run_torch_ddp(bench_id, spec, params, reporter), params, device.kind == AUTO)
     from hwbench_gui.engine.models import torch_measure as model_torch
 
     run, details, where = model_torch.measure(spec, params, reporter)
-    return build_outcome(spec, params, run, framework_label=f"PyTorch {_torch_version()}", device_label=where,
-                         method_extra=model_torch.method_text(params, where.startswith("cuda")), details=details,
-                         warnings=[])
+    return _finish(build_outcome(spec, params, run, framework_label=f"PyTorch {_torch_version()}",
+                                 device_label=where, method_extra=model_torch.method_text(params, where.startswith("cuda")),
+                                 details=details, warnings=[]), params, device.kind == AUTO)
 
 
 def _availability() -> str | None:

@@ -8,13 +8,14 @@ turns a :class:`TimedRun` into the :class:`~hwbench_gui.engine.spec.benchmark.Ou
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from hwbench_gui.engine.measure.stats import median, percentile
 from hwbench_gui.engine.spec.benchmark import Outcome, Param, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA
-from hwbench_gui.engine.spec.precision import MODEL_KEYS, label_of
+from hwbench_gui.engine.spec.precision import MODEL_KEYS, from_key, label_of
 
 GIB = 1 << 30
 
@@ -58,8 +59,37 @@ MODELS = {
 #: Faster R-CNN, KiTS (background, kidney, tumour) for U-Net, as in the seed's data sets.
 SYNTHETIC_CLASSES = {"classify": 1000, "detect": 21, "segment": 3}
 
+#: On the CPU the default batch is the GPU default divided by this (at least 1): ResNet-50 training at
+#: batch 128 holds about 10 GiB of RAM and takes about 10 s a step on a small CPU; at 16, about 1.5 GiB
+#: and a second or two, so the default run ends in minutes and fits a laptop. A batch the user gives
+#: is kept.
+CPU_BATCH_DIVISOR = 8
+
+#: ``channels_last`` values: ``auto`` lets the run pick the memory format (see :func:`resolve_channels_last`).
+CHANNELS_LAST_CHOICES = ("auto", "true", "false")
+
 #: Steps timed at batch 1 for the latency figures of an inference run (at most).
 LATENCY_STEPS_MAX = 100
+
+
+def default_batch(spec: ModelSpec, device_kind: str) -> int:
+    """The batch a run uses when none is given (``batch=0``): the model's GPU default on a GPU, that
+    divided by :data:`CPU_BATCH_DIVISOR` on the CPU."""
+    return spec.batch if device_kind == CUDA else max(1, spec.batch // CPU_BATCH_DIVISOR)
+
+
+def resolve_channels_last(requested: Any, framework: str, device_kind: str, precision_key: str) -> bool:
+    """The memory format a run uses: True = NHWC. ``auto`` picks NHWC where it pays, as NVIDIA's
+    DeepLearningExamples and timm do: PyTorch on a CUDA device with a tensor-core precision (TF32,
+    FP16-AMP, BF16-AMP), where cuDNN's NHWC kernels avoid the transposes around every convolution
+    (ResNet-50 BF16 training on an H200: 2,305 images/s NCHW, 4,694 NHWC). FP32 with TF32 off and the
+    CPU stay NCHW. Keras always runs NHWC (its ``channels_last`` data format), so TensorFlow is True."""
+    if framework == "tf":
+        return True
+    if requested != "auto":
+        return requested is True or str(requested).lower() == "true"
+    precision = from_key(precision_key)
+    return device_kind == CUDA and (bool(precision.tf32) or precision.autocast_dtype is not None)
 
 
 def model_params(spec: ModelSpec) -> tuple[Param, ...]:
@@ -72,8 +102,10 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
               "fp32 = IEEE FP32 with TF32 off; tf32 = FP32 tensors on TF32 tensor cores; fp16-amp / bf16-amp = "
               "automatic mixed precision (FP32 weights, FP16/BF16 compute; FP16 with loss scaling).",
               choices=tuple(PRECISION_LABELS)),
-        Param("batch", "int", spec.batch, f"Images per step per GPU (default {spec.batch_note}).",
-              minimum=1, maximum=1 << 16),
+        Param("batch", "int", 0, f"Images per step per GPU; 0 = the model's default: {spec.batch} on a GPU "
+              f"({spec.batch_note}), {max(1, spec.batch // CPU_BATCH_DIVISOR)} on the CPU (the GPU default / "
+              f"{CPU_BATCH_DIVISOR}: a CPU step takes seconds and fits in a few GiB). The result stores the batch used.",
+              minimum=0, maximum=1 << 16),
         Param("image_size", "int", spec.image_size, "Square image side in pixels.", minimum=32, maximum=4096,
               unit="px"),
         Param("steps", "int", 10, "Timed steps per repeat (at least; on a GPU more, to fill min_time_s).",
@@ -93,7 +125,9 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
               "with the same rdzv_endpoint.", minimum=1, maximum=1024),
         Param("rdzv_endpoint", "str", "", "host:port of the rendezvous (torchrun's --rdzv-endpoint); needed when "
               "nnodes > 1, else a free local port is used."),
-        Param("channels_last", "bool", False, "NHWC memory format (PyTorch; Keras is NHWC already)."),
+        Param("channels_last", "choice", "auto", "NHWC memory format. auto = NHWC for PyTorch on a GPU with TF32, "
+              "FP16-AMP or BF16-AMP (cuDNN's fast layout for tensor cores), NCHW for FP32 and on the CPU; Keras is "
+              "always NHWC. The result stores the format used (true = NHWC).", choices=CHANNELS_LAST_CHOICES),
         Param("compile", "bool", False, "torch.compile (default mode) / Keras XLA jit_compile."),
         Param("data", "str", "synthetic",
               "'synthetic' (random tensors made on the device once) or a folder: ImageFolder tree for the "
@@ -180,33 +214,142 @@ class Windows:
     calibration: dict[str, Any] | None = None
 
 
+def format_eta(seconds: float) -> str:
+    """``"ETA 45 s"``, ``"ETA 3 min 10 s"``, ``"ETA 1 h 05 min"``."""
+    seconds = max(0, round(seconds))
+    if seconds < 60:
+        return f"ETA {seconds} s"
+    if seconds < 3600:
+        return f"ETA {seconds // 60} min {seconds % 60:02d} s"
+    return f"ETA {seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+class StepProgress:
+    """Progress after every warm-up and timed step, with an ETA from the measured step time.
+
+    The fraction is time-based: elapsed / (elapsed + estimated remaining), so whoever watches (the
+    suite's progress bar) can turn fraction and elapsed time into a remaining time. The estimate is
+    the mean of the latest steps (the first warm-up step, which holds compilation and cuDNN's
+    autotuning, is left out) times the steps still to come: the warm-up's rest, on a GPU the sizing
+    window and the windows that fill ``min_time_s``, and for inference the batch-1 latency calls
+    (counted as a tenth of a step each). Reports at most every ``interval_s`` unless the phase changes.
+    """
+
+    RECENT = 8
+
+    def __init__(self, reporter: Reporter, params: dict[str, Any], *, on_gpu: bool, interval_s: float = 0.5,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
+        self.reporter, self.clock, self.interval_s = reporter, clock, interval_s
+        self.warmup = int(params.get("warmup", 0))
+        self.steps, self.repeats = int(params["steps"]), int(params.get("repeats", 1))
+        self.min_time_s = float(params.get("min_time_s", 0.0)) if on_gpu else 0.0
+        self.latency_steps = min(self.steps, LATENCY_STEPS_MAX) if params.get("mode") == "infer" else 0
+        self.per_window: int | None = None if self.min_time_s > 0 else self.steps
+        self.done = {"warm-up": 0, "sizing": 0, "timed": 0}
+        self.phase = "warm-up"
+        self.recent: list[float] = []
+        self.start = self.last = clock()
+        self.last_report = -math.inf
+        self.first_step_seen = False
+        self.repeat: int | None = None  # the timed window under way
+
+    def set_window(self, per_window: int) -> None:
+        """The timed windows' step count, once sized."""
+        self.per_window = per_window
+
+    def step_s(self) -> float | None:
+        return sum(self.recent) / len(self.recent) if self.recent else None
+
+    def remaining_steps(self) -> float:
+        timed_total = self.repeats * self.per_window if self.per_window is not None else None
+        if timed_total is None:
+            estimate = self.step_s()
+            per_window = self.steps
+            if estimate:
+                per_window = max(self.steps, math.ceil(self.min_time_s / self.repeats / estimate))
+            timed_total = self.repeats * per_window
+        sizing = self.steps if self.min_time_s > 0 else 0
+        return (max(0, self.warmup - self.done["warm-up"]) + max(0, sizing - self.done["sizing"])
+                + max(0, timed_total - self.done["timed"]) + 0.1 * self.latency_steps)
+
+    def remaining_s(self) -> float | None:
+        estimate = self.step_s()
+        return None if estimate is None else estimate * self.remaining_steps()
+
+    def begin(self, phase: str) -> None:
+        """``warm-up``, ``sizing`` or ``timed`` starts (its first report comes at once)."""
+        self.phase = phase
+        self.last = self.clock()
+        self.last_report = -math.inf
+
+    def step(self) -> None:
+        now = self.clock()
+        took, self.last = now - self.last, now
+        self.done[self.phase] += 1
+        if self.phase == "warm-up" and not self.first_step_seen:
+            self.first_step_seen = True
+            if self.warmup > 1:  # compilation and autotuning: not a step time
+                self._report(now)
+                return
+        self.recent = [*self.recent[-(self.RECENT - 1):], took]
+        self._report(now)
+
+    def _report(self, now: float) -> None:
+        remaining = self.remaining_s()
+        if now - self.last_report < self.interval_s and remaining is not None and remaining > 0:
+            return
+        self.last_report = now
+        elapsed = now - self.start
+        fraction = elapsed / (elapsed + remaining) if remaining is not None and elapsed + remaining > 0 else 0.0
+        if self.phase == "warm-up":
+            where = f"warm-up step {self.done['warm-up']}/{self.warmup}"
+        elif self.phase == "sizing":
+            where = f"sizing the timed windows: step {self.done['sizing']}/{self.steps}"
+        else:
+            total = self.repeats * self.per_window if self.per_window else "?"
+            where = f"timed step {self.done['timed']}/{total}"
+            if self.repeat is not None:
+                where += f" (repeat {self.repeat + 1}/{self.repeats})"
+        estimate = self.step_s()
+        pace = f", {estimate:.3g} s/step, {format_eta(remaining)}" if estimate is not None and remaining is not None \
+            else ", ETA after the first steps"
+        self.reporter.progress(min(fraction, 0.999), where + pace)
+
+
 #: ``run_steps(n)`` runs n steps, synchronized before the first and after the last, and returns
 #: (wall seconds, per-step seconds, seconds waited for data).
 RunSteps = Callable[[int], tuple[float, list[float], float]]
 
 
 def time_windows(run_steps: RunSteps, params: dict[str, Any], reporter: Reporter, *, on_gpu: bool,
-                 agree: Callable[[int], int] | None = None, progress_share: float = 1.0) -> Windows:
+                 agree: Callable[[int], int] | None = None, progress: StepProgress | None = None) -> Windows:
     """``repeats`` timed windows of equal step count, each marked as a timed phase.
 
     On a GPU a first, untimed window of ``steps`` steps sizes the windows so that together they last
     at least ``min_time_s`` (a GPU holds its boost clock for about a second before its power limit
     brings it down: a short run measures the boost, not what training gets). ``agree`` makes every
-    rank of a multi-GPU run use the same count (the largest).
+    rank of a multi-GPU run use the same count (the largest). ``run_steps`` calls
+    ``progress.step()`` after each step; this function tells ``progress`` the phase and window size.
     """
     steps, repeats = int(params["steps"]), int(params.get("repeats", 1))
     per_window = steps
     out = Windows()
     min_time_s = float(params.get("min_time_s", 0.0))
     if on_gpu and min_time_s > 0:
-        reporter.progress(0.0, f"sizing the timed windows ({steps} steps)")
+        if progress is not None:
+            progress.begin("sizing")
         seconds, _, _ = run_steps(steps)
         target = min_time_s / repeats
         per_window = max(steps, math.ceil(steps * target / max(seconds, 1e-9)))
         out.calibration = {"steps": steps, "seconds": seconds, "target_window_s": target}
     if agree is not None:
         per_window = agree(per_window)
+    if progress is not None:
+        progress.set_window(per_window)
+        progress.begin("timed")
     for r in range(repeats):
+        if progress is not None:
+            progress.repeat = r
         reporter.phase("timed", "start", r)
         seconds, step_s, waited = run_steps(per_window)
         reporter.phase("timed", "end", r)
@@ -214,8 +357,6 @@ def time_windows(run_steps: RunSteps, params: dict[str, Any], reporter: Reporter
         out.window_steps.append(per_window)
         out.step_s.extend(step_s)
         out.data_wait_s += waited
-        reporter.progress((r + 1) / repeats * progress_share,
-                          f"step {(r + 1) * per_window}/{repeats * per_window} (repeat {r + 1}/{repeats})")
     return out
 
 

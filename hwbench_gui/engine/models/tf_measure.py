@@ -22,6 +22,8 @@ from hwbench_gui.engine.models.common import (
     OutOfMemoryError,
     TimedRun,
     oom_message,
+    StepProgress,
+    default_batch,
     time_windows,
 )
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
@@ -134,7 +136,8 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
     import keras
 
     precision = from_key(params["precision"])
-    batch, size, train = params["batch"], params["image_size"], params["mode"] == "train"
+    batch = params["batch"] or default_batch(spec, kind)
+    size, train = params["image_size"], params["mode"] == "train"
     keras.backend.clear_session()  # first: clear_session also resets the global dtype policy
     policy = apply_keras(precision)
     jit = bool(params["compile"])
@@ -208,6 +211,7 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
 
     warmup = params["warmup"]
     reporter.progress(0.0, f"warm-up ({warmup} steps{', XLA compiling' if jit else ''})")
+    progress = StepProgress(reporter, params, on_gpu=kind == "cuda")
     first_step_s = None
     reporter.phase("warmup", "start")
     t0 = time.perf_counter()
@@ -215,6 +219,7 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
         float(step(next_batch()))  # fetching the scalar waits for the step
         if i == 0:
             first_step_s = time.perf_counter() - t0
+        progress.step()
     warmup_s = time.perf_counter() - t0 if warmup else None
     reporter.phase("warmup", "end")
     last_value: list[float | None] = [None]
@@ -228,16 +233,17 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
             now = time.perf_counter()
             step_s.append(now - last)
             last = now
+            progress.step()
         return time.perf_counter() - start, step_s, (stream.wait_s - wait_before) if stream is not None else 0.0
 
-    windows = time_windows(run_steps, params, reporter, on_gpu=kind == "cuda", progress_share=1.0 if train else 0.9)
+    windows = time_windows(run_steps, params, reporter, on_gpu=kind == "cuda", progress=progress)
     step_s, total_s, data_wait_s = windows.step_s, sum(windows.window_s), windows.data_wait_s
     steps = sum(windows.window_steps)
     value = last_value[0]
 
     latency: list[float] = []
     if not train:
-        reporter.progress(0.9, "latency at batch 1")
+        reporter.progress(0.99, f"latency at batch 1 ({min(steps, LATENCY_STEPS_MAX)} calls)")
         one_fn = tf.function(replica_infer, jit_compile=jit)
         sample = next_batch()[0]
         if replicas > 1:

@@ -7,6 +7,8 @@ the reason is not obvious, a sibling ``<key>_reason`` says why::
     id               uuid4 hex string of this run
     benchmark        {id, title, category, version}
     params           every parameter, resolved (defaults filled in)
+    params_requested only where a run chose a value itself (batch 0, channels_last auto): what was
+                     asked; ``params`` then holds the value used
     precision        the one place a document names its precision: the label ("FP32", "TF32",
                      "FP16-AMP", ... or "n/a"); for a failed run, the one its parameters asked for
                      (null when they name none). Readers take it through spec.precision.of_document
@@ -140,6 +142,12 @@ def build_document(
     }
     if outcome is not None:
         doc.update(_from_outcome(outcome, all_warnings))
+        chosen = outcome.get("resolved_params")
+        if isinstance(chosen, dict):
+            chosen = {k: v for k, v in jsonable(chosen).items() if k in doc["params"] and doc["params"][k] != v}
+            if chosen:
+                doc["params_requested"] = {k: doc["params"][k] for k in chosen}
+                doc["params"].update(chosen)
         if status == "ok" and doc["stats"]["n"] == 0:
             status = "failed"
             reason = reason or "the benchmark reported no valid samples"

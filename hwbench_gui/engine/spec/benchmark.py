@@ -67,6 +67,8 @@ class Param:
                 value = _parse_bool(raw)
             elif self.kind == "int_list":
                 value = _parse_int_list(raw, byte_size=self.unit == "bytes")
+            elif self.kind == "choice" and isinstance(raw, bool):
+                value = "true" if raw else "false"  # a document's resolved true/false for a true/false/auto choice
             else:
                 value = str(raw)
         except (TypeError, ValueError) as exc:
@@ -198,6 +200,9 @@ class Outcome:
     warnings: list[str] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
     device: str = ""  # what ran it: "cuda:0 (NVIDIA H200)", "cpu (8 threads)"
+    #: Values the run chose for parameters given as 0 / ``auto`` (a batch, a memory format): the document
+    #: stores these in ``params`` and what was asked in ``params_requested``.
+    resolved_params: dict[str, Any] = field(default_factory=dict)
 
 
 class BenchmarkUnavailable(RuntimeError):
