@@ -1,20 +1,24 @@
 """datapath.analyze: which stage of the input pipeline holds training back, and what to change.
 
 Measures every stage of disk → RAM → CPU decode/augment → PCIe → GPU alone in images/s (see
-:mod:`hwbench_gui.engine.datapath.stages`), then the real loader-fed training rate with the same
-model, precision, batch and workers, and turns the numbers into a verdict with advice
-(:mod:`hwbench_gui.engine.datapath.verdict`). The compute-only and end-to-end rates come from the
+:mod:`hwbench_gui.engine.datapath.stages`), then the real loader-fed training rate in steady state
+with the same model, precision, batch and workers (the headline), then every cheap change it
+could advise, end to end and within a time budget (:mod:`hwbench_gui.engine.datapath.end_to_end`),
+and turns the numbers into a verdict whose causes are proven by those what-ifs, with the best
+configuration found as code (:mod:`hwbench_gui.engine.datapath.verdict`,
+:mod:`hwbench_gui.engine.datapath.tryouts`). 'auto' parameters are sized for the machine
+(:mod:`hwbench_gui.engine.datapath.defaults`). The compute-only and end-to-end rates come from the
 model benchmark's own training step (``model_torch.measure``).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import math
 import tempfile
 import threading
 from typing import Any
 
+from hwbench_gui.engine.datapath.stages import STAGES
 from hwbench_gui.engine.measure.timing import cpu_count
 from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
@@ -27,8 +31,8 @@ DECODE_SET_MAX = 256
 GPU_UTIL_INTERVAL_S = 0.1
 
 #: Progress fraction at which each phase starts.
-_PHASES = {"dataset": 0.0, "disk": 0.08, "decode": 0.18, "augment": 0.3, "cpu": 0.36, "transfer": 0.48,
-           "compute": 0.52, "end_to_end": 0.68, "what_if": 0.9, "verdict": 0.98}
+_PHASES = {"dataset": 0.0, "disk": 0.06, "decode": 0.12, "augment": 0.2, "cpu": 0.24, "transfer": 0.3,
+           "compute": 0.33, "end_to_end": 0.42, "what_if": 0.5, "tryouts": 0.55, "verdict": 0.99}
 
 
 class _PhaseReporter:
@@ -131,8 +135,19 @@ def _model_params(params: dict[str, Any], device: Any, precision: str, data: str
                   image_size=params["image_size"], steps=params["steps"], warmup=params["warmup"],
                   device=str(device), gpus=1, nnodes=1, channels_last=params["channels_last"], compile=False,
                   data=data, workers=params["workers"], repeats=params["repeats"],
-                  # windows of the given steps (whole epochs end to end), not stretched to a time
+                  # windows of the given steps, not stretched to a time
                   min_time_s=0.0)
+    return values
+
+
+def _compute_params(params: dict[str, Any], device: Any, precision: str, kind: str) -> dict[str, Any]:
+    """Compute-only parameters: with steps on auto, windows of about 1.5 s on a GPU (sized by the
+    model benchmark's calibration window) and of 3 steps on the CPU."""
+    values = _model_params(params, device, precision, "synthetic")
+    if not params["steps"]:
+        values["steps"] = 10 if kind == "cuda" else 3
+        if kind == "cuda":
+            values["min_time_s"] = 1.5 * params["repeats"]
     return values
 
 
@@ -140,7 +155,7 @@ def _open_or_generate(params: dict[str, Any], reporter: Reporter) -> Any:
     from hwbench_gui.engine.datapath.dataset import generate_dataset, open_dataset
 
     if params["dataset"]:
-        return open_dataset(params["dataset"], limit=params["count"])
+        return open_dataset(params["dataset"], limit=params["count"] or None)
     reporter.progress(0.0, f"generating {params['count']} JPEGs of {params['width']}×{params['height']} px")
     return generate_dataset(params["dataset_disk"] or tempfile.gettempdir(), params["width"], params["height"],
                             params["count"], params["quality"],
@@ -151,21 +166,30 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     import psutil
     import torch
 
+    from hwbench_gui.engine.datapath import defaults
+    from hwbench_gui.engine.datapath import end_to_end as e2e_mod
     from hwbench_gui.engine.datapath import stages as st
-    from hwbench_gui.engine.datapath.verdict import DATA_WAIT_NOTABLE, Context, analyze, usable_workers
+    from hwbench_gui.engine.datapath import tryouts
+    from hwbench_gui.engine.datapath.verdict import (DATA_WAIT_NOTABLE, Context, analyze, epoch_start_share,
+                                                     usable_workers)
     from hwbench_gui.engine.models import torch_measure as model_torch
     from hwbench_gui.engine.spec.precision import label_of
 
-    if params["batch"] > params["count"]:
+    device, kind = _resolve_device(params["device"])
+    cpus = cpu_count()
+    params, chosen = defaults.resolve(params, kind, cpus)
+    if chosen:
+        reporter.log("auto parameters for this machine: " + ", ".join(chosen))
+    if params["image_size"] < 16:
+        raise ParamError(f"image_size: {params['image_size']} px is below 16")
+    if params["count"] and params["batch"] > params["count"]:
         raise ParamError(f"batch ({params['batch']}) is larger than count ({params['count']}): the loader needs at "
                          "least one whole batch")
-    device, kind = _resolve_device(params["device"])
-    precision = params["precision"] if params["precision"] != "auto" else (BF16_AMP if kind == "cuda" else FP32).key
+    precision = params["precision"]
     label = label_of(precision)
     workers, repeats, stage_s = params["workers"], params["repeats"], params["stage_s"]
     readers = max(1, workers)
     delay_s = params["read_delay_ms"] / 1e3
-    cpus = cpu_count()
     warnings: list[str] = []
     if workers > cpus:
         warnings.append(f"{workers} workers on {cpus} CPUs: the workers oversubscribe the cores")
@@ -181,6 +205,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         allocator += (f"; denormal floats flushed to zero; training with {torch.get_num_threads()} threads "
                       f"(the {cpus} CPUs less one per loader worker)")
     dataset = _open_or_generate(params, reporter)
+    if params["batch"] > len(dataset.files):
+        raise ParamError(f"batch ({params['batch']}) is larger than the dataset's {len(dataset.files)} images")
     reporter.log(f"dataset: {dataset.describe()}")
     available_ram = psutil.virtual_memory().available
     results: dict[str, st.StageResult] = {}
@@ -235,58 +261,59 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     spec = model_spec(params["model"])
     sub = _PhaseReporter(reporter, _PHASES["compute"], _PHASES["end_to_end"])
     sub.progress(0.0, "model compute only (synthetic batch on the device)")
-    compute_run, compute_details, where = model_torch.measure(spec, _model_params(params, device, precision,
-                                                                                  "synthetic"), sub)
-    method_common = model_torch.method_text(_model_params(params, device, precision, "synthetic"), kind == "cuda")
+    compute_params = _compute_params(params, device, precision, kind)
+    compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub)
+    method_common = model_torch.method_text(compute_params, kind == "cuda")
     results["compute"] = st.timed_run_stage(
         "compute", compute_run,
         f"model benchmark's training step ({spec.title}, {label}, batch {params['batch']}, {params['image_size']} px) "
         f"on a random batch made once on the device: no loader, no copy. {params['warmup']} warm-up, "
-        f"{params['repeats']} timed windows of {params['steps']} steps; images/s = images / timed wall time "
-        f"(samples: each window's). {method_common}")
+        f"{params['repeats']} timed windows of {compute_run.window_steps[0] if compute_run.window_steps else '?'} "
+        f"steps; images/s = images / timed wall time (samples: each window's). {method_common}")
 
     sub = _PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
     sub.progress(0.0, f"end-to-end: loader with {workers} workers feeding the training step")
-    file_images = st.FileImages(dataset.files, dataset.labels, dataset.classes,
-                                st.train_transform(params["image_size"]), delay_s)
-    e2e_params = _model_params(params, device, precision, dataset.root)
-    # Slow first steps (cuDNN autotuning, allocator warm-up) let the workers fill the prefetch queue
-    # (4 batches per worker); timing before it drains would credit the loader with that head start.
-    # Draining takes longer the closer the loader's rate is to the step's, hence the generous cap.
-    e2e_params["drain_loader_steps"] = 4 * LOADER_PREFETCH_BATCHES * max(1, workers) + 8
-    # Each epoch start refills the loader from empty (workers do not prefetch across epochs), a stall
-    # of about one batch per worker. A window of whole epochs counts those stalls at their real
-    # frequency; a shorter one counts one or none by chance (2.3 s in a 5 s window on the H200).
-    per_epoch = len(dataset.files) // params["batch"]
-    if 0 < per_epoch <= 4 * params["steps"]:
-        e2e_params["steps"] = math.ceil(params["steps"] / per_epoch) * per_epoch
+    setup = e2e_mod.Setup(spec, _model_params(params, device, precision, dataset.root), dataset.files, dataset.labels,
+                          dataset.classes, delay_s, kind, cpus, model_torch.measure)
+    base = tryouts.LoaderConfig(workers, LOADER_PREFETCH_BATCHES, kind == "cuda", params["channels_last"])
+    feed = min(r.rate for k, r in results.items() if k in ("disk_cached", "cpu_n", "transfer", "compute") and r.rate)
+    e2e_steps = params["steps"] or e2e_mod.window_steps(feed, params["batch"], kind)
     sampler = _GpuUtilSampler(device.index or 0, sub.timed) if kind == "cuda" else None
     if sampler is not None:
         with sampler:
-            e2e_run, e2e_details, where = model_torch.measure(spec, e2e_params, sub, dataset=file_images)
+            e2e_run, e2e_details, where = e2e_mod.measure_config(base, setup, e2e_steps, params["warmup"], sub,
+                                                                 epoch_starts=e2e_mod.EPOCH_STARTS[kind])
         gpu_util, gpu_util_reason = sampler.mean(), sampler.reason
     else:
-        e2e_run, e2e_details, where = model_torch.measure(spec, e2e_params, sub, dataset=file_images)
+        e2e_run, e2e_details, where = e2e_mod.measure_config(base, setup, e2e_steps, params["warmup"], sub,
+                                                             epoch_starts=e2e_mod.EPOCH_STARTS[kind])
         gpu_util, gpu_util_reason = None, "the device is the CPU"
     results["end_to_end"] = st.timed_run_stage(
         "end_to_end", e2e_run,
         f"the same training step fed by torch DataLoader over all {len(dataset.files)} files: {workers} workers "
         f"reading (read_delay_ms={params['read_delay_ms']:g}), PIL decode, the training transform, collate; "
-        f"pin_memory={kind == 'cuda'}, prefetch_factor=4, persistent workers, shuffled, non-blocking copies. Files "
-        f"start in the page cache when they fit (they were just read). {e2e_params['warmup']} warm-up steps, then "
-        f"{e2e_run.extra.get('drain_steps')} more until the prefetch queue filled during the slow first steps was "
-        + ("drained (the step waited for data at least 8 % of the time over 4 steps)" if e2e_run.extra.get("drained")
-           else f"drained or the cap of {e2e_params['drain_loader_steps']} steps or 60 s came first (the loader kept up "
-           "with the step, so its head start does not matter)")
-        + f"; {params['repeats']} timed windows of {e2e_params['steps']} steps"
-        + (f" (whole epochs of {per_epoch} batches, so each epoch start's loader refill counts as often as in "
-           "training)" if per_epoch and e2e_params["steps"] % per_epoch == 0
-           else f" (an epoch holds {per_epoch} batches, more than 4 windows: its start's refill is left to chance)")
-        + "; data wait = time the step spent in next(loader); samples: each window's images/s.")
-    results["end_to_end"].extra.update(drain_steps=e2e_run.extra.get("drain_steps"),
-                                       drained=e2e_run.extra.get("drained"))
+        f"pin_memory={base.pin_memory}, prefetch_factor={base.prefetch}, persistent workers, non-blocking copies; "
+        "the sampler draws several shuffled passes per DataLoader epoch, so no epoch start falls in the timed "
+        f"windows (steady state; an epoch start's cost is measured apart, after them). Files start in the page "
+        f"cache when they fit (they were just read). {params['warmup']} warm-up steps on a synthetic batch, then the "
+        f"loader starts and its first {max(1, workers) + 2} steps (the start from empty) are untimed; "
+        f"{params['repeats']} timed windows of {e2e_steps} steps; data wait = time the step spent in next(loader); "
+        "samples: each window's images/s. Every what-if configuration is measured the same way.")
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
     refill_fraction = _epoch_refill(e2e_run, results["end_to_end"].extra)
+    costs = sorted(e2e_run.extra.get("epoch_start_cost_s") or [])
+    epoch_cost = costs[len(costs) // 2] if costs else None
+    user_images = defaults.epoch_images(params, len(dataset.files), dataset.generated)
+    user_batches = max(1, user_images // params["batch"])
+    step_s = e2e_run.total_s / e2e_run.steps if e2e_run.steps else None
+    epoch_start = {"cost_s": epoch_cost, "costs_s": costs, "epoch_images": user_images, "epoch_batches": user_batches,
+                   "step_s": step_s, "fraction": epoch_start_share(epoch_cost, step_s, user_batches),
+                   "method": f"{len(costs)} epoch starts forced after the timed windows (a new iterator over the "
+                   f"loader, its prefetched batches dropped); cost = time of the next {max(1, workers) + 2} steps "
+                   "less as many steps at the timed pace; the median, priced for an epoch of "
+                   f"{user_images:,} images" + (" (ImageNet-1k: the generated dataset's size is hwbench's choice)"
+                                                 if dataset.generated and not params.get("epoch_images") else "")}
+    results["end_to_end"].extra["epoch_start"] = epoch_start
     # The step's own time with the loader running against alone: how much the workers slow training itself.
     # On CUDA the steps run asynchronously, so while the step waits for data the GPU is still busy
     # with the previous one: the time outside the wait then understates the step (0.55× on the H200
@@ -297,41 +324,92 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         step_slowdown = ((e2e_run.total_s - e2e_run.data_wait_s) / e2e_run.steps) / (compute_run.total_s /
                                                                                       compute_run.steps)
 
-    phase("verdict", "verdict")
     ctx = Context(device=kind, workers=workers, cpus=cpus, batch=params["batch"], images=len(dataset.files),
                   dataset_bytes=dataset.total_bytes, available_ram_bytes=available_ram, precision=label,
                   channels_last=params["channels_last"], model=params["model"], image_size=params["image_size"],
                   stored_width_px=stored_w, stored_height_px=stored_h, read_delay_ms=params["read_delay_ms"],
                   dali_installed=importlib.util.find_spec("nvidia.dali") is not None if kind == "cuda" else False)
     rates = {key: result.rate for key, result in results.items()}
-
-    def judge() -> Any:
-        return analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
-                       gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
-                       epoch_refill_fraction=refill_fraction)
-
-    verdict = judge()
-    if verdict.limiting_stage == "compute":  # price the compute advice with measurements, then judge again
+    # Price the compute advice and the best-found gap with measurements; on the CPU channels-last is
+    # tried end to end anyway, and a compute-only repeat costs as much as that.
+    if kind == "cuda":
         what_ifs = _compute_what_ifs(params, device, kind, precision, spec, reporter)
         results.update(what_ifs)
         rates.update({key: result.rate for key, result in what_ifs.items()})
-        verdict = judge() if what_ifs else verdict
+
+    e2e_rate = e2e_run.images_per_s()
+    sub = _PhaseReporter(reporter, _PHASES["tryouts"], _PHASES["verdict"])
+    tried = e2e_mod.try_configs(base, e2e_rate, setup, params["budget_s"], e2e_steps, reporter, sub.progress)
+
+    phase("verdict", "verdict")
+    verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
+                      gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
+                      epoch_refill_fraction=refill_fraction, tried=tried, base=base, epoch_start=epoch_start)
+    best_found = _best_found(base, e2e_rate, tried, rates, params, label, kind)
+    verdict.text += " " + best_found["text"]
     if verdict.consistency.get("consistent") is False:
         warnings.append(f"end-to-end ({verdict.end_to_end:.0f} images/s) exceeds the slowest stage "
                         f"({verdict.limiting_stage}, {verdict.limiting_rate:.0f} images/s) by more than "
                         f"{verdict.consistency['noise_allowed']:.0%}: that stage's standalone method underestimates it")
     reporter.log(verdict.text)
     e2e_details["allocator"] = allocator
-    return _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch)
+    extra = {"tried": [t.to_json() for t in tried], "best_found": best_found, "epoch_start": epoch_start,
+             "budget_s": params["budget_s"], "auto_params": chosen, "base_config": base.to_json()}
+    return _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch, extra)
 
 
-def _epoch_refill(run: Any, extra: dict[str, Any]) -> float | None:
+def _config_limit(config: Any, base: Any, rates: dict[str, Any]) -> tuple[float | None, str | None]:
+    """(rate, stage key) of the slowest stage alone that applies to ``config``: the stages measured
+    with its settings (channels-last compute when it switches the layout; no CPU decode or copy
+    stage when the GPU decodes)."""
+    compute = "compute_channels_last" if config.channels_last != base.channels_last else "compute"
+    keys = ["disk_cached", compute] + ([] if config.gpu_decode else ["transfer"])
+    if not config.gpu_decode and config.workers == base.workers:
+        keys.append("cpu_n")  # measured with the default's workers only
+    present = [(rates[k], k) for k in keys if rates.get(k)]
+    return min(present) if present else (None, None)
+
+
+def _best_found(base: Any, e2e_rate: float, tried: list[Any], rates: dict[str, Any], params: dict[str, Any],
+                label: str, kind: str) -> dict[str, Any]:
+    """The fastest configuration measured (overall, and per decode placement) with its code."""
+    from hwbench_gui.engine.datapath import tryouts
+
+    def entry(top: Any) -> dict[str, Any] | None:
+        if top is None:
+            return None
+        limit, stage = _config_limit(top.config, base, rates)
+        return {"key": top.key, "config": top.config.to_json(), "describe": top.config.describe(),
+                "changes": top.config.changes_from(base), "rate_images_per_s": top.rate, "samples": top.samples,
+                "gain": top.rate / e2e_rate if e2e_rate else None, "slowest_stage_alone": stage,
+                "slowest_stage_rate": limit, "of_slowest_stage": top.rate / limit if limit else None,
+                "code": tryouts.snippet(top.config, model=params["model"], precision=label, batch=params["batch"],
+                                        image_size=params["image_size"], cuda=kind == "cuda")}
+
+    overall = entry(tryouts.best(e2e_rate, base, tried))
+    out = {**overall, "cpu_decode": entry(tryouts.best(e2e_rate, base, tried, gpu_decode=False)),
+           "gpu_decode": entry(tryouts.best(e2e_rate, base, tried, gpu_decode=True)) if kind == "cuda" else None}
+    if overall["key"] == "default":
+        out["text"] = (f"Best configuration measured: the default ({base.describe()}); no what-if beat it by more "
+                       f"than {tryouts.BETTER_BY:.0%}.")
+    else:
+        out["text"] = (f"Best configuration measured: {overall['changes']} — {overall['rate_images_per_s']:,.0f} "
+                       f"images/s end to end (×{overall['gain']:.2f} the default)")
+        if overall["slowest_stage_rate"]:
+            stage = STAGES[overall["slowest_stage_alone"]]
+            out["text"] += (f", {overall['of_slowest_stage']:.0%} of its slowest stage alone "
+                            f"({stage.phrase or stage.title}, {overall['slowest_stage_rate']:,.0f} images/s)")
+        out["text"] += "."
+    return out
+
+
+def _epoch_refill(run: Any, extra: dict[str, Any]) -> float:
     """Share of the timed time spent refilling the loader at epoch starts, beyond a step's usual
-    wait; records the waits in ``extra``. None when no epoch started in the timed loop."""
+    wait (0 when no epoch started in the timed loop); records the waits in ``extra``."""
     waits = list(run.extra.get("epoch_start_waits_s") or [])
     extra["epoch_start_waits_s"] = waits
     if not waits or not run.total_s:
-        return None
+        return 0.0
     others = max(1, run.steps - len(waits))
     usual = max(0.0, run.data_wait_s - sum(waits)) / others
     excess = sum(max(0.0, w - usual) for w in waits)
@@ -341,8 +419,9 @@ def _epoch_refill(run: Any, extra: dict[str, Any]) -> float | None:
 
 def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision: str, spec: Any,
                       reporter: Reporter) -> dict[str, Any]:
-    """When compute is the slowest link: the compute-only step again with channels-last (if off) and
-    with BF16 autocast (on CUDA, if the run used FP32/TF32), to price that advice with measurements."""
+    """The compute-only step again with channels-last (if off) and with BF16 autocast (on CUDA, if
+    the run used FP32/TF32): they price the compute advice and the best-found configuration's gap
+    to its slowest stage alone."""
     from hwbench_gui.engine.datapath import stages as st
     from hwbench_gui.engine.models import torch_measure as model_torch
 
@@ -356,8 +435,7 @@ def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision:
         sub = _PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
         sub.progress(0.0, f"what-if: model compute with {what}")
         try:
-            timed, _, _ = model_torch.measure(spec, _model_params(variant, device, variant_precision, "synthetic"),
-                                              sub)
+            timed, _, _ = model_torch.measure(spec, _compute_params(variant, device, variant_precision, kind), sub)
         except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU) must not cost the analysis
             out[key] = st.not_measured(key, f"{type(exc).__name__}: {exc}")
             continue
@@ -367,7 +445,8 @@ def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision:
 
 
 def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx: Any, dataset: Any, label: str,
-             where: str, warnings: list[str], e2e_details: dict[str, Any], torch: Any) -> Outcome:
+             where: str, warnings: list[str], e2e_details: dict[str, Any], torch: Any,
+             extra: dict[str, Any]) -> Outcome:
     figures: dict[str, dict[str, Any]] = {}
     series = []
     for number, (key, result) in enumerate(results.items(), start=1):
@@ -390,11 +469,22 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
                                         "higher_is_better": False, "what": "share of the timed training time "
                                         "spent waiting at epoch starts beyond a step's usual wait (the loader "
                                         "refilling from empty)"}
-    if verdict.epoch_refill_fraction is None:
-        figures["epoch_refill_fraction"]["reason"] = "no epoch started during the timed loop"
+    epoch_start = extra["epoch_start"]
+    figures["epoch_start_cost_s"] = {"value": epoch_start["cost_s"], "unit": "s", "higher_is_better": False,
+                                     "what": "time one epoch start (the loader refilling from empty) adds, measured "
+                                     "after the timed windows"}
+    figures["epoch_start_share"] = {"value": epoch_start["fraction"], "unit": "fraction", "higher_is_better": False,
+                                    "what": f"share of an epoch of {epoch_start['epoch_images']:,} images that its "
+                                    "start would cost with this loader"}
+    best = extra["best_found"]
+    figures["best_found"] = {"value": best["rate_images_per_s"], "unit": "images/s", "higher_is_better": True,
+                             "samples": best["samples"], "what": "end-to-end training with the best configuration "
+                             f"measured ({best['describe']}); the headline is the default configuration's"}
     e2e = results["end_to_end"]
     method = (f"Each stage of the input pipeline measured alone in images/s, then the model benchmark's training "
-              f"step fed by the real loader (the headline: images / timed wall time). Dataset: {dataset.describe()}. "
+              f"step fed by the real loader in steady state, with this run's default configuration (the headline: "
+              f"images / timed wall time); then each cheap change of the loader and model settings measured end to "
+              f"end the same way within budget_s, and the best configuration found. Dataset: {dataset.describe()}. "
               "Stage methods are in details.stages; the verdict compares end-to-end with the slowest link of "
               "storage → decode/augment → copy → compute (interference when end-to-end is below "
               f"70 % of it). Allocator: {e2e_details.get('allocator')}.")
@@ -422,8 +512,11 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
         "cuda_runtime": e2e_details.get("cuda_runtime"), "cudnn": e2e_details.get("cudnn"),
         "end_to_end_epochs_started": e2e_details.get("epochs_started"),
         "allocator": e2e_details.get("allocator"),
+        "loss": verdict.loss,
+        **extra,
     }
-    return Outcome(figure_name="End-to-end training (loader-fed)", unit="images/s", samples=list(e2e.samples),
+    return Outcome(figure_name="End-to-end training (loader-fed, default configuration)", unit="images/s",
+                   samples=list(e2e.samples),
                    precision=label, method=method, figures=figures, series=series, warnings=warnings,
                    details=details, device=where)
 
@@ -441,43 +534,54 @@ BENCHMARK = Benchmark(
     title="Data-path bottleneck analyzer",
     category="Data path",
     description=("Measures each stage an image passes on its way to the GPU (disk, decode, augmentation, copy, "
-                 "compute) alone, then real loader-fed training, and says which stage holds training back and "
-                 "what to change, with the expected gain."),
+                 "compute) alone, then real loader-fed training in steady state, then tries its own advice (worker "
+                 "count, prefetch, pinning, channels-last, decode on the GPU) end to end: says which stage holds "
+                 "training back, proves each cause it names, and gives the best configuration found as code."),
     params=(
         Param("dataset", "path", "", "ImageFolder tree of your own (root/<class>/<image>.jpg); empty = generate one."),
         Param("width", "int", 500, "Width of generated images (500×375 is a typical photo-dataset size).",
               minimum=16, maximum=8192, unit="px"),
         Param("height", "int", 375, "Height of generated images.", minimum=16, maximum=8192, unit="px"),
-        Param("count", "int", 4096, "Images to generate, or to take from your folder. Keep it several times "
-              "batch × workers, or epoch restarts dominate.", minimum=1, maximum=10_000_000),
+        Param("count", "int", 0, "Images to generate, or to take from your folder; 0 = auto: 1024 per CPU "
+              "(2048-16384) generated, or all of your folder's.", minimum=0, maximum=10_000_000),
         Param("quality", "int", 90, "JPEG quality of generated images.", minimum=1, maximum=100),
         Param("dataset_disk", "path", tempfile.gettempdir(), "Folder on the disk to test; the generated dataset is "
               "written there (and reused by later runs of the same size and count)."),
-        Param("model", "choice", "resnet50", "Model to train (the model benchmarks' models; ResNet-18 is the small, "
-              "data-hungry one).", choices=MODEL_CHOICES),
-        Param("image_size", "int", 224, "Model input side: RandomResizedCrop's output.", minimum=16, maximum=1024,
-              unit="px"),
+        Param("model", "choice", "auto", "Model to train (the model benchmarks' models; ResNet-18 is the small, "
+              "data-hungry one); auto = ResNet-50 on a GPU, ResNet-18 on the CPU.", choices=("auto",) + MODEL_CHOICES),
+        Param("image_size", "int", 0, "Model input side: RandomResizedCrop's output; 0 = auto (224 px on a GPU, "
+              "112 px on the CPU).", minimum=0, maximum=1024, unit="px"),
         Param("precision", "choice", "auto", "auto = bf16-amp on a GPU, fp32 on the CPU; otherwise as in the model "
               "benchmarks (fp32 means TF32 off).", choices=PRECISION_CHOICES),
-        Param("batch", "int", 128, "Images per step.", minimum=1, maximum=1 << 16),
-        Param("workers", "int", cpu_count(), "DataLoader worker processes (default: every CPU).", minimum=0,
-              maximum=1024),
+        Param("batch", "int", 0, "Images per step; 0 = auto (128 on a GPU, 16 on the CPU).", minimum=0,
+              maximum=1 << 16),
+        Param("workers", "int", -1, "DataLoader worker processes of the default configuration; -1 = auto: every CPU "
+              "less one on a GPU box (a core for the training process and its pin-memory thread), half the CPUs "
+              "when the CPU trains.", minimum=-1, maximum=1024),
+        Param("epoch_images", "int", 0, "Images in one epoch of your training, to price an epoch start; 0 = your "
+              "folder's images, or ImageNet-1k's 1,281,167 when the dataset is generated.", minimum=0,
+              maximum=1 << 40, decides_comparability=False),
+        Param("budget_s", "float", 0.0, "Time for trying the advice end to end (each change of worker count, "
+              "prefetch, pinning, channels-last and decode on the GPU, then their best combination); 0 = auto: "
+              "180 s on a GPU, 30 s on the CPU.", minimum=0, maximum=7200, unit="s", decides_comparability=False),
         Param("device", "device", "auto", "'auto' (first CUDA GPU, else the CPU), 'cpu', 'cuda' or 'cuda:N'.",
               decides_comparability=False),
-        Param("steps", "int", 10, "Timed training steps per repeat (compute-only; end to end rounded up to whole "
-              "epochs).", minimum=1, maximum=100_000,
-              decides_comparability=False),
-        Param("warmup", "int", 5, "Untimed training steps first.", minimum=0, maximum=10_000, decides_comparability=False),
-        Param("channels_last", "bool", False, "NHWC memory format for the model and its inputs."),
+        Param("steps", "int", 0, "Timed training steps per window; 0 = auto (windows of about 1.5 s on a GPU, "
+              "1 s on the CPU).", minimum=0, maximum=100_000, decides_comparability=False),
+        Param("warmup", "int", 5, "Untimed training steps first (on a synthetic batch; the loader starts after "
+              "them).", minimum=0, maximum=10_000, decides_comparability=False),
+        Param("channels_last", "bool", False, "NHWC memory format for the model and its inputs in the default "
+              "configuration (always tried as a what-if when off)."),
         Param("read_delay_ms", "float", 0.0, "What-if knob: sleep this long before every file read (stages and "
               "loader alike), to model storage with per-file latency such as a network filesystem. 0 = off.",
               minimum=0, maximum=10_000, unit="ms"),
-        Param("stage_s", "float", 1.0, "Approximate duration of one timed repeat of each standalone stage.",
-              minimum=0.01, maximum=60, unit="s"),
-        Param("repeats", "int", 3, "Timed repeats per stage (also the timed windows of compute-only and end-to-end training).", minimum=1, maximum=100, decides_comparability=False),
+        Param("stage_s", "float", 0.0, "Approximate duration of one timed repeat of each standalone stage; "
+              "0 = auto (1 s on a GPU, 0.5 s on the CPU).", minimum=0, maximum=60, unit="s"),
+        Param("repeats", "int", 3, "Timed repeats per stage (also the timed windows of every training measurement).",
+              minimum=1, maximum=100, decides_comparability=False),
     ),
     run=run,
-    version="1",
+    version="2",
     availability=_availability,
     default_timeout_s=1800.0,
 )

@@ -3,17 +3,19 @@
 Pure functions over numbers (images/s), so a verdict can be recomputed from a stored document and
 tested without running anything. The chain an image passes through is storage → CPU (decode and
 augment in the loader workers) → transfer (pin + host→device copy) → compute; the slowest link is
-the bottleneck, unless the end-to-end rate falls well below even that link: then the stages
-interfere (they share cores, memory bandwidth or the loader's queue) and the verdict says why.
+the bottleneck. When the end-to-end rate falls below that link, something is lost between the
+stages; a cause for that loss is named only when a configuration measured end to end without it
+(:mod:`hwbench_gui.engine.datapath.tryouts`) recovers at least half of the loss. Otherwise the
+verdict says what was ruled out and how much stays unexplained.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hwbench_gui.engine.datapath.stages import STAGES
+from hwbench_gui.engine.datapath.tryouts import BETTER_BY, LoaderConfig, Tried, changed_fields
 from hwbench_gui.engine.spec.precision import FP32, TF32, from_label
 
 #: End-to-end below this fraction of the slowest standalone stage = the stages interfere.
@@ -24,8 +26,12 @@ CONSISTENCY_NOISE = 0.15
 RAM_FIT_FRACTION = 0.5
 #: Data wait above this fraction of the timed time is worth acting on.
 DATA_WAIT_NOTABLE = 0.1
-#: Epoch-start refills above this share of the timed time are worth acting on.
+#: Epoch-start refills above this share of the timed time (or of the user's epoch) are worth acting on.
 EPOCH_REFILL_NOTABLE = 0.05
+#: End-to-end below (1 - this) × the slowest stage = a loss between the stages worth explaining.
+LOSS_NOTABLE = 0.1
+#: A cause is named when the what-if without it recovers at least this share of the loss.
+PROOF_SHARE = 0.5
 #: A training step slower than this factor × its compute-only time while the loader runs = the
 #: loader takes resources (CPU time, memory bandwidth) from the training process.
 STEP_SLOWDOWN_NOTABLE = 1.15
@@ -85,6 +91,7 @@ class Advice:
     expected_images_per_s: float | None
     expected_gain: float | None  # expected end-to-end / measured end-to-end
     basis: str
+    measured: bool = False  # expected_images_per_s was measured end to end (not estimated)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +113,7 @@ class Verdict:
     chain: dict[str, str] = field(default_factory=dict)  # link -> stage key used for it
     consistency: dict[str, Any] = field(default_factory=dict)
     advice: list[Advice] = field(default_factory=list)
+    loss: dict[str, Any] = field(default_factory=dict)  # the loss between stages: causes proven, ruled out
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -141,14 +149,19 @@ def _fmt(rate: float | None) -> str:
 
 def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction: float | None,
             gpu_util_percent: float | None = None, gpu_util_reason: str | None = None,
-            step_slowdown: float | None = None, epoch_refill_fraction: float | None = None) -> Verdict:
+            step_slowdown: float | None = None, epoch_refill_fraction: float | None = None,
+            tried: list[Tried] | None = None, base: LoaderConfig | None = None,
+            epoch_start: dict[str, Any] | None = None) -> Verdict:
     """The verdict for standalone ``rates`` (stage key -> images/s; ``end_to_end`` among them).
 
     ``step_slowdown``: the end-to-end run's time per step outside the data wait divided by the
-    compute-only time per step (None when unknown); above :data:`STEP_SLOWDOWN_NOTABLE` the loader
-    visibly slows the training process itself. ``epoch_refill_fraction``: the share of the timed
-    time the step waited at epoch starts beyond its usual wait (the loader refilling from empty).
+    compute-only time per step (None when unknown). ``epoch_refill_fraction``: the share of the
+    timed time the step waited at epoch starts beyond its usual wait. ``tried``: configurations
+    measured end to end, as changes from ``base`` (the configuration ``end_to_end`` ran);
+    ``epoch_start``: the measured cost of an epoch start priced for the user's epoch
+    (:func:`epoch_start_share`).
     """
+    tried = list(tried or [])
     links = chain_links(rates, ctx)
     e2e = _rate(rates, "end_to_end")
     if not links:
@@ -168,7 +181,8 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
         consistency["consistent"] = e2e <= slowest_rate * (1 + CONSISTENCY_NOISE)
 
     interfere = e2e is not None and e2e < INTERFERENCE_RATIO * slowest_rate
-    causes = interference_causes(rates, ctx, data_wait_fraction, step_slowdown) if interfere else []
+    loss = explain_loss(link_rates, slowest_link, e2e, ctx, tried, base, data_wait_fraction, step_slowdown)
+    causes = [c["text"] for c in loss.get("causes", [])]
     bottleneck = "interference" if interfere else stage_bottleneck
 
     others = ", ".join(f"{link} {_fmt(rate)}" for link, rate in link_rates.items() if link != slowest_link)
@@ -178,46 +192,101 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
         text += f" End-to-end training: {_fmt(e2e)}, {e2e / slowest_rate:.0%} of the slowest stage."
     if interfere:
         text = (f"Stages interfere: end-to-end {_fmt(e2e)} is well below every stage's standalone rate (slowest: "
-                f"{STAGES[limiting_stage].phrase}, {_fmt(slowest_rate)}). Likely cause: {causes[0]}"
-                + (f" Also possible: {' '.join(causes[1:])}" if len(causes) > 1 else ""))
+                f"{STAGES[limiting_stage].phrase}, {_fmt(slowest_rate)}).")
+    if loss:
+        text += " " + loss["text"]
     if data_wait_fraction is not None:
         text += f" The training step waited for data {data_wait_fraction:.0%} of the timed time"
         text += f"; GPU utilisation {gpu_util_percent:.0f} %." if gpu_util_percent is not None else "."
     if step_slowdown is not None and step_slowdown > STEP_SLOWDOWN_NOTABLE and not interfere:
-        text += (f" Outside the data wait each training step took {step_slowdown - 1:.0%} longer than alone: the "
-                 f"{ctx.workers} loader workers take CPU time or memory bandwidth from the training process.")
+        text += (f" Outside the data wait each training step took {step_slowdown - 1:.0%} longer than alone while "
+                 f"the {ctx.workers} loader workers ran.")
     if epoch_refill_fraction is not None and epoch_refill_fraction > EPOCH_REFILL_NOTABLE:
         text += (f" Epoch starts cost {epoch_refill_fraction:.0%} of the timed time: the loader refills from empty "
                  f"every {ctx.batches_per_epoch} batches.")
+    if epoch_start and epoch_start.get("fraction") is not None:
+        text += (f" An epoch start costs {epoch_start['cost_s']:.2f} s (measured apart from the headline): "
+                 f"{epoch_start['fraction']:.1%} of an epoch of {epoch_start['epoch_batches']:,} batches.")
     verdict = Verdict(bottleneck, limiting_stage, slowest_rate, e2e, text, causes, data_wait_fraction,
-                      gpu_util_percent, gpu_util_reason, step_slowdown, epoch_refill_fraction, links, consistency)
-    verdict.advice = advise(rates, ctx, verdict, stage_bottleneck)
+                      gpu_util_percent, gpu_util_reason, step_slowdown, epoch_refill_fraction, links, consistency,
+                      loss=loss)
+    verdict.advice = advise(rates, ctx, verdict, stage_bottleneck, tried, base, epoch_start)
     return verdict
 
 
-def interference_causes(rates: dict[str, float | None], ctx: Context, data_wait: float | None,
-                        step_slowdown: float | None = None) -> list[str]:
-    """Likely reasons, most likely first, why end-to-end is far below every stage alone."""
-    causes = []
-    if step_slowdown is not None and step_slowdown > STEP_SLOWDOWN_NOTABLE:
-        causes.append(f"the training step itself ran {step_slowdown:.1f}× slower than alone while the {ctx.workers} "
-                      "loader workers ran (measured): they compete with it for CPU time or memory bandwidth.")
-    if ctx.device == "cpu":
-        causes.append(f"training and the {ctx.workers} loader workers share the same {ctx.cpus} CPUs; each stage "
-                      "had every core to itself when measured alone.")
-    elif ctx.workers >= ctx.cpus:
-        causes.append(f"{ctx.workers} loader workers on {ctx.cpus} CPUs leave no core for the training process and its "
-                      "pin-memory thread: the workers starve it of CPU.")
-    if ctx.batches_per_epoch < 2 * max(1, ctx.workers):
-        causes.append(f"an epoch holds only {ctx.batches_per_epoch} batches for {ctx.workers} workers: at every "
-                      "epoch start the loader refills its queue and few workers have work.")
-    if not causes:
-        if data_wait is not None and data_wait > DATA_WAIT_NOTABLE:
-            causes.append("too little prefetch for bursts of slow batches, or decode workers and the copy competing "
-                          "for memory bandwidth (the step waited for data although every stage alone is faster).")
+def epoch_start_share(cost_s: float | None, step_s: float | None, epoch_batches: int) -> float | None:
+    """Share of an epoch of ``epoch_batches`` steps of ``step_s`` that one epoch start of
+    ``cost_s`` takes (None when a figure is missing)."""
+    if cost_s is None or not step_s or epoch_batches < 1:
+        return None
+    return cost_s / (cost_s + epoch_batches * step_s)
+
+
+#: What could lose images/s between stages that are each fast enough, and the change that removes
+#: it: (key, the cause in words, the configuration fields whose change removes it, a test on the
+#: change).
+_HYPOTHESES = (
+    ("cores", "the loader workers take CPU time from the training process", "workers",
+     lambda config, base: config.workers < base.workers),
+    ("prefetch", "the prefetch queue is too shallow for bursts of slow batches", "prefetch",
+     lambda config, base: config.prefetch > base.prefetch),
+    ("pinning", "pinning every batch (the pin-memory thread's copy) competes for memory bandwidth", "pin_memory",
+     lambda config, base: config.pin_memory != base.pin_memory),
+    ("cpu_side", "decode and augmentation in the workers compete with the training process for memory bandwidth",
+     "gpu_decode", lambda config, base: config.gpu_decode and not base.gpu_decode),
+)
+
+
+def explain_loss(link_rates: dict[str, float | None], slowest_link: str, e2e: float | None, ctx: Context,
+                 tried: list[Tried], base: LoaderConfig | None, data_wait: float | None,
+                 step_slowdown: float | None) -> dict[str, Any]:
+    """The loss between the slowest stage and end-to-end, and what the measured what-ifs say of it:
+    ``causes`` (each proven: its what-if recovered at least :data:`PROOF_SHARE` of the loss),
+    ``ruled_out`` (stages far above end-to-end, and what-ifs that recovered less) and
+    ``unexplained``. Empty when end-to-end is within :data:`LOSS_NOTABLE` of the slowest stage."""
+    slowest = link_rates[slowest_link]
+    if e2e is None or slowest is None or e2e >= (1 - LOSS_NOTABLE) * slowest:
+        return {}
+    lost = slowest - e2e
+    out: dict[str, Any] = {"lost_images_per_s": lost, "share": lost / slowest, "causes": [], "ruled_out": [],
+                           "not_tried": []}
+    out["ruled_out"].extend(f"{link} ({_fmt(rate)} alone)" for link, rate in link_rates.items()
+                            if link != slowest_link and rate is not None)
+    for key, words, field_name, removes in _HYPOTHESES:
+        if key == "cpu_side" and ctx.device != "cuda":
+            continue
+        trials = [t for t in tried if t.rate is not None and base is not None
+                  and changed_fields(t.config, base) == {field_name} and removes(t.config, base)]
+        if not trials:
+            if key != "pinning" or ctx.device == "cuda":
+                out["not_tried"].append(words)
+            continue
+        top = max(trials, key=lambda t: t.rate)
+        recovered = (top.rate - e2e) / lost
+        evidence = (f"{top.config.changes_from(base)}: {_fmt(top.rate)} end to end, {recovered:.0%} of the "
+                    f"{_fmt(lost)} lost")
+        if recovered >= PROOF_SHARE:
+            out["causes"].append({"key": key, "text": f"{words} (measured: {evidence}).", "recovered": recovered,
+                                  "tried": top.key})
         else:
-            causes.append("memory bandwidth or caches shared between the loader workers and the training step.")
-    return causes
+            out["ruled_out"].append(f"{words} ({evidence})")
+    share = f"{lost / slowest:.0%}"
+    if out["causes"]:
+        out["text"] = (f"Cause of the {share} lost between the stages: " + " ".join(c["text"] for c in out["causes"]))
+    else:
+        out["unexplained"] = lost
+        out["text"] = (f"Unexplained: {_fmt(lost)} ({share}) of the slowest stage's rate is lost end to end, and no "
+                       "measured what-if recovered half of it")
+        if data_wait is not None and data_wait > DATA_WAIT_NOTABLE:
+            out["text"] += f" (the step waited for data {data_wait:.0%} of the time)"
+        out["text"] += "."
+    if out["ruled_out"]:
+        out["text"] += " Ruled out: " + "; ".join(out["ruled_out"]) + "."
+    if out["not_tried"]:
+        out["text"] += " Not tried within the budget: " + "; ".join(out["not_tried"]) + "."
+    if step_slowdown is not None and step_slowdown > STEP_SLOWDOWN_NOTABLE:
+        out["step_slowdown"] = step_slowdown
+    return out
 
 
 def _min_rate(values: list[float | None]) -> float | None:
@@ -225,18 +294,41 @@ def _min_rate(values: list[float | None]) -> float | None:
     return min(present) if present else None
 
 
-def _advice(action: str, detail: str, expected: float | None, e2e: float | None, basis: str) -> Advice:
+def _advice(action: str, detail: str, expected: float | None, e2e: float | None, basis: str,
+            measured: bool = False) -> Advice:
     gain = expected / e2e if expected is not None and e2e else None
-    return Advice(action, detail, expected, gain, basis)
+    return Advice(action, detail, expected, gain, basis, measured)
+
+
+def tried_advice(tried: list[Tried], base: LoaderConfig, e2e: float | None) -> list[Advice]:
+    """One line per configuration measured end to end, fastest first; failed ones last, with why."""
+    lines = []
+    for t in sorted((t for t in tried if t.rate is not None), key=lambda t: -t.rate):
+        changes = t.config.changes_from(base) or "the default configuration again"
+        better = e2e is not None and t.rate > e2e * (1 + BETTER_BY)
+        worse = e2e is not None and t.rate < e2e * (1 - BETTER_BY)
+        detail = t.config.describe() + "."
+        if worse:
+            detail += " Measured slower: keep the default setting."
+        elif not better:
+            detail += " Within noise of the default."
+        lines.append(_advice(changes, detail, t.rate, e2e,
+                             f"measured end to end ({len(t.samples)} timed windows, the default's method)", True))
+    for t in tried:
+        if t.rate is None:
+            lines.append(_advice(t.config.changes_from(base) or t.key, t.config.describe() + ".",
+                                 None, e2e, f"not measured: {t.reason}"))
+    return lines
 
 
 def _compute_what_if(action: str, detail: str, what_if: float | None, compute: float | None, feed: float | None,
-                     e2e: float | None, how_to_measure: str) -> Advice:
-    """Advice from a compute rate measured with one setting changed, capped by what the data path feeds."""
+                     e2e: float | None) -> Advice | None:
+    """Advice from a compute rate measured with one setting changed, capped by what the data path
+    feeds (None when that rate was not measured)."""
     if what_if is None:
-        return _advice(action, detail, None, e2e, f"not measured here; {how_to_measure}")
+        return None
     expected = _min_rate([what_if, feed])
-    basis = f"compute-only rate measured with this setting: {_fmt(what_if)}"
+    basis = f"estimate: compute-only rate measured with this setting ({_fmt(what_if)})"
     if compute and what_if < compute:
         detail += f" Measured slower here ({_fmt(what_if)} against {_fmt(compute)}): keep the current setting."
     elif feed is not None and compute and feed < what_if:
@@ -244,60 +336,30 @@ def _compute_what_if(action: str, detail: str, what_if: float | None, compute: f
     return _advice(action, detail, expected, e2e, basis)
 
 
-def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage_bottleneck: str) -> list[Advice]:
-    """Concrete changes with the end-to-end rate each should reach (``None`` where it cannot be
-    predicted from this run's measurements; ``basis`` says how each was estimated)."""
+def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage_bottleneck: str,
+           tried: list[Tried] | None = None, base: LoaderConfig | None = None,
+           epoch_start: dict[str, Any] | None = None) -> list[Advice]:
+    """The changes measured end to end (``tried``), then the ones that cannot be tried cheaply with
+    the end-to-end rate each should reach, estimated from the stage rates (``basis`` says how)."""
     e2e = verdict.end_to_end
     links = verdict.chain
     r = {link: _rate(rates, key) for link, key in links.items()}
-    advice: list[Advice] = []
     cuda = ctx.device == "cuda"
     interfere = verdict.bottleneck == "interference"
+    tried = list(tried or [])
+    advice: list[Advice] = tried_advice(tried, base, e2e) if base is not None else []
+    tried_gpu_decode = any(t.config.gpu_decode for t in tried if t.rate is not None)
 
-    usable = ctx.usable_workers
-    if stage_bottleneck in ("decode", "augment") and r.get("cpu") and ctx.workers < usable and not interfere:
-        decode_all, decode_n = _rate(rates, "decode_all"), _rate(rates, "decode_n")
-        if decode_all and decode_n:
-            cpu_new = r["cpu"] * decode_all / decode_n
-            basis = (f"decode + augment rate measured here × the measured decode speed-up from "
-                     f"{max(1, ctx.workers)} to {usable} worker processes ({decode_all / decode_n:.2f}×, against "
-                     f"{usable / max(1, ctx.workers):.1f}× if it scaled linearly), capped by the other stages")
-        else:
-            cpu_new = r["cpu"] / max(1, ctx.workers) * usable
-            basis = ("decode + augment rate per worker measured here × the new worker count, capped by the other "
-                     "stages (assumes linear scaling across cores: the decode scaling was not measured)")
-        expected = _min_rate([r.get("storage"), cpu_new, r.get("transfer"), r.get("compute")])
-        advice.append(_advice(
-            f"Use {usable} loader workers instead of {ctx.workers}",
-            f"num_workers={usable}" + (" (one core left for the training process)" if cuda else "") + ".",
-            expected, e2e, basis))
-    starved = (interfere or (verdict.step_slowdown or 0) > STEP_SLOWDOWN_NOTABLE) and ctx.workers >= ctx.cpus
-    if starved and cuda:
-        advice.append(_advice(f"Use {usable} loader workers instead of {ctx.workers}",
-                              "Leave a core to the training process and the pin-memory thread.",
-                              None, e2e, "not predictable from standalone rates; rerun with workers="
-                              f"{usable} to measure"))
-    if interfere or (verdict.data_wait_fraction or 0) > DATA_WAIT_NOTABLE and stage_bottleneck == "compute":
-        advice.append(_advice(
-            "Pinned memory and deeper prefetch",
-            "DataLoader(pin_memory=True, persistent_workers=True, prefetch_factor=4 or more) and non_blocking "
-            "copies; this run already used them" + (" (pinning needs CUDA)" if not cuda else "") + ".",
-            verdict.limiting_rate, e2e, "at best the slowest stage's standalone rate"))
-    refill = verdict.epoch_refill_fraction
-    if refill is not None and refill > EPOCH_REFILL_NOTABLE and e2e:
+    share = (epoch_start or {}).get("fraction")
+    if share is not None and share > EPOCH_REFILL_NOTABLE and e2e:
         advice.append(_advice(
             "Keep the loader busy across epoch boundaries",
-            f"Each epoch of {ctx.batches_per_epoch} batches starts with an empty prefetch queue. Draw several passes "
-            "per DataLoader epoch (e.g. RandomSampler(dataset, num_samples=k * len(dataset))) so the workers "
-            "prefetch straight through the boundary.",
-            min(verdict.limiting_rate or math.inf, e2e / (1 - refill)), e2e,
-            f"end-to-end without the measured epoch-start waits ({refill:.0%} of the time), capped by the slowest "
-            "stage"))
-    if ctx.batches_per_epoch < 2 * max(1, ctx.workers):
-        advice.append(_advice(
-            "More images per epoch (or fewer workers)",
-            f"An epoch of {ctx.batches_per_epoch} batches keeps at most that many of {ctx.workers} workers busy.",
-            None, e2e, "not predictable; measure with a larger dataset"))
+            f"Each epoch start empties the prefetch queue ({epoch_start['cost_s']:.2f} s measured, "
+            f"{share:.0%} of your epoch of {epoch_start['epoch_batches']:,} batches). Draw several passes per "
+            "DataLoader epoch (RandomSampler(dataset, num_samples=k * len(dataset))) so the workers prefetch straight "
+            "through the boundary.",
+            e2e, e2e * (1 - share), "measured: steady-state end to end (the headline) against the same with one "
+            "measured epoch start per epoch", True))
 
     cold, downstream = _rate(rates, "disk_cold"), _min_rate([r.get("cpu"), r.get("transfer"), r.get("compute")])
     first_epoch_slow = cold is not None and downstream is not None and cold < 0.9 * downstream
@@ -310,73 +372,68 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
             if stage_bottleneck != "disk":
                 detail += " Only the first epoch reads the disk at the uncached rate; later ones hit the page cache."
             advice.append(_advice("Cache the dataset in RAM", detail, in_memory, e2e,
-                                  "the decode + augment rate from bytes in memory measured here, capped by transfer "
-                                  "and compute"))
+                                  "estimate: the decode + augment rate from bytes in memory measured here, capped by "
+                                  "transfer and compute"))
         if stage_bottleneck == "disk":
             slow = ("each read waits for the simulated per-file latency (read_delay_ms)" if ctx.read_delay_ms
                     else f"reads reach {_fmt(r.get('storage'))}")
             advice.append(_advice("Faster storage or more parallel reads",
                                   f"Local NVMe, or more reader threads/workers for high-latency storage; now {slow}.",
-                                  in_memory, e2e, "upper bound: the other stages' rates"))
+                                  in_memory, e2e, "estimate: upper bound, the other stages' rates"))
 
     # Decode and augmentation share the loader workers: whichever of the two dominates, moving both
     # to the GPU or shrinking the stored images relieves them.
     cpu_limits = stage_bottleneck in ("decode", "augment") or (interfere and verdict.limiting_stage == "cpu_n")
     if cpu_limits:
         gpu_decode = _rate(rates, "gpu_decode")
-        if cuda:
+        if cuda and not tried_gpu_decode and gpu_decode is not None and r.get("compute"):
             tools = "torchvision.io.decode_jpeg(device='cuda') (nvJPEG), then crop/flip/normalise on the GPU"
             if ctx.dali_installed:
                 tools += ", or NVIDIA DALI (installed here)"
-            if gpu_decode is not None and r.get("compute"):
-                shared = 1 / (1 / gpu_decode + 1 / r["compute"])  # decode and training share the GPU
-                expected = _min_rate([r.get("storage"), shared])
-                basis = ("nvJPEG decode rate measured here, sharing the GPU's time with the compute rate; crop, flip "
-                         "and normalise on the GPU assumed cheap next to both (not measured)")
-            else:
-                expected, basis = None, "GPU decode was not measured in this run"
+            shared = 1 / (1 / gpu_decode + 1 / r["compute"])  # decode and training share the GPU
             action = "Decode JPEGs on the GPU" if _cpu_part(rates) == "decode" else "Decode and augment on the GPU"
-            advice.append(_advice(action, tools + ".", expected, e2e, basis))
+            advice.append(_advice(action, tools + ".", _min_rate([r.get("storage"), shared]), e2e,
+                                  "estimate: nvJPEG decode rate measured here, sharing the GPU's time with the "
+                                  "compute rate"))
         stored = (ctx.stored_width_px or 0) * (ctx.stored_height_px or 0)
         target_side = round(ctx.image_size * 256 / 224)
         short = min(ctx.stored_width_px or 0, ctx.stored_height_px or 0)
         if stored and short > 1.3 * target_side and r.get("cpu"):
             factor = (short / target_side) ** 2
             decode, augment = _rate(rates, "decode_1"), _rate(rates, "augment_1")
-            share = (1 / decode) / (1 / decode + 1 / augment) if decode and augment else 1.0
-            cpu_new = r["cpu"] / (share / factor + (1 - share))
+            part = (1 / decode) / (1 / decode + 1 / augment) if decode and augment else 1.0
+            cpu_new = r["cpu"] / (part / factor + (1 - part))
             expected = _min_rate([r.get("storage"), cpu_new, r.get("transfer"), r.get("compute")])
             advice.append(_advice(
                 f"Store smaller images (short side {target_side} px instead of {short} px)",
                 f"Resize the dataset once; a {ctx.image_size} px crop does not need {short} px sources. Decode time "
                 f"scales with pixels ({factor:.1f}× fewer).",
-                expected, e2e, "decode share of the worker's time divided by the pixel ratio; augmentation cost "
-                "assumed unchanged"))
+                expected, e2e, "estimate: decode share of the worker's time divided by the pixel ratio; "
+                "augmentation cost assumed unchanged"))
 
     if stage_bottleneck == "compute" and not interfere:
         feed = _min_rate([r.get("storage"), r.get("cpu"), r.get("transfer")])
         if cuda and from_label(ctx.precision) in (FP32, TF32):
-            advice.append(_compute_what_if(
+            line = _compute_what_if(
                 "Mixed precision (bf16-amp)", "torch.autocast(dtype=torch.bfloat16) runs convolutions and matmuls "
-                "on the tensor cores.", _rate(rates, "compute_bf16"), r.get("compute"), feed, e2e,
-                f"run model.{ctx.model} with precision=bf16-amp to measure"))
-        if not ctx.channels_last:
-            advice.append(_compute_what_if(
+                "on the tensor cores.", _rate(rates, "compute_bf16"), r.get("compute"), feed, e2e)
+            advice += [line] if line else []
+        if not ctx.channels_last and not any(t.config.channels_last for t in tried if t.rate is not None):
+            line = _compute_what_if(
                 "Channels-last memory format", "model and inputs .to(memory_format=torch.channels_last)"
                 + (": cuDNN's fastest convolution kernels are NHWC." if cuda else "."),
-                _rate(rates, "compute_channels_last"), r.get("compute"), feed, e2e,
-                "rerun with channels_last=true to measure"))
+                _rate(rates, "compute_channels_last"), r.get("compute"), feed, e2e)
+            advice += [line] if line else []
         if not cuda:
             advice.append(_advice("Train on a GPU", "The CPU computes the model; the data path is faster than it.",
                                   None, e2e, "not measurable on this machine"))
         if r.get("compute") and e2e:
             advice.append(_advice("Nothing to gain in the data path", f"The input pipeline can deliver "
-                                  f"{_fmt(feed)}; the "
-                                  "model is the limit.", None, None, "stage rates measured here"))
+                                  f"{_fmt(feed)}; the model is the limit.", None, None, "stage rates measured here"))
 
     if stage_bottleneck == "transfer" and not interfere and cuda:
         expected = _min_rate([r.get("storage"), r.get("cpu"), r["transfer"] * 4, r.get("compute")])
         advice.append(_advice("Copy uint8 images and normalise on the GPU",
                               "Float32 batches are 4× the bytes of uint8; convert and normalise after the copy.",
-                              expected, e2e, "copy rate measured here × 4 (a quarter of the bytes)"))
+                              expected, e2e, "estimate: copy rate measured here × 4 (a quarter of the bytes)"))
     return advice

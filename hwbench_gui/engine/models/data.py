@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -36,6 +37,31 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 #: Batches each DataLoader worker may have in flight: with in-order delivery a worker that is
 #: this many batches ahead idles until the slowest one catches up, so deeper keeps more busy.
 LOADER_PREFETCH_BATCHES = 4
+
+
+@dataclass(frozen=True)
+class LoaderOptions:
+    """How a caller (the data-path analyzer) sets up the training loop's DataLoader; the defaults
+    are the model benchmarks' own loader.
+
+    ``sampler`` replaces the shuffled epochs (e.g. several passes per DataLoader epoch, so the
+    workers prefetch straight through a pass boundary); ``on_device(loader, device, channels_last)``
+    wraps the loader into an iterable of batches already on the device (e.g. decoded and augmented
+    there); the step's copy then has nothing to move;
+    ``epoch_starts``: this many epoch starts are forced after the timed windows and their cost
+    measured (``TimedRun.extra['epoch_start_cost_s']``). ``start_after_warmup``: the warm-up steps
+    run on a synthetic batch and the loader starts after them, its first ``workers`` + 2 steps
+    (the start from empty) untimed: the timed windows then see neither a queue the workers filled
+    during the slow first steps nor the start itself.
+    """
+
+    prefetch_factor: int = LOADER_PREFETCH_BATCHES
+    pin_memory: bool | None = None  # None: when the data goes to a GPU
+    sampler: Any = None
+    collate_fn: Callable[[list], Any] | None = None
+    on_device: Callable[[Iterable, Any, bool], Iterable] | None = None
+    epoch_starts: int = 0
+    start_after_warmup: bool = False
 
 
 # -- file layouts (no framework) -----------------------------------------------------------------
@@ -187,10 +213,12 @@ def _detection_collate(batch):
 
 
 def torch_loader(task: str, root: str, image_size: int, batch: int, workers: int, pin_memory: bool,
-                 sampler: Any = None, dataset: Any = None) -> Any:
+                 sampler: Any = None, dataset: Any = None, prefetch_factor: int = LOADER_PREFETCH_BATCHES,
+                 collate_fn: Callable[[list], Any] | None = None) -> Any:
     """A DataLoader over ``root`` (or over ``dataset``, made by :func:`torch_dataset`): shuffled (or
     ``sampler``, e.g. DistributedSampler), whole batches only, ``workers`` processes kept alive
-    between passes, 4 batches prefetched per worker, pinned host memory when the data goes to a GPU."""
+    between passes, ``prefetch_factor`` batches prefetched per worker, pinned host memory when the
+    data goes to a GPU."""
     import torch
 
     if dataset is None:
@@ -198,11 +226,12 @@ def torch_loader(task: str, root: str, image_size: int, batch: int, workers: int
     _check_enough(len(dataset), batch, root)
     kwargs: dict[str, Any] = {}
     if workers > 0:
-        kwargs.update(persistent_workers=True, prefetch_factor=LOADER_PREFETCH_BATCHES)
+        kwargs.update(persistent_workers=True, prefetch_factor=prefetch_factor)
+    if collate_fn is None and task == "detect":
+        collate_fn = _detection_collate
     loader = torch.utils.data.DataLoader(
         dataset, batch_size=batch, shuffle=sampler is None, sampler=sampler, num_workers=workers,
-        pin_memory=pin_memory, drop_last=True, collate_fn=_detection_collate if task == "detect" else None,
-        **kwargs)
+        pin_memory=pin_memory, drop_last=True, collate_fn=collate_fn, **kwargs)
     if len(loader) == 0:  # a DistributedSampler's share can be smaller than one batch
         raise ParamError(f"data: each rank's share of {root} ({len(sampler)} images) is less than one batch of {batch}")
     return loader
@@ -237,6 +266,11 @@ class BatchStream:
             self.epoch_start_waits_s.append(time.perf_counter() - start)
         self.wait_s += time.perf_counter() - start
         return self.to_device(batch)
+
+    def restart(self) -> None:
+        """Start a new epoch now, dropping what the workers prefetched (what an epoch boundary does)."""
+        self.epoch += 1
+        self._start_epoch()
 
     def _start_epoch(self) -> None:
         if self.on_epoch is not None:

@@ -123,12 +123,14 @@ def _sgd(torch: Any, model: Any, cuda: bool) -> Any:
 
 
 def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
-            dist: DistContext | None = None, *, dataset: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
+            dist: DistContext | None = None, *, dataset: Any = None,
+            loader: model_data.LoaderOptions | None = None) -> tuple[TimedRun, dict[str, Any], str]:
     """Run the warm-up and timed steps; returns the run, details for the document and the device label.
 
     ``dataset`` (folder data only) replaces the one :func:`model_data.torch_dataset` would build over
     ``params["data"]``: a map-style dataset of (image tensor, target) with a ``classes`` list (the
-    data-path analyzer feeds its own reader through the same loader and training step).
+    data-path analyzer feeds its own reader through the same loader and training step); ``loader``
+    sets that loader up (:class:`model_data.LoaderOptions`; default: the model benchmarks' own).
 
     Raises :class:`OutOfMemoryError` (message from :func:`oom_message`) when CUDA runs out of memory,
     after freeing what it can.
@@ -151,7 +153,7 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
         device = torch.device("cpu")
     precision = from_key(params["precision"])
     try:
-        return _measure(torch, spec, params, reporter, dist, device, precision, dataset)
+        return _measure(torch, spec, params, reporter, dist, device, precision, dataset, loader)
     except RuntimeError as exc:  # torch.cuda.OutOfMemoryError is one; cuDNN's allocation failures are plain ones
         if kind != "cuda" or not (isinstance(exc, torch.cuda.OutOfMemoryError) or "out of memory" in str(exc).lower()):
             raise
@@ -165,8 +167,10 @@ def measure(spec: ModelSpec, params: dict[str, Any], reporter: Reporter,
 
 
 def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporter, dist: DistContext | None,
-             device: Any, precision: Precision, dataset: Any = None) -> tuple[TimedRun, dict[str, Any], str]:
+             device: Any, precision: Precision, dataset: Any = None,
+             options: model_data.LoaderOptions | None = None) -> tuple[TimedRun, dict[str, Any], str]:
     cuda = device.type == "cuda"
+    options = options or model_data.LoaderOptions()
     batch = params["batch"] or default_batch(spec, device.type)
     size, train = params["image_size"], params["mode"] == "train"
     # torchvision's detection models take lists of images of any size: no NHWC path there
@@ -187,15 +191,19 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         num_classes = {"classify": len(getattr(dataset, "classes", []) or [0]),
                        "detect": len(model_data.VOC_CLASSES) + 1,
                        "segment": SYNTHETIC_CLASSES["segment"]}[spec.task]
-        sampler = None
+        sampler = options.sampler
         if dist is not None:
             sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=dist.world_size, rank=dist.rank,
                                                           drop_last=True)
-        loader = model_data.torch_loader(spec.task, params["data"], size, batch, params["workers"], cuda,
-                                         sampler=sampler, dataset=dataset)
+        pin = cuda if options.pin_memory is None else (options.pin_memory and cuda)
+        loader = model_data.torch_loader(spec.task, params["data"], size, batch, params["workers"], pin,
+                                         sampler=sampler, dataset=dataset, prefetch_factor=options.prefetch_factor,
+                                         collate_fn=options.collate_fn)
+        if options.on_device is not None:
+            loader = options.on_device(loader, device, channels_last)
         stream = model_data.BatchStream(
             loader, _to_device(torch, spec, device, channels_last),
-            on_epoch=(lambda epoch: sampler.set_epoch(epoch)) if sampler is not None else None)
+            on_epoch=(lambda epoch: sampler.set_epoch(epoch)) if dist is not None else None)
 
     model = build_model(spec, max(2, num_classes), size).to(device)
     if channels_last:
@@ -210,11 +218,10 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         net = torch.compile(net)  # default mode; max-autotune would spend minutes autotuning
 
     generator = torch.Generator(device=device).manual_seed(1234 + (dist.rank if dist else 0))
-    if stream is None:
+    fixed = None
+    if stream is None or options.start_after_warmup:
         fixed = synthetic_batch(torch, spec, batch, size, num_classes, device, channels_last, generator)
-        next_batch = lambda: fixed  # noqa: E731
-    else:
-        next_batch = stream.next
+    next_batch = (lambda: fixed) if stream is None else stream.next  # noqa: E731
 
     optimizer = scaler = None
     if train:
@@ -254,11 +261,14 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     reporter.phase("warmup", "start")
     t0 = time.perf_counter()
     for i in range(warmup):
-        step(next_batch())
+        step(fixed if options.start_after_warmup else next_batch())
         if i == 0:
             sync()
             first_step_s = time.perf_counter() - t0
         progress.step()
+    if options.start_after_warmup and stream is not None:
+        for _ in range(max(1, params["workers"]) + 2):
+            step(next_batch())
     drain_steps, drained = _drain_loader(params.get("drain_loader_steps", 0), stream, step, next_batch, reporter)
     sync()
     warmup_s = time.perf_counter() - t0 if warmup or drain_steps else None
@@ -301,6 +311,8 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
                            progress=progress)
     step_s, total_s, data_wait_s = windows.step_s, sum(windows.window_s), windows.data_wait_s
     steps = sum(windows.window_steps)
+    epoch_start_cost_s = _epoch_start_costs(options.epoch_starts, stream, step, sync, params["workers"],
+                                            total_s / steps if steps else 0.0)
     out = last_out[0]
     final_loss = float(out.detach().float()) if train and out is not None else None
 
@@ -332,6 +344,8 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     if stream is not None:
         run.extra["epochs_started"] = stream.epoch + 1
         run.extra["epoch_start_waits_s"] = stream.epoch_start_waits_s[refills_before:]  # in the timed loop
+        if epoch_start_cost_s:
+            run.extra["epoch_start_cost_s"] = epoch_start_cost_s
         if params.get("drain_loader_steps"):
             run.extra["drain_steps"], run.extra["drained"] = drain_steps, drained
     import torchvision
@@ -348,6 +362,27 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     if spec.task == "detect":
         details["min_size"], details["max_size"] = size, detection_max_size(size)
     return run, details, where
+
+
+def _epoch_start_costs(count: int, stream: Any, step: Callable[[Any], Any], sync: Callable[[], None],
+                       workers: int, steady_step_s: float) -> list[float]:
+    """Seconds each of ``count`` forced epoch starts adds to training: the first ``workers`` + 2
+    steps after the restart, less as many steps at the timed loop's steady pace. After the restart
+    every worker starts its first batch at once, so the step waits about one batch's worker time
+    and the next batches then arrive together: these steps hold the whole refill."""
+    costs: list[float] = []
+    if not count or stream is None:
+        return costs
+    after = max(1, workers) + 2
+    for _ in range(count):
+        sync()
+        start = time.perf_counter()
+        stream.restart()
+        for _ in range(after):
+            step(stream.next())
+        sync()
+        costs.append(max(0.0, time.perf_counter() - start - after * steady_step_s))
+    return costs
 
 
 def _drain_loader(max_steps: int, stream: Any, step: Callable[[Any], Any], next_batch: Callable[[], Any],
