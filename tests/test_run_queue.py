@@ -5,8 +5,11 @@ Runs are real child processes of the fixture benchmarks in tests/bench_fixtures/
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +116,108 @@ def test_run_suite_goes_through_the_queue(monkeypatch, tmp_path):
     assert [(run.label, result.status) for run, result in done] == [("test.ok 2.0", "ok")]
     assert done[0][1].document["figure"]["value"] == 6.0
     assert any(e["type"] == "progress" for e in events)
+
+
+# -- a suite as a whole: what cannot run here, resume, one progress over all runs ---------------------
+
+def _tiny_suite(monkeypatch, scales=(1.0, 2.0)):
+    monkeypatch.setitem(suites.SUITES, "tiny", suites.Suite("tiny", "Tiny", "", axes={"scale": scales},
+                                                            bench_axis=("test.ok",)))
+
+
+def test_cells_that_cannot_run_here_say_why(monkeypatch):
+    from hwbench_gui.engine.run import queue as queue_mod
+
+    monkeypatch.setitem(queue_mod.FRAMEWORK_MODULES, "tf", ("hwbench_no_such_module", "TensorFlow is not installed"))
+    tf_run = suites.SuiteRun("model.resnet50", {"framework": "tf", "precision": "fp32"})
+    assert queue_mod.unavailable_here(tf_run, gpu_count=1) == "TensorFlow is not installed"
+    fp16 = suites.SuiteRun("model.resnet50", {"framework": "torch", "precision": "fp16-amp"})
+    assert "no GPU found" in queue_mod.unavailable_here(fp16, gpu_count=0)
+    assert queue_mod.unavailable_here(fp16, gpu_count=1) is None
+    on_cpu = suites.SuiteRun("model.resnet50", {"framework": "torch", "precision": "fp16-amp", "device": "cpu"})
+    assert queue_mod.unavailable_here(on_cpu, gpu_count=0) is None  # asked for: measured on the CPU
+    fp32 = suites.SuiteRun("model.resnet50", {"framework": "torch", "precision": "fp32"})
+    assert queue_mod.unavailable_here(fp32, gpu_count=0) is None  # runs on the CPU, which the run says
+    cuda = suites.SuiteRun("model.resnet50", {"framework": "torch", "precision": "fp32", "device": "cuda:0"})
+    assert "device=cuda" in queue_mod.unavailable_here(cuda, gpu_count=0)
+
+
+def test_resume_skips_the_runs_whose_ok_document_is_in_the_folder(monkeypatch, tmp_path):
+    from hwbench_gui.engine.run.queue import plan_suite
+
+    _tiny_suite(monkeypatch)
+    first = run_suite("tiny", {"samples": [3]}, results_dir=tmp_path)
+    assert [result.status for _, result in first] == ["ok", "ok"]
+    plan = plan_suite("tiny", {"samples": [3]}, results_dir=tmp_path, resume=True, gpu_count=0)
+    assert plan.to_run == [] and [run.label for run, _ in plan.finished] == ["test.ok 1.0", "test.ok 2.0"]
+    # without --resume everything runs again; another value of a parameter is another run
+    assert len(plan_suite("tiny", {"samples": [3]}, results_dir=tmp_path, gpu_count=0).to_run) == 2
+    assert len(plan_suite("tiny", {"samples": [4]}, results_dir=tmp_path, resume=True, gpu_count=0).to_run) == 2
+    # a run that was cancelled or failed, or whose document is gone, runs again
+    done_path = first[1][1].path
+    doc = json.loads(done_path.read_text())
+    done_path.write_text(json.dumps({**doc, "status": "cancelled"}))
+    plan = plan_suite("tiny", {"samples": [3]}, results_dir=tmp_path, resume=True, gpu_count=0)
+    assert [run.label for run in plan.to_run] == ["test.ok 2.0"]
+    again = run_suite("tiny", {"samples": [3]}, results_dir=tmp_path, plan=plan)
+    assert [(run.label, result.status) for run, result in again] == [("test.ok 2.0", "ok")]
+
+
+def test_a_document_from_another_machine_does_not_count_as_done(monkeypatch, tmp_path):
+    from hwbench_gui.engine.run.queue import plan_suite
+
+    _tiny_suite(monkeypatch, scales=(1.0,))
+    (run, result), = run_suite("tiny", {}, results_dir=tmp_path)
+    doc = json.loads(result.path.read_text())
+    result.path.write_text(json.dumps({**doc, "hostname": "elsewhere", "inventory": {"gpus": []}}))
+    assert len(plan_suite("tiny", {}, results_dir=tmp_path, resume=True, gpu_count=0).to_run) == 1
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_suite_progress_and_eta_over_all_runs():
+    from hwbench_gui.engine.run.queue import SuiteProgress
+
+    clock = _Clock()
+    progress = SuiteProgress(4, done_before=1, clock=clock)
+    progress.start("a")
+    assert progress.text() == "suite 2/4 (25%), ETA after the first run"
+    clock.now = 30.0
+    progress.update(0.5)  # half of this run in 30 s: 30 s left, and 2 more runs of 60 s each
+    assert progress.fraction() == pytest.approx(1.5 / 4)
+    assert progress.remaining_s() == pytest.approx(30 + 2 * 60)
+    clock.now = 60.0
+    progress.finish()
+    progress.start("b")
+    clock.now = 100.0
+    progress.update(0.8)  # 40 s of 50: 10 s left, then one run at the mean of the finished (60 s)
+    assert progress.remaining_s() == pytest.approx(10 + 60)
+    assert progress.text() == "suite 3/4 (70%), ETA 1 min 10 s"
+
+
+def test_cli_suite_lists_what_cannot_run_resumes_and_writes_the_report(monkeypatch, tmp_path, capsys):
+    from hwbench_gui import cli
+    from hwbench_gui.engine.run import queue as queue_mod
+
+    _tiny_suite(monkeypatch)
+    real = queue_mod.unavailable_here
+    monkeypatch.setattr(queue_mod, "unavailable_here",
+                        lambda run, gpus: "no GPU found" if run.params["scale"] == 2.0 else real(run, gpus))
+    out = tmp_path / "results"
+    assert cli.main(["run", "--suite", "tiny", "-p", "samples=3", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "suite tiny: 2 runs: 1 to run, 0 already done, 1 cannot run here" in err
+    assert "skipped, no GPU found: test.ok 2.0" in err
+    assert "[1/1] test.ok 1.0" in err
+    report = re.search(r"(?:evaluation report|report \(HTML\)): (\S+)", err).group(1)
+    assert Path(report).is_file() and Path(report).parent == out
+    assert cli.main(["run", "--suite", "tiny", "-p", "samples=3", "--out", str(out), "--resume"]) == 0
+    captured = capsys.readouterr()
+    assert "1 to run" not in captured.err and "0 to run, 1 already done" in captured.err
+    assert "test.ok 1.0: " in captured.out and "[done before: " in captured.out

@@ -2,7 +2,7 @@
 
     hwbench list [--json] [--params]
     hwbench run gpu.matmul --param sizes=8192 --param precision=bf16 [--out DIR] [--json] [--timeout S] [--quiet]
-    hwbench run --suite seed [--param framework=torch] [--param steps=20]
+    hwbench run --suite seed [--param framework=torch] [--param steps=20] [--resume]
     hwbench maxbatch model.resnet50 --param precision=bf16-amp [--start 8] [--limit 8192] [--step 8]
 
 ``run`` shows progress on stderr (one updating line on a terminal, plain lines otherwise) and
@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import signal
 import sys
 import threading
+import time
 from typing import Any, TextIO
 
 from hwbench_gui.commands.argtypes import positive_number, user_path
@@ -57,6 +59,9 @@ def add_parser(subparsers) -> None:
     runner.add_argument("--timeout", type=positive_number, metavar="S",
                         help="kill the run after S seconds (default: the benchmark's own limit)")
     runner.add_argument("--quiet", "-q", action="store_true", help="no progress or log lines on stderr")
+    runner.add_argument("--resume", action="store_true",
+                        help="with --suite: skip the runs whose ok result is already in the results folder "
+                             "(a suite that was killed or cancelled goes on where it stopped)")
     runner.set_defaults(handler=run_command)
 
     finder = subparsers.add_parser(
@@ -216,16 +221,19 @@ def _like(path: str, overrides: dict[str, Any]) -> tuple[str, Any]:
 
 
 def _suite_command(args: argparse.Namespace) -> int:
-    """``hwbench run --suite NAME``: every run of the suite, then one line per run."""
+    """``hwbench run --suite NAME``: what cannot run here listed once and skipped, every other run
+    (with ``--resume`` those not yet done) under one progress line with an ETA, then one line per
+    run and the suite's evaluation report in the results folder."""
     from hwbench_gui.engine.run import suites
-    from hwbench_gui.engine.run.queue import run_suite
+    from hwbench_gui.engine.run.queue import SuiteProgress, plan_suite, results_folder, run_suite
     from hwbench_gui.engine.spec.benchmark import ParamError
 
     if not args.suite or args.id:
         print("hwbench run: give either a benchmark ID or --suite NAME", file=sys.stderr)
         return EXIT_USAGE
     try:
-        runs = suites.expand_suite(args.suite, parse_param_args(args.param))
+        overrides = parse_param_args(args.param)
+        runs = suites.expand_suite(args.suite, overrides)
         for run in runs:
             _registry_get(run.bench_id).resolve_params(run.params)
     except (KeyError, ParamError) as exc:
@@ -233,33 +241,106 @@ def _suite_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     if not _results_folder_ok(args.out):
         return EXIT_USAGE
+    started = time.monotonic()
+    plan = plan_suite(args.suite, overrides, results_dir=args.out, resume=args.resume)
+    _print_plan(plan, quiet=args.quiet)
     cancel = threading.Event()
+    progress = SuiteProgress(plan.cells - len(plan.unavailable), done_before=len(plan.finished))
     displays: list[ProgressDisplay] = []
 
     def on_run(i, total, run):
-        display = ProgressDisplay(run.bench_id, sys.stderr, quiet=args.quiet)
+        if displays:
+            progress.finish()
+            displays[-1].finish()
+        progress.start(run.label)
+        display = ProgressDisplay(run.bench_id, sys.stderr, quiet=args.quiet, suite=progress)
         displays.append(display)
-        display.note(f"[{i + 1}/{total}] {run.label}")
+        display.note(f"[{progress.done + 1}/{progress.total}] {run.label}  ({progress.text()})")
         return display.on_event
 
     stop = _StopSignals(cancel, ProgressDisplay(args.suite, sys.stderr, quiet=args.quiet))
+    resume_hint = f"resume with: hwbench run --suite {args.suite} " + " ".join(
+        f"-p {item}" for item in args.param) + (f" --out {args.out}" if args.out else "") + " --resume"
     try:
-        done = run_suite(args.suite, parse_param_args(args.param), on_run=on_run, cancel=cancel,
-                         timeout_s=args.timeout, results_dir=args.out)
+        done = run_suite(args.suite, overrides, on_run=on_run, cancel=cancel, timeout_s=args.timeout,
+                         results_dir=args.out, plan=plan)
     except KeyboardInterrupt:
-        print("hwbench run: suite cancelled", file=sys.stderr)
+        print(f"hwbench run: suite cancelled; {resume_hint}", file=sys.stderr)
         return stop.exit_status()
     finally:
         stop.restore()
     for display in displays:
         display.finish()
+    for run, doc in plan.finished:
+        print(f"{run.label}: {figure_line(doc)}  [done before: {doc.get('_path')}]")
     for run, result in done:
         doc = result.document
         shown = figure_line(doc) if result.status == "ok" else f"{result.status}: {doc.get('reason')}"
         print(f"{run.label}: {shown}" + (f"  [{result.path}]" if result.path else ""))
+    for run, reason in plan.unavailable:
+        print(f"{run.label}: not run here: {reason}")
+    took = time.monotonic() - started
+    ran = sum(1 for _, result in done if result.status == "ok")
+    print(f"suite {args.suite}: {ran + len(plan.finished)} of {plan.cells} runs ok "
+          f"({ran} now, {len(plan.finished)} before, {len(plan.unavailable)} cannot run here) in {took:.0f} s",
+          file=sys.stderr)
     if cancel.is_set():
+        print(f"hwbench run: suite cancelled; {resume_hint}", file=sys.stderr)
         return stop.exit_status()
-    return EXIT_OK if all(result.status == "ok" for _, result in done) else EXIT_FAILED
+    docs = [doc for _, doc in plan.finished] + [r.document for _, r in done if r.path is not None]
+    _suite_report(args.suite, docs, results_folder(args.out))
+    if any(result.status != "ok" for _, result in done):
+        print(f"hwbench run: some runs failed; {resume_hint} runs only those again", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_plan(plan, *, quiet: bool) -> None:
+    """The suite's plan on stderr: how many runs, and once, grouped by reason, those that cannot run here."""
+    if quiet:
+        return
+    print(f"suite {plan.name}: {plan.cells} runs: {len(plan.to_run)} to run, {len(plan.finished)} already done, "
+          f"{len(plan.unavailable)} cannot run here", file=sys.stderr)
+    by_reason: dict[str, list[str]] = {}
+    for run, reason in plan.unavailable:
+        by_reason.setdefault(reason, []).append(run.label)
+    for reason, labels in by_reason.items():
+        print(f"  skipped, {reason}: {', '.join(labels)}", file=sys.stderr)
+    for run, doc in plan.finished:
+        print(f"  done before: {run.label} ({doc.get('_path')})", file=sys.stderr)
+
+
+def write_suite_report(name: str, docs: list[dict[str, Any]], folder) -> tuple[Any, str]:
+    """The suite's report in ``folder``: (path, what it is). The one-machine evaluation report
+    (``engine.reports.evaluation.write_evaluation_report``) where this install has it, else the HTML
+    comparison report of the suite's documents. OSError/ValueError when it cannot be written."""
+    from pathlib import Path
+
+    try:
+        from hwbench_gui.engine.reports.evaluation import write_evaluation_report
+    except ImportError:
+        write_evaluation_report = None
+    if write_evaluation_report is not None:
+        return write_evaluation_report(docs, folder), "evaluation report"
+    from hwbench_gui.engine.reports.html import write_html
+    from hwbench_gui.engine.reports.report import make_report
+
+    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
+    report = make_report(docs, group="machine", title=f"hwbench {name} suite")
+    return write_html(report, Path(folder) / f"{name}-suite-report_{stamp}.html"), "report (HTML)"
+
+
+def _suite_report(name: str, docs: list[dict[str, Any]], folder) -> None:
+    """The suite's report written into the results folder, and where it is, on stderr."""
+    if not docs:
+        print("hwbench run: no result to report on", file=sys.stderr)
+        return
+    try:
+        path, kind = write_suite_report(name, docs, folder)
+    except (OSError, ValueError) as exc:
+        print(f"hwbench run: the suite's report could not be written: {exc}", file=sys.stderr)
+        return
+    print(f"{kind}: {path}", file=sys.stderr)
 
 
 def _results_folder_ok(out: str | None) -> bool:
@@ -366,19 +447,25 @@ class ProgressDisplay:
     #: Without a terminal, a progress line is printed when the message changes or after this many percent.
     PLAIN_STEP_PERCENT = 10.0
 
-    def __init__(self, bench_id: str, stream: TextIO, *, quiet: bool = False):
+    #: Without a terminal, a progress line whose text differs only in its numbers is printed at most this often.
+    PLAIN_INTERVAL_S = 30.0
+
+    def __init__(self, bench_id: str, stream: TextIO, *, quiet: bool = False, suite: Any = None):
         self.bench_id = bench_id
         self.stream = stream
         self.quiet = quiet
+        self.suite = suite  # a queue.SuiteProgress: the whole suite's progress and ETA on the same line
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self._line_shown = False
-        self._last_plain: tuple[float, str] | None = None
+        self._last_plain: tuple[float, str, float] | None = None
 
     def on_event(self, event: dict[str, Any]) -> None:
         if self.quiet:
             return
         kind = event.get("type")
         if kind == "progress":
+            if self.suite is not None and isinstance(event.get("fraction"), (int, float)):
+                self.suite.update(event["fraction"])
             self._progress(event.get("fraction"), str(event.get("message") or ""))
         elif kind == "log":
             self.note(str(event.get("message", "")))
@@ -406,6 +493,8 @@ class ProgressDisplay:
         percent = None if not isinstance(fraction, (int, float)) else 100.0 * float(fraction)
         shown = "  ?  %" if percent is None else f"{percent:5.1f}%"
         line = f"{self.bench_id} [{shown}] {message}"
+        if self.suite is not None:
+            line += f" | {self.suite.text()}"
         if self.tty:
             width = shutil.get_terminal_size((100, 20)).columns - 1
             self.stream.write("\r" + line[:width] + "\x1b[K")
@@ -413,9 +502,12 @@ class ProgressDisplay:
             self._line_shown = True
             return
         last = self._last_plain
-        if (last is None or message != last[1] or percent is None
+        # "timed step 12/60, 0.1 s/step, ETA 8 s" and "timed step 13/60, ..." are the same kind of line
+        kind = re.sub(r"[0-9][0-9.,:]*", "#", message)
+        now = time.monotonic()
+        if (last is None or kind != last[1] or percent is None or now - last[2] >= self.PLAIN_INTERVAL_S
                 or percent - last[0] >= self.PLAIN_STEP_PERCENT or percent >= 100.0 > last[0]):
-            self._last_plain = (percent if percent is not None else -1.0, message)
+            self._last_plain = (percent if percent is not None else -1.0, kind, now)
             print(line, file=self.stream, flush=True)
 
     def _clear(self) -> None:

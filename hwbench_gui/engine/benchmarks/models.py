@@ -91,9 +91,10 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
     from hwbench_gui.engine.models import torch_measure as model_torch
 
     run, details, where = model_torch.measure(spec, params, reporter)
+    method = model_torch.method_text(params, where.startswith("cuda"))
     return _finish(build_outcome(spec, params, run, framework_label=f"PyTorch {_torch_version()}",
-                                 device_label=where, method_extra=model_torch.method_text(params, where.startswith("cuda")),
-                                 details=details, warnings=[]), params, device.kind == AUTO)
+                                 device_label=where, method_extra=method, details=details, warnings=[]),
+                   params, device.kind == AUTO)
 
 
 def _availability() -> str | None:

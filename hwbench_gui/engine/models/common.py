@@ -104,7 +104,8 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
               choices=tuple(PRECISION_LABELS)),
         Param("batch", "int", 0, f"Images per step per GPU; 0 = the model's default: {spec.batch} on a GPU "
               f"({spec.batch_note}), {max(1, spec.batch // CPU_BATCH_DIVISOR)} on the CPU (the GPU default / "
-              f"{CPU_BATCH_DIVISOR}: a CPU step takes seconds and fits in a few GiB). The result stores the batch used.",
+              f"{CPU_BATCH_DIVISOR}: a CPU step takes seconds and fits in a few GiB). The result stores the batch "
+              "used.",
               minimum=0, maximum=1 << 16),
         Param("image_size", "int", spec.image_size, "Square image side in pixels.", minimum=32, maximum=4096,
               unit="px"),

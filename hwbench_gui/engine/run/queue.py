@@ -13,10 +13,15 @@ protocol event) and ``finished`` on the thread that executes the run.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+import math
 import os
+import socket
 import threading
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from hwbench_gui.engine.run.suites import SuiteRun, expand_suite
@@ -190,18 +195,214 @@ class RunQueue:
         return done
 
 
+# --- suites: what can run here, what is done, how far the whole is ---------------------------------
+
+#: Framework parameter value -> (module find_spec looks for, what the user installs).
+FRAMEWORK_MODULES = {"torch": ("torch", "PyTorch is not installed"),
+                     "tf": ("tensorflow", "TensorFlow is not installed (pip install 'hwbench-gui[tf]')")}
+
+#: Precisions that only mean something on a GPU's tensor cores (on a CPU FP16 is emulated).
+GPU_PRECISIONS = ("fp16-amp",)
+
+
+def unavailable_here(run: SuiteRun, gpu_count: int) -> str | None:
+    """Why ``run`` cannot run on this machine, found without importing a framework; None when it can.
+
+    The benchmark's own availability, its framework installed (``find_spec``), and a GPU (NVML's
+    count, ``gpu_count``) where the run asks for one: device cuda, gpus > 1, or FP16-AMP on the
+    default device (the CPU would run it emulated; ask for device=cpu to measure that anyway).
+    """
+    from hwbench_gui.engine.run import registry
+
+    bench = registry.get(run.bench_id)
+    reason = registry.availability(bench)
+    if reason:
+        return reason
+    framework = run.params.get("framework")
+    if framework in FRAMEWORK_MODULES and importlib.util.find_spec(FRAMEWORK_MODULES[framework][0]) is None:
+        return FRAMEWORK_MODULES[framework][1]
+    if gpu_count == 0:
+        values = bench.resolve_params(run.params)
+        device = str(values.get("device", ""))
+        if device.startswith("cuda"):
+            return "no GPU found (NVML sees none) and the run asks for device=cuda"
+        if int(values.get("gpus", 1) or 1) > 1:
+            return f"no GPU found (NVML sees none) and the run asks for {values['gpus']} GPUs"
+        if device == "auto" and values.get("precision") in GPU_PRECISIONS:
+            return (f"no GPU found (NVML sees none): {values['precision'].upper()} is a GPU precision "
+                    "(give device=cpu to run it on the CPU anyway)")
+    return None
+
+
+def _same_machine(doc: dict[str, Any]) -> bool:
+    """A document from this machine: its hostname, or the same GPUs (by UUID) on a renamed host."""
+    if doc.get("hostname") == socket.gethostname():
+        return True
+    from hwbench_gui.engine.results.document import machine_facts
+
+    def uuids(inventory: Any) -> set[str]:
+        gpus = inventory.get("gpus") if isinstance(inventory, dict) else None
+        return {str(g.get("uuid")) for g in gpus or [] if isinstance(g, dict) and g.get("uuid")}
+
+    ours = uuids(machine_facts().get("inventory"))
+    return bool(ours) and uuids(doc.get("inventory")) == ours
+
+
+def finished_document(run: SuiteRun, docs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest ``ok`` document in ``docs`` that measured ``run`` on this machine, else None.
+
+    It must be of the same benchmark and code version and have asked for the same value of every
+    parameter that decides comparability and of every parameter the suite run sets (what was asked:
+    ``params_requested`` where the run chose a value itself)."""
+    from hwbench_gui.engine.run import registry
+
+    bench = registry.get(run.bench_id)
+    wanted = bench.resolve_params(run.params)
+    keys = set(bench.comparability_params()) | set(run.params)
+    best = None
+    for doc in docs:
+        meta = doc.get("benchmark") or {}
+        if doc.get("status") != "ok" or meta.get("id") != bench.id or str(meta.get("version")) != str(bench.version):
+            continue
+        asked = {**(doc.get("params") or {}), **(doc.get("params_requested") or {})}
+        try:
+            if any(k not in asked or bench.param(k).parse(asked[k]) != wanted[k] for k in keys):
+                continue
+        except (KeyError, ValueError):  # ParamError is a ValueError: a value that no longer fits
+            continue
+        if not _same_machine(doc):
+            continue
+        if best is None or str(doc.get("started_at") or "") > str(best.get("started_at") or ""):
+            best = doc
+    return best
+
+
+@dataclass
+class SuitePlan:
+    """A suite's runs split three ways: to run now, cannot run here (with the reason), already done
+    (resume: with the document that holds it)."""
+
+    name: str
+    to_run: list[SuiteRun]
+    unavailable: list[tuple[SuiteRun, str]] = field(default_factory=list)
+    finished: list[tuple[SuiteRun, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def cells(self) -> int:
+        return len(self.to_run) + len(self.unavailable) + len(self.finished)
+
+
+def plan_suite(name: str, overrides: dict[str, Any] | None = None, *, results_dir: str | os.PathLike | None = None,
+               resume: bool = False, gpu_count: int | None = None) -> SuitePlan:
+    """Expand suite ``name`` and sort its runs: those that cannot run here (:func:`unavailable_here`),
+    with ``resume`` those whose ``ok`` document is already in the results folder
+    (:func:`finished_document`), and the rest, in the suite's order. ``KeyError`` for an unknown suite."""
+    runs = expand_suite(name, overrides)
+    if gpu_count is None:
+        from hwbench_gui.engine import nvml
+
+        gpu_count = nvml.device_count()
+    docs: list[dict[str, Any]] = []
+    if resume:
+        from hwbench_gui.engine.results.library import list_results
+
+        docs = list_results(results_dir).docs
+    plan = SuitePlan(name, [])
+    for run in runs:
+        reason = unavailable_here(run, gpu_count)
+        if reason:
+            plan.unavailable.append((run, reason))
+            continue
+        done = finished_document(run, docs) if resume else None
+        if done is not None:
+            plan.finished.append((run, done))
+        else:
+            plan.to_run.append(run)
+    return plan
+
+
+def results_folder(results_dir: str | os.PathLike | None) -> Path:
+    """The folder the suite's documents go to (``results_dir``, else the user's results folder)."""
+    from hwbench_gui.engine.results.store import results_dir as default_dir
+
+    return default_dir(results_dir)
+
+
+class SuiteProgress:
+    """One progress figure over a suite's runs, with an ETA.
+
+    The run under way counts by its own fraction (the model benchmarks report a time-based one:
+    elapsed / (elapsed + remaining)), so its remaining time is elapsed × (1 − f) / f; each run still
+    waiting is expected to take the mean of the runs that ended (before any has, as long as the
+    current one in all). Runs already done before a resume count as done.
+    """
+
+    def __init__(self, total: int, done_before: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.total, self.clock = total, clock
+        self.done = done_before
+        self.durations: list[float] = []
+        self.current_start: float | None = None
+        self.current_fraction = 0.0
+        self.label = ""
+
+    def start(self, label: str) -> None:
+        self.current_start, self.current_fraction, self.label = self.clock(), 0.0, label
+
+    def update(self, fraction: float) -> None:
+        self.current_fraction = max(0.0, min(1.0, float(fraction)))
+
+    def finish(self) -> None:
+        if self.current_start is not None:
+            self.durations.append(self.clock() - self.current_start)
+        self.done += 1
+        self.current_start, self.current_fraction = None, 0.0
+
+    def fraction(self) -> float:
+        return min(1.0, (self.done + self.current_fraction) / self.total) if self.total else 1.0
+
+    def remaining_s(self) -> float | None:
+        current_left = 0.0
+        current_total = None
+        if self.current_start is not None:
+            elapsed = self.clock() - self.current_start
+            if self.current_fraction >= 0.02:
+                current_total = elapsed / self.current_fraction
+                current_left = current_total - elapsed
+            elif not self.durations:
+                return None
+        waiting = self.total - self.done - (1 if self.current_start is not None else 0)
+        per_run = sum(self.durations) / len(self.durations) if self.durations else current_total
+        if per_run is None:
+            return None if waiting else current_left
+        return current_left + waiting * per_run
+
+    def text(self) -> str:
+        """``"suite 7/24 (29 %), ETA 12 min 05 s"``."""
+        from hwbench_gui.engine.models.common import format_eta
+
+        shown = min(self.total, self.done + (1 if self.current_start is not None else 0))
+        remaining = self.remaining_s()
+        eta = format_eta(remaining) if remaining is not None and math.isfinite(remaining) else "ETA after the first run"
+        return f"suite {shown}/{self.total} ({self.fraction():.0%}), {eta}"
+
+
 def run_suite(name: str, overrides: dict[str, Any] | None = None, *,
               on_run: Callable[[int, int, SuiteRun], Callable[[dict[str, Any]], None] | None] | None = None,
               cancel: threading.Event | None = None, timeout_s: float | None = None,
-              results_dir: str | os.PathLike | None = None) -> list[tuple[SuiteRun, Any]]:
-    """Run every run of the suite one after the other through the runner (one child each).
+              results_dir: str | os.PathLike | None = None, plan: SuitePlan | None = None,
+              ) -> list[tuple[SuiteRun, Any]]:
+    """Run the suite's runs one after the other through the runner (one child each).
 
+    ``plan`` (from :func:`plan_suite`) says which runs to run; without one, every run of the suite.
     ``on_run(i, total, run)`` is called before each run and may return an event callback for it.
     Stops early when ``cancel`` is set. Returns ``[(run, RunResult)]``. The runs go through a
     :class:`RunQueue`, as the GUI's do.
     """
     queue = RunQueue(results_dir=results_dir, timeout_s=timeout_s)
-    queued, _ = queue.add_suite(name, overrides)
+    if plan is None:
+        queued, _ = queue.add_suite(name, overrides)
+    else:
+        queued = [queue.add(run.bench_id, run.params, run.label, suite_run=run) for run in plan.to_run]
     index = {id(run): i for i, run in enumerate(queued)}
     event_callbacks: dict[int, Callable[[dict[str, Any]], None] | None] = {}
 
