@@ -501,3 +501,39 @@ def test_the_pdf_holds_every_row_of_the_html_and_csv_even_when_rows_are_tall(tmp
     assert [label for label in labels if label not in text] == []
     assert sum(r["benchmark_id"] in text for r in csv_rows) == len(csv_rows)
     assert "END-OF-REASON" in text and "line 60 of a long traceback" in text  # split across pages, not cut
+
+
+# -- configuration that reads ----------------------------------------------------------------------
+
+def test_configuration_shows_only_what_differs_in_full_and_the_rest_once():
+    long_path = "/data/" + "imagenet-subset-" * 6
+    docs = []
+    for batch, path in ((128, long_path + "a"), (256, long_path + "b")):
+        doc = make_doc("t.train", params={"batch": batch, "path": path, "workers": 8, "nnodes": 1})
+        doc["benchmark"]["comparability_params"] = ["batch", "path", "workers", "nnodes"]
+        docs.append(doc)
+    result = compare.compare(compare.sides_by_run(docs))
+    assert result.common_params["t.train"] == {"nnodes": 1, "workers": 8}
+    assert [row.config_text for row in result.rows] == [f"batch=128, path={long_path}a",
+                                                        f"batch=256, path={long_path}b"]
+    table = compare.format_table(result)
+    assert f"path={long_path}a" in table and f"path={long_path}b" in table  # in full, not cut at 60
+    assert table.count("workers=8") == 1 and "t.train (every row: nnodes=1, workers=8)" in table
+    html = render_html(make_report(docs, group="run", with_charts=False))
+    table_html = html[html.index("<h2>Side by side</h2>"):html.index("<h2>Documents</h2>")]
+    assert table_html.count("workers=8") == 3  # the benchmark's line, and each row's "all parameters" tooltip
+    assert re.findall(r'<td title="[^"]*">([^<]*)</td>', table_html) == [r.config_text for r in result.rows]
+
+
+def test_deciding_parameters_come_first_in_the_configuration():
+    docs = []
+    for size, extra in ((1, "x"), (2, "y")):
+        doc = make_doc("t.order", params={"aaa_note": extra, "size": size})
+        doc["benchmark"]["comparability_params"] = ["size"]
+        docs.append(doc)
+    row = compare.Row("t.order", "", "rate", "", True, "FP32", {"aaa_note": "x", "size": 1}, True,
+                      [compare.Cell(compare.metrics_of(docs[0])[0], "")])
+    other = compare.Row("t.order", "", "rate", "", True, "FP32", {"aaa_note": "y", "size": 2}, True,
+                        [compare.Cell(compare.metrics_of(docs[1])[0], "")])
+    compare._split_params([row, other])
+    assert row.config_text == "size=1, aaa_note=x"

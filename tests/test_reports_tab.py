@@ -193,3 +193,29 @@ def test_gui_export_refuses_to_overwrite_a_compared_result(tab):
     with pytest.raises(ExportRefused):
         tab.export_html(target)
     assert target.read_bytes() == before
+
+
+def test_value_columns_stay_in_view_at_1366_px_with_the_h200_references(qtbot, qsettings, tmp_path):
+    from hwbench_gui.ui.reports import ReportsTab
+
+    results = tmp_path / "results"
+    write_docs(results, [make_doc("host.membw", params={"array_mib": 0, "engine": "auto", "threads": [1, 2]},
+                                  unit="GB/s")])
+    context = AppContext(settings=qsettings, results_dir=results)
+    tab = ReportsTab(context)
+    qtbot.addWidget(tab)
+    tab.resize(1366, 768)
+    tab.show()
+    qtbot.waitExposed(tab)
+    h200 = [d for d in tab.documents(visible_only=False) if Path(d["_path"]).parent.name == "h200"]
+    tab.compare_documents(measured(tab) + h200, "machine")
+    table = tab.compare_table
+    last = table.columnCount() - 1
+    assert table.columnCount() == 5
+    assert table.columnViewportPosition(last) + table.columnWidth(last) <= table.viewport().width()
+    config = [table.item(r, 2).text() for r in range(table.rowCount())]
+    assert not any("rdzv_endpoint" in text or "nnodes" in text for text in config)  # shared: said once
+    resnet = [r for r in range(table.rowCount()) if table.item(r, 0).text().startswith("model.resnet50")]
+    assert resnet and all("batch=" in table.item(r, 2).text() for r in resnet)  # what differs is shown
+    assert "rdzv_endpoint" in table.item(resnet[0], 0).toolTip()
+    tab.shutdown()

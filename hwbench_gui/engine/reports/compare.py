@@ -131,9 +131,18 @@ class Row:
     params: dict[str, Any]
     headline: bool
     cells: list[Cell]
+    #: The parameters in which this row differs from other rows of its benchmark (what the
+    #: Configuration column shows); set by :func:`compare`. The rest are the benchmark's
+    #: :attr:`Comparison.common_params`.
+    shown_params: dict[str, Any] | None = None
 
     @property
     def config_text(self) -> str:
+        """The parameters that tell this row from the other rows of its benchmark, in full."""
+        return describe.params_text(self.params if self.shown_params is None else self.shown_params)
+
+    @property
+    def all_params_text(self) -> str:
         return describe.params_text(self.params)
 
 
@@ -173,6 +182,12 @@ class Comparison:
     summaries: list[SideSummary]
     alpha: float = ALPHA
     notes: list[str] = field(default_factory=list)
+    #: Per benchmark id: the parameters every row of that benchmark shares (shown once, in the
+    #: benchmark's header line or a tooltip, not in each row).
+    common_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def common_text(self, benchmark_id: str) -> str:
+        return describe.params_text(self.common_params.get(benchmark_id))
 
     @property
     def baseline_name(self) -> str:
@@ -399,10 +414,40 @@ def compare(sides: Sequence[Side], baseline: int = 0, *, alpha: float = ALPHA,
         _place(rows, sides, side_index, metric)
     for row in rows:
         _mark(row, sides, baseline, rows, alpha)
+    common = _split_params(rows)
     rows.sort(key=lambda r: (r.benchmark_id, not r.headline, r.figure_name, r.precision, r.config_text))
-    comparison = Comparison(sides, baseline, rows, [], alpha)
+    comparison = Comparison(sides, baseline, rows, [], alpha, common_params=common)
     comparison.summaries = _summaries(comparison)
     return comparison
+
+
+def _split_params(rows: Sequence[Row]) -> dict[str, dict[str, Any]]:
+    """Set each row's ``shown_params`` (what differs between the rows of its benchmark, the
+    parameters that decide comparability first) and return each benchmark's shared ones."""
+    by_bench: dict[str, list[Row]] = {}
+    for row in rows:
+        by_bench.setdefault(row.benchmark_id, []).append(row)
+    common_by_bench = {}
+    for bench_id, group in by_bench.items():
+        keys = [k for row in group for k in row.params]
+        common = {k: group[0].params[k] for k in dict.fromkeys(keys)
+                  if all(k in row.params and row.params[k] == group[0].params[k] for row in group)}
+        deciding = _deciding_of(group)
+        for row in group:
+            # the precision parameter has its own column
+            differing = [k for k in row.params if k not in common and k != "precision"]
+            differing.sort(key=lambda k: (deciding is not None and k not in deciding))
+            row.shown_params = {k: row.params[k] for k in differing}
+        common_by_bench[bench_id] = {k: v for k, v in common.items() if k != "precision"}
+    return common_by_bench
+
+
+def _deciding_of(group: Sequence[Row]) -> frozenset[str] | None:
+    for row in group:
+        for cell in row.cells:
+            if cell.metric is not None:
+                return deciding_params(cell.metric.doc)
+    return None
 
 
 def _place(rows: list[Row], sides: Sequence[Side], side_index: int, metric: Metric) -> None:
@@ -583,27 +628,45 @@ def row_label(row: Row) -> str:
 
 
 def format_table(comparison: Comparison) -> str:
-    """The comparison as plain text: sides, one line per row, then the composite per side."""
+    """The comparison as plain text: sides; per benchmark a line with the parameters all its rows
+    share, then one line per row with the parameters that differ in full; notes (one line per
+    distinct note); then the composite per side."""
     lines = [f"Sides ({len(comparison.sides)}), baseline marked *:"]
     for i, side in enumerate(comparison.sides):
         star = "*" if i == comparison.baseline else " "
         lines.append(f" {star}[{i + 1}] {side.name}  ({len(side.docs)} result{'s' if len(side.docs) != 1 else ''})")
     header = ["BENCHMARK · FIGURE", "PRECISION", "CONFIG"] + [f"[{i + 1}]" for i in range(len(comparison.sides))]
-    table = [header]
+    table: list[list[str] | str] = [header]
+    current = None
     for row in comparison.rows:
+        if row.benchmark_id != current:
+            current = row.benchmark_id
+            shared = comparison.common_text(current)
+            table.append(f"{current}" + (f" (every row: {shared})" if shared else ""))
         table.append([row_label(row), row.precision, row.config_text] + [cell_text(c) for c in row.cells])
-    widths = [min(max(len(r[i]) for r in table), 60) for i in range(len(header))]
+    cells = [r for r in table if isinstance(r, list)]
+    # The configuration is never cut (it is what tells rows apart); other columns at most 60.
+    widths = [max(len(r[i]) for r in cells) if i == 2 else min(max(len(r[i]) for r in cells), 60)
+              for i in range(len(header))]
     lines.append("")
     for r in table:
-        lines.append("  ".join(cell[:60].ljust(w) for cell, w in zip(r, widths)).rstrip())
-    notes = []
+        if isinstance(r, str):
+            lines.append(r)
+            continue
+        lines.append("  ".join((cell if i == 2 else cell[:60]).ljust(w)
+                               for i, (cell, w) in enumerate(zip(r, widths))).rstrip())
+    notes: dict[tuple[int, str, str], list[str]] = {}
     for row in comparison.rows:
         for i, cell in enumerate(row.cells):
             if cell.note and (cell.mark in (MARK_FAILED, MARK_CANCELLED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE,
                                             MARK_UNTESTED) or cell.busy):
-                notes.append(f"  {row_label(row)} [{i + 1}]: {cell.mark}: {cell.note}")
+                notes.setdefault((i, cell.mark, cell.note), []).append(row_label(row))
     if notes:
-        lines += ["", "Notes:"] + notes
+        lines += ["", "Notes:"]
+        for (i, mark, note), labels in notes.items():
+            where = labels[0] if len(labels) == 1 else f"{len(labels)} rows ({', '.join(dict.fromkeys(labels))})"
+            lines.append(f"  [{i + 1}] {mark}: {note}: {where}" if len(labels) > 1 else
+                         f"  {where} [{i + 1}]: {mark}: {note}")
     lines.append("")
     lines.append(f"Composite (geometric mean of headline ratios, lower-is-better inverted) over the "
                  f"{comparison.summaries[0].n_geomean if comparison.summaries else 0} benchmark(s) every side has:")

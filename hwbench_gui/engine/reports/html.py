@@ -26,7 +26,8 @@ _env = Environment(loader=PackageLoader("hwbench_gui.engine.reports", "templates
 
 MARK_CLASSES = {
     compare.MARK_BETTER: "better", compare.MARK_WORSE: "worse", compare.MARK_NOT_SIGNIFICANT: "ns",
-    compare.MARK_UNTESTED: "ns", compare.MARK_TOO_FEW: "ns", compare.MARK_FAILED: "failed", compare.MARK_NOT_COMPARABLE: "nc",
+    compare.MARK_UNTESTED: "ns", compare.MARK_TOO_FEW: "ns", compare.MARK_FAILED: "failed",
+    compare.MARK_CANCELLED: "failed", compare.MARK_NOT_COMPARABLE: "nc",
     compare.MARK_NO_BASELINE: "nc", compare.MARK_MISSING: "missing", compare.MARK_BASELINE: "baseline",
 }
 

@@ -142,7 +142,16 @@ def _table_pages(report: Report) -> list[Figure]:
             page = _new_page(report, first=False, pages=pages,
                              note=f"sides {', '.join(f'[{i + 1}]' for i in band)}")
         page.header(columns)
-        for lines, colours in _table_rows(report, band, columns):
+        current = None
+        for row, (lines, colours) in zip(c.rows, _table_rows(report, band, columns)):
+            if row.benchmark_id != current:  # the benchmark's line: what all its rows share, said once
+                current = row.benchmark_id
+                shared = c.common_text(current)
+                group = wrap_lines(current + (f" (every row: {shared})" if shared else ""), 230)
+                if page.lines_left() < len(group) + 3 and page.rows_on_page:
+                    page = _new_page(report, first=False, pages=pages)
+                    page.header(columns)
+                page.band(sum(col.width_in for col in columns), group)
             start, height = 0, max(len(cell) for cell in lines)
             while start < height:
                 remaining = height - start
@@ -172,6 +181,10 @@ class _Page:
 
     def header(self, columns: Sequence[_Column]) -> None:
         self._draw(columns, [[col.header] for col in columns], ["#f2f2f5"] * len(columns), 1, bold=True)
+
+    def band(self, width_in: float, lines: list[str]) -> None:
+        """A line across the whole table (a benchmark's header)."""
+        self._draw([_Column("", width_in)], [lines], ["#fafafc"], len(lines), bold=False)
 
     def row(self, columns, lines, colours, count: int) -> None:
         self._draw(columns, lines, colours, count)

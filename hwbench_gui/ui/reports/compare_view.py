@@ -38,6 +38,8 @@ _MARK_COLOURS = {
     compare.MARK_BETTER: "#2e7d32", compare.MARK_WORSE: "#c62828", compare.MARK_FAILED: "#ef6c00",
     compare.MARK_NOT_COMPARABLE: "#6a1b9a", compare.MARK_NO_BASELINE: "#6a1b9a",
 }
+#: The widest the compare table's columns grow (text wraps beyond): at 1366 px two sides stay in view.
+_LABEL_PX, _PRECISION_PX, _CONFIG_PX, _VALUE_PX = 300, 80, 240, 300
 #: Resolution the charts are drawn at for the tab (96 dpi is one logical pixel per point·4/3).
 CHART_DPI = 144
 
@@ -157,8 +159,13 @@ class CompareView(QWidget):
         self.compare_table.setHorizontalHeaderLabels(headers)
         self.compare_table.setRowCount(len(c.rows))
         for r, row in enumerate(c.rows):
-            for col, text in enumerate((compare.row_label(row), row.precision, row.config_text)):
-                self.compare_table.setItem(r, col, QTableWidgetItem(text))
+            shared = c.common_text(row.benchmark_id)
+            tips = (f"{row.benchmark_id}, every row: {shared}" if shared else row.benchmark_id, row.precision,
+                    f"All parameters: {row.all_params_text}" if row.all_params_text else "")
+            for col, (text, tip) in enumerate(zip((compare.row_label(row), row.precision, row.config_text), tips)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                self.compare_table.setItem(r, col, item)
             for i, cell in enumerate(row.cells):
                 item = QTableWidgetItem(compare.cell_text(cell))
                 tip = [compare.spread_text(cell.metric)] if cell.metric else []
@@ -172,6 +179,10 @@ class CompareView(QWidget):
                     item.setForeground(QBrush(QColor(colour)))
                 self.compare_table.setItem(r, 3 + i, item)
         self.compare_table.resizeColumnsToContents()
+        # Label and configuration wrap within a bound: the value columns stay in view on a laptop.
+        limits = [_LABEL_PX, _PRECISION_PX, _CONFIG_PX] + [_VALUE_PX] * len(c.sides)
+        for column, widest in enumerate(limits):
+            self.compare_table.setColumnWidth(column, min(self.compare_table.columnWidth(column), widest))
         self.compare_table.resizeRowsToContents()
 
     def _show_charts(self, report: Report) -> None:
