@@ -27,6 +27,12 @@ def test_auto_memory_format_per_framework_device_and_precision(framework, device
     assert resolve_channels_last("auto", framework, device, precision) is nhwc
 
 
+def test_torchvision_detection_stays_nchw():
+    assert resolve_channels_last("auto", "torch", "cuda", "bf16-amp", "detect") is False
+    assert resolve_channels_last("true", "torch", "cuda", "bf16-amp", "detect") is False
+    assert resolve_channels_last("auto", "tf", "cuda", "bf16-amp", "detect") is True
+
+
 def test_a_given_memory_format_is_kept():
     assert resolve_channels_last("true", "torch", "cpu", "fp32") is True
     assert resolve_channels_last("false", "torch", "cuda", "bf16-amp") is False

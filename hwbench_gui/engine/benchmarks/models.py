@@ -35,7 +35,7 @@ def _resolve(spec: ModelSpec, params: dict[str, Any], reporter: Reporter, asked_
     kind, _ = split_device(params["device"])
     resolved = {**params, "batch": params["batch"] or default_batch(spec, kind),
                 "channels_last": resolve_channels_last(params["channels_last"], params["framework"], kind,
-                                                       params["precision"])}
+                                                       params["precision"], spec.task)}
     if kind == CPU and asked_auto:
         note = (f"no GPU found: running on the CPU (batch {resolved['batch']}"
                 f"{'' if params['batch'] else ', the CPU default'})")

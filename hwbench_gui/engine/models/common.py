@@ -78,14 +78,18 @@ def default_batch(spec: ModelSpec, device_kind: str) -> int:
     return spec.batch if device_kind == CUDA else max(1, spec.batch // CPU_BATCH_DIVISOR)
 
 
-def resolve_channels_last(requested: Any, framework: str, device_kind: str, precision_key: str) -> bool:
+def resolve_channels_last(requested: Any, framework: str, device_kind: str, precision_key: str,
+                          task: str = "classify") -> bool:
     """The memory format a run uses: True = NHWC. ``auto`` picks NHWC where it pays, as NVIDIA's
     DeepLearningExamples and timm do: PyTorch on a CUDA device with a tensor-core precision (TF32,
     FP16-AMP, BF16-AMP), where cuDNN's NHWC kernels avoid the transposes around every convolution
     (ResNet-50 BF16 training on an H200: 2,305 images/s NCHW, 4,694 NHWC). FP32 with TF32 off and the
-    CPU stay NCHW. Keras always runs NHWC (its ``channels_last`` data format), so TensorFlow is True."""
+    CPU stay NCHW. Keras always runs NHWC (its ``channels_last`` data format), so TensorFlow is True;
+    torchvision's detection models take lists of images of any size and have no NHWC path (False)."""
     if framework == "tf":
         return True
+    if task == "detect":
+        return False
     if requested != "auto":
         return requested is True or str(requested).lower() == "true"
     precision = from_key(precision_key)

@@ -173,9 +173,8 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     options = options or model_data.LoaderOptions()
     batch = params["batch"] or default_batch(spec, device.type)
     size, train = params["image_size"], params["mode"] == "train"
-    # torchvision's detection models take lists of images of any size: no NHWC path there
-    channels_last = resolve_channels_last(params["channels_last"], "torch", device.type, params["precision"]) \
-        and spec.task != "detect"
+    channels_last = resolve_channels_last(params["channels_last"], "torch", device.type, params["precision"],
+                                          spec.task)
     applied = apply_torch(precision, device.type)
     if cuda:
         torch.backends.cudnn.benchmark = True  # fixed shapes: let cuDNN pick the fastest kernels
