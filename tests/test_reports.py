@@ -425,9 +425,10 @@ def test_a_busy_baseline_is_the_baselines_flag_not_the_other_sides(tmp_path):
     report = make_report([here, there], with_charts=False)
     html = render_html(report)
     composite = html[html.index("<h2>Composite</h2>"):html.index("<h2>Side by side</h2>")]
-    busy_cells = [re.findall(r'<td class="num">(\d+)</td></tr>', row)[0] for row in composite.split("<tr>")[2:]]
+    busy_cells = [re.findall(r'<td class="num">(\d+)</td><td class="num">\d+</td></tr>', row)[0]
+                  for row in composite.split("<tr>")[2:]]
     assert busy_cells == ["1", "0"]
-    busy_column = [line.split(",")[-5] for line in csv_text(report.docs).splitlines()[1:]]
+    busy_column = [r["busy"] for r in csv.DictReader(io.StringIO(csv_text(report.docs)))]
     assert busy_column == ["True", "False"]
 
 
@@ -537,3 +538,48 @@ def test_deciding_parameters_come_first_in_the_configuration():
                         [compare.Cell(compare.metrics_of(docs[1])[0], "")])
     compare._split_params([row, other])
     assert row.config_text == "size=1, aaa_note=x"
+
+
+# -- consistency of shared documents ---------------------------------------------------------------
+
+def _h200_doc() -> dict:
+    path = next((library.reference_dir() / "h200").glob("*host.membw*.json"))
+    return library.load_document(path)
+
+
+def test_shipped_measurements_are_consistent():
+    from hwbench_gui.engine.reports import flags
+
+    docs = library.scan([library.reference_dir()]).docs
+    assert docs and [d["_path"] for d in docs if flags.consistency_problems(d)] == []
+
+
+@pytest.mark.parametrize("edit, words", [
+    ("figure", "not the median of its samples"),
+    ("eight", "driver counted 1"),
+    ("device", "its inventory lists NVIDIA H200"),
+    ("software", "software versions are missing"),
+])
+def test_an_edited_document_is_flagged_like_a_busy_one(edit, words):
+    from hwbench_gui.engine.reports.csv_export import csv_text
+
+    doc = _h200_doc()
+    if edit == "figure":
+        doc["figure"]["value"] *= 1.3
+    elif edit == "eight":
+        doc["inventory"]["gpus"] = [dict(doc["inventory"]["gpus"][0], uuid=f"GPU-{i}") for i in range(8)]
+    elif edit == "device":
+        doc["device"] = "cuda:0 (NVIDIA GeForce RTX 3060)"
+    elif edit == "software":
+        doc["software"] = None
+    other = on_other_machine(_h200_doc(), "here", "Test GPU")
+    assert describe.gpu_summary(doc) in ("NVIDIA H200", "8× NVIDIA H200")
+    result = compare.compare(compare.sides_by_machine([other, doc]))
+    cell = result.rows[0].cells[1]
+    assert cell.inconsistent and words in cell.note and "inconsistent" in compare.cell_text(cell)
+    assert not result.rows[0].cells[0].inconsistent
+    assert (result.summaries[0].inconsistent, result.summaries[1].inconsistent) == (0, 1)
+    assert "1 from an inconsistent document" in result.summaries[1].counts_text()
+    assert "inconsistent document" in render_html(make_report([other, doc], with_charts=False))
+    rows = list(csv.DictReader(io.StringIO(csv_text([other, doc]))))
+    assert rows[0]["inconsistent"] == "" and words in rows[1]["inconsistent"]

@@ -26,8 +26,8 @@ Each cell gets a mark against the baseline side's cell:
   version of the benchmark's code, or in another unit.
 - ``no baseline`` / ``missing``: nothing to compare with / this side did not run it.
 
-Flags (:mod:`.flags`: a busy machine, too few repeats) are each cell's own document's, the
-baseline's cell included; a side's summary counts only its own.
+Flags (:mod:`.flags`: a busy machine, too few repeats, an inconsistent document) are each cell's
+own document's, the baseline's cell included; a side's summary counts only its own.
 
 Ratios are "times better than the baseline": ``value / baseline`` for higher-is-better figures,
 ``baseline / value`` for lower-is-better ones, so a ratio above 1 is always a win. The composite
@@ -118,6 +118,8 @@ class Cell:
     busy: bool = False
     #: This cell's own run has fewer than ``flags.MIN_REPEATS`` samples.
     few_repeats: bool = False
+    #: What in this cell's own document does not agree with itself (``flags.consistency_problems``).
+    inconsistent: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -160,6 +162,7 @@ class SideSummary:
     too_few: int = 0
     busy: int = 0
     cancelled: int = 0
+    inconsistent: int = 0
     #: Geometric mean over the headline rows this side and the baseline both have (more rows than
     #: ``geomean`` when some third side lacks a benchmark).
     pair_geomean: float | None = None
@@ -171,7 +174,8 @@ class SideSummary:
                 f"too few repeats {self.too_few}, untested {self.untested}, failed {self.failed}, "
                 + (f"cancelled {self.cancelled}, " if self.cancelled else "") +
                 f"not comparable {self.not_comparable}")
-        return text + (f"; {self.busy} on a busy machine" if self.busy else "")
+        text += f"; {self.busy} on a busy machine" if self.busy else ""
+        return text + (f"; {self.inconsistent} from an inconsistent document" if self.inconsistent else "")
 
 
 @dataclass
@@ -500,6 +504,7 @@ def _mark(row: Row, sides: Sequence[Side], baseline: int, rows: Sequence[Row], a
             cell.mark = MARK_CANCELLED if cancelled else MARK_FAILED
             cell.note = str(metric.doc.get("reason") or metric.doc.get("status") or "")
             continue
+        cell.inconsistent = flags.consistency_problems(metric.doc)
         if index == baseline:
             cell.mark = MARK_BASELINE
         elif base is None:
@@ -512,6 +517,8 @@ def _mark(row: Row, sides: Sequence[Side], baseline: int, rows: Sequence[Row], a
             _mark_against(cell, metric, base, alpha)
         if own_busy:
             cell.note = "; ".join(filter(None, [cell.note, "busy machine during this run: " + "; ".join(own_busy)]))
+        if cell.inconsistent:
+            cell.note = "; ".join(filter(None, [cell.note, "inconsistent document: " + "; ".join(cell.inconsistent)]))
 
 
 def _mark_against(cell: Cell, metric: Metric, base: Metric, alpha: float) -> None:
@@ -585,7 +592,8 @@ def _summaries(comparison: Comparison) -> list[SideSummary]:
                                marks.count(MARK_NOT_SIGNIFICANT), marks.count(MARK_UNTESTED),
                                marks.count(MARK_FAILED), marks.count(MARK_NOT_COMPARABLE),
                                sum(c.few_repeats for c in cells), sum(c.busy for c in cells),
-                               marks.count(MARK_CANCELLED), geometric_mean(pair), len(pair)))
+                               marks.count(MARK_CANCELLED), sum(bool(c.inconsistent) for c in cells),
+                               geometric_mean(pair), len(pair)))
     return out
 
 
@@ -613,8 +621,8 @@ def cell_text(cell: Cell) -> str:
         text += f" ×{cell.ratio:.2f}" if cell.ratio >= 0.01 else f" ×{cell.ratio:.2g}"
     if cell.mark and cell.mark != MARK_BASELINE:
         text += f" {cell.mark}"
-    own = [flag for flag, on in (("busy", cell.busy), ("few repeats", cell.few_repeats and cell.mark != MARK_TOO_FEW))
-           if on]
+    own = [flag for flag, on in (("busy", cell.busy), ("few repeats", cell.few_repeats and cell.mark != MARK_TOO_FEW),
+                                 ("inconsistent", bool(cell.inconsistent))) if on]
     if own:
         text += f" ({', '.join(own)})"
     return text
@@ -659,7 +667,7 @@ def format_table(comparison: Comparison) -> str:
     for row in comparison.rows:
         for i, cell in enumerate(row.cells):
             if cell.note and (cell.mark in (MARK_FAILED, MARK_CANCELLED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE,
-                                            MARK_UNTESTED) or cell.busy):
+                                            MARK_UNTESTED) or cell.busy or cell.inconsistent):
                 notes.setdefault((i, cell.mark, cell.note), []).append(row_label(row))
     if notes:
         lines += ["", "Notes:"]

@@ -21,7 +21,8 @@ COLUMNS = (
     "params_json", "precision", "figure_name", "value", "unit", "higher_is_better", "median", "p5", "p95",
     "stdev", "n", "status", "reason", "started_at", "duration_s", "gpu_util_mean_percent",
     "gpu_vram_used_max_bytes", "cpu_util_mean_percent", "ram_used_mean_bytes", "gpu_power_mean_w",
-    "source_url", "warnings", "busy", "busy_reasons", "few_repeats", "id", "file",
+    "source_url", "warnings", "busy", "busy_reasons", "few_repeats", "inconsistent", "id",
+    "file",
 )
 
 
@@ -70,6 +71,7 @@ def csv_row(doc: dict[str, Any]) -> dict[str, Any]:
         "busy": bool(flags.busy_reasons(doc)),
         "busy_reasons": "; ".join(flags.busy_reasons(doc)),
         "few_repeats": flags.few_repeats(doc),
+        "inconsistent": "; ".join(flags.consistency_problems(doc)),
         "id": doc.get("id"),
         "file": Path(doc["_path"]).name if doc.get("_path") else "",
     }

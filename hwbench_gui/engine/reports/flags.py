@@ -2,14 +2,19 @@
 
 Each flag belongs to the document that carries it (a busy baseline is the baseline's flag, never
 the other side's): :func:`busy_reasons` (other processes were using the machine) and
-:func:`few_repeats` (too few samples for a significance test to reach ``alpha``).
+:func:`few_repeats` (too few samples for a significance test to reach ``alpha``) and
+:func:`consistency_problems` (a shared document that does not agree with itself: comparisons flag
+it, they never silently trust it).
 """
 
 from __future__ import annotations
 
+import re
+import statistics
 from typing import Any
 
 from hwbench_gui.engine.results import describe
+from hwbench_gui.engine.results.formatting import format_value
 
 #: Below this many samples a side cannot reach p < 0.05 against an equal side (3 vs 3: p >= 0.1).
 MIN_REPEATS = 4
@@ -33,3 +38,58 @@ def few_repeats(doc: dict[str, Any]) -> bool:
     figure = doc.get("figure") or {}
     return (not describe.is_published(doc) and figure.get("value") is not None
             and sample_count(doc) < MIN_REPEATS)
+
+
+_DEVICE_GPU = re.compile(r"^cuda(?::\d+)?\s*\((?P<name>[^)]+)\)")
+_DEVICE_CPUS = re.compile(r"^cpu\s*\((?P<n>\d+) CPUs?\)")
+#: Relative difference at which a figure no longer is the median of its samples (rounding aside).
+MEDIAN_TOLERANCE = 1e-6
+
+
+def consistency_problems(doc: dict[str, Any]) -> list[str]:
+    """What in a measured document does not agree with itself: a figure that is not the median of
+    its samples, a claimed GPU or CPU that its own inventory and device contradict, software
+    versions missing. Empty for a consistent document and for published figures (they state only
+    what their source states)."""
+    if describe.is_published(doc):
+        return []
+    problems = []
+    figure = doc.get("figure") or {}
+    samples = sorted(float(s) for s in doc.get("samples") or [] if describe.is_number(s))
+    value = figure.get("value")
+    if describe.is_number(value) and samples:
+        median = statistics.median(samples)
+        if abs(value - median) > MEDIAN_TOLERANCE * max(abs(median), 1e-12):
+            problems.append(f"its figure {format_value(value)} is not the median of its samples "
+                            f"({format_value(median)})")
+    inventory = doc.get("inventory") if isinstance(doc.get("inventory"), dict) else {}
+    gpus = [g for g in inventory.get("gpus") or [] if isinstance(g, dict)]
+    names = {str(g.get("name")) for g in gpus if g.get("name")}
+    device = str(doc.get("device") or "")
+    claimed = _DEVICE_GPU.match(device)
+    if claimed and names and claimed.group("name").strip() not in names:
+        problems.append(f"it ran on {claimed.group('name').strip()} but its inventory lists {', '.join(sorted(names))}")
+    system = inventory.get("gpu_system") if isinstance(inventory.get("gpu_system"), dict) else {}
+    counted = system.get("device_count")
+    if isinstance(counted, int) and counted > 0 and gpus and len(gpus) != counted:
+        problems.append(f"its inventory lists {len(gpus)} GPU(s) but the driver counted {counted}")
+    ids = [str(g.get("uuid")) for g in gpus if g.get("uuid")]
+    if len(ids) != len(set(ids)):
+        problems.append("its inventory lists one GPU (one UUID) several times")
+    used = (doc.get("params") or {}).get("gpus")
+    if isinstance(used, int) and not isinstance(used, bool) and gpus and used > len(gpus):
+        problems.append(f"it ran on {used} GPUs but its inventory lists {len(gpus)}")
+    cpus = _DEVICE_CPUS.match(device)
+    cpu = inventory.get("cpu") if isinstance(inventory.get("cpu"), dict) else {}
+    cores = cpu.get("logical_cores")
+    if cpus and isinstance(cores, int) and int(cpus.group("n")) > cores:
+        problems.append(f"it ran on {cpus.group('n')} CPUs but its inventory lists {cores} threads")
+    software = doc.get("software")
+    if not isinstance(software, dict) or not any(isinstance(software.get(k), str) and software.get(k)
+                                                 for k in SOFTWARE_KEYS):
+        problems.append("its software versions are missing")
+    return problems
+
+
+#: A measured document names at least one of these versions (hwbench records them all it can).
+SOFTWARE_KEYS = ("python", "numpy", "torch", "tensorflow", "opencv")
