@@ -10,7 +10,8 @@ the whole screen (``screen_<tab>.png``), so what falls off it shows; ``--size Wx
 fixture) instead of this machine's; ``--monitor-csv FILE`` shows a recorded telemetry CSV in the
 Monitor tab; ``--results DIR`` copies result documents into the (temporary) results folder so the
 Benchmarks and Reports tabs have rows, and ``--compare`` compares them in Reports; ``--run ID``
-starts a benchmark and shoots the Benchmarks tab during and after it.
+starts a benchmark and shoots the Benchmarks tab during and after it; ``--select ID`` shows a
+benchmark's form there.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main() -> int:
     parser.add_argument("--results", help="folder of result documents to show in Benchmarks and Reports")
     parser.add_argument("--compare", action="store_true", help="compare the --results documents in Reports")
     parser.add_argument("--run", help="benchmark id to run in the Benchmarks tab")
+    parser.add_argument("--select", help="benchmark id to show (its form) in the Benchmarks tab")
     parser.add_argument("--param", action="append", default=[], help="NAME=VALUE for --run")
     parser.add_argument("--size", default="screen", help="WxH, or 'screen' to let the window fit the screen")
     args = parser.parse_args()
@@ -56,7 +58,7 @@ def main() -> int:
 
     from hwbench_gui.ui.app import build_window, create_app
 
-    app = create_app([sys.argv[0]])
+    app = create_app([sys.argv[0]])  # noqa: F841 (held: the application must outlive the window)
     settings = QSettings(str(Path(tempfile.mkdtemp()) / "s.ini"), QSettings.IniFormat)
     settings.setValue("theme", args.theme)
     window = build_window(settings)
@@ -98,6 +100,8 @@ def main() -> int:
         if title == "Reports" and args.compare:
             widget.select_rows(range(len(widget.documents())))
             widget.compare_selected("machine")
+        if title == "Benchmarks" and args.select:
+            widget.select(args.select)
         if title == "Benchmarks" and args.run:
             widget.select(args.run)
             bench = widget.catalogue.benchmark(args.run)

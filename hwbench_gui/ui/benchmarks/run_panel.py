@@ -34,6 +34,7 @@ from hwbench_gui.engine.spec.benchmark import Benchmark, ParamError
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.elided_label import ElidedLabel
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.theme import ERROR_COLOR, WARNING_COLOR
 
@@ -71,8 +72,8 @@ class RunPanel(QWidget):
         layout.addWidget(self.title)
         self.form_area = QScrollArea()
         self.form_area.setWidgetResizable(True)
-        self.form_area.setMaximumHeight(260)
-        layout.addWidget(self.form_area)
+        # The form takes the panel's height that is left (the tab's splitter decides the panel's).
+        layout.addWidget(self.form_area, 1)
 
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run")
@@ -94,7 +95,9 @@ class RunPanel(QWidget):
 
         self.queue_list = QListWidget()
         self.queue_list.setMaximumHeight(56)
-        layout.addWidget(QLabel("Queue"))
+        self.queue_list.hide()  # shown while runs wait: an empty list would take the form's room
+        self.queue_label = QLabel("Queue: empty")
+        layout.addWidget(self.queue_label)
         layout.addWidget(self.queue_list)
 
         self.progress = QProgressBar()
@@ -102,7 +105,8 @@ class RunPanel(QWidget):
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
         self.progress.setValue(0)
-        self.run_status = QLabel("No run in progress.")
+        # One line, elided: a saved result's long path must not widen the panel (and narrow the catalogue).
+        self.run_status = ElidedLabel("No run in progress.")
         layout.addWidget(self.progress)
         layout.addWidget(self.run_status)
 
@@ -200,8 +204,11 @@ class RunPanel(QWidget):
 
     def _refresh_queue(self) -> None:
         self.queue_list.clear()
-        for run in self.runner.queue.pending():
+        pending = self.runner.queue.pending()
+        for run in pending:
             self.queue_list.addItem(f"{run.bench_id}  {json.dumps(run.params)}")
+        self.queue_label.setText(f"Queue: {len(pending)} waiting" if pending else "Queue: empty")
+        self.queue_list.setVisible(bool(pending))
 
     # --- the running benchmark -------------------------------------------------------------------
     def on_started(self, run: QueuedRun) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.run.queue import QueuedRun
@@ -23,6 +23,14 @@ from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
 from hwbench_gui.ui.pipeline_view import PipelineView
+
+
+#: Narrowest the catalogue gets, so that the benchmarks' names stay readable on a 1024-pixel screen.
+CATALOGUE_MIN_WIDTH_PX = 300
+#: Lowest the lower tabs (results, plot, log) get, so that a live plot stays a plot.
+LOWER_MIN_HEIGHT_PX = 200
+#: Settings keys of the two splitters' remembered sizes.
+SPLITTER_KEYS = ("benchmarks/splitter", "benchmarks/run_splitter")
 
 
 class BenchmarksTab(QWidget):
@@ -55,18 +63,29 @@ class BenchmarksTab(QWidget):
         self.bottom.addTab(self.results_table, "Results")
         self.bottom.addTab(self.plot, "Plot")
         self.bottom.addTab(self.log, "Log")
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.addWidget(self.run_panel)
-        right_layout.addWidget(self.bottom, 1)
-        splitter = QSplitter(Qt.Horizontal, self)
-        splitter.addWidget(self.catalogue)
-        splitter.addWidget(right)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([420, 860])
+        self.bottom.setMinimumHeight(LOWER_MIN_HEIGHT_PX)
+        self.catalogue.setMinimumWidth(CATALOGUE_MIN_WIDTH_PX)
+        # The form above, the results, plot and log below; both grow with the window, and the user's
+        # split is kept (settings) so that a window resized or reopened keeps its shape.
+        self.run_splitter = QSplitter(Qt.Vertical)
+        self.run_splitter.addWidget(self.run_panel)
+        self.run_splitter.addWidget(self.bottom)
+        self.run_splitter.setStretchFactor(0, 3)
+        self.run_splitter.setStretchFactor(1, 2)
+        self.run_splitter.setSizes([600, 400])
+        self.splitter = QSplitter(Qt.Horizontal, self)
+        self.splitter.addWidget(self.catalogue)
+        self.splitter.addWidget(self.run_splitter)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([420, 860])
+        for splitter in (self.splitter, self.run_splitter):
+            splitter.setChildrenCollapsible(False)
+        self._restore_splitters()
+        for splitter in (self.splitter, self.run_splitter):
+            splitter.splitterMoved.connect(self._save_splitters)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
-        layout.addWidget(splitter)
+        layout.addWidget(self.splitter)
 
         self.catalogue.selected.connect(self.run_panel.show_benchmark)
         self.catalogue.suite_requested.connect(self.enqueue_suite)
@@ -76,6 +95,16 @@ class BenchmarksTab(QWidget):
         self.catalogue.select_first_available()
         for problem in self.results_table.load_saved():
             self.log.appendPlainText(problem)
+
+    def _restore_splitters(self) -> None:
+        for splitter, key in zip((self.splitter, self.run_splitter), SPLITTER_KEYS):
+            state = self.context.settings.value(key)
+            if isinstance(state, QByteArray):
+                splitter.restoreState(state)
+
+    def _save_splitters(self, *_moved) -> None:
+        for splitter, key in zip((self.splitter, self.run_splitter), SPLITTER_KEYS):
+            self.context.settings.setValue(key, splitter.saveState())
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -165,5 +194,6 @@ class BenchmarksTab(QWidget):
 
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
+        self._save_splitters()
         self.run_panel.shutdown()
         self.runner.shutdown()
