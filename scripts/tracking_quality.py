@@ -105,9 +105,15 @@ class IouTracker:
         return [(t["id"], tuple(t["box"])) for t in self.tracks if t["misses"] == 0 and t["hits"] >= self.min_hits]
 
 
+#: The motion detector's shadow, light, figure-splitting and standing-figure steps, all off.
+PLAIN_BLOBS = {"shadows": False, "light_compensation": False, "split_figures": False, "keep_still": False}
+#: The motion detector as first shipped: plain MOG2 blobs.
+FIRST_SHIPPED = {"background": "mog2", "drop_ghosts": False, **PLAIN_BLOBS}
+
+
 def _baseline_path():
     """Plain OpenCV MOG2 (the motion detector as first shipped) + :class:`IouTracker`."""
-    detector = make_detector("motion", background="mog2", drop_ghosts=False)
+    detector = make_detector("motion", **FIRST_SHIPPED)
     tracker = IouTracker()
 
     def step(frame):
@@ -125,10 +131,11 @@ def _deepsort_path(occlusion_aware: bool, **detector_options):
 
 #: Tracking paths compared by ``--suite``: name → factory of a ``frame -> [(id, xyxy)]`` function.
 PATHS = {
-    "old": _deepsort_path(False, background="mog2", drop_ghosts=False),  # MOG2 + Deep SORT as first shipped
-    "new": _deepsort_path(True, background="mog2"),  # + merged blobs split, their tracks held (the default now)
-    "new-median": _deepsort_path(True, background="median"),  # and the temporal-median background
-    "next": _deepsort_path(True, background="mog2", shadows=True, light_compensation=True, split_figures=True),
+    "old": _deepsort_path(False, **FIRST_SHIPPED),  # MOG2 + Deep SORT as first shipped
+    # The occlusion-aware tracker over MOG2 with ghosts dropped (the default before the crowd settings)
+    "occlusion": _deepsort_path(True, background="mog2", **PLAIN_BLOBS),
+    "new": _deepsort_path(True),  # the demo's default
+    "new-median": _deepsort_path(True, background="median"),  # with the temporal-median background
 
     "baseline": _baseline_path,
 }

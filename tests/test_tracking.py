@@ -351,9 +351,9 @@ def test_overlapped_run_gives_the_results_of_step_by_step():
     threads: set[int] = set()
 
     class ThreadRecording(MotionDetector):
-        def detect(self, frame):
+        def detect(self, frame, keep_boxes=None):
             threads.add(threading.get_ident())
-            return super().detect(frame)
+            return super().detect(frame, keep_boxes)
 
     step_pipeline = TrackingPipeline(MotionDetector(scale=1.0))
     sequential = [step_pipeline.step(f) for f in frames]

@@ -37,7 +37,7 @@ What the appearance features are is up to the caller (see :mod:`.appearance`).
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,6 +163,8 @@ class Detection:
     score: float = 1.0
     class_id: int = 0
     feature: np.ndarray | None = None
+    blob: int | None = None  # detections cut from one foreground blob share a number (see _split_merged)
+    part: bool = False  # set by the tracker: one of two or more detections cut from one blob
 
     def __post_init__(self) -> None:
         self.xyah = xyxy_to_xyah(self.box)[0]
@@ -187,6 +189,9 @@ class Track:
         self.areas: deque[float] = deque(maxlen=15)  # its last detections' box areas (px²), newest last
         self.areas.append(_area(self.last_box))
         self._add_trail_point()
+        self.origin = self.trail[-1]
+        self.from_part = detection.part  # its last detection was one of several cut from one blob
+        self.travelled = 0.0  # farthest its detections' centre has been from the first one (px)
 
     def _add_trail_point(self) -> None:
         x1, y1, x2, y2 = self.last_box
@@ -220,6 +225,9 @@ class Track:
         self.was_held = self.was_cut = False
         self.areas.append(_area(self.last_box))
         self._add_trail_point()
+        self.from_part = detection.part
+        self.travelled = max(self.travelled, float(np.hypot(self.trail[-1][0] - self.origin[0],
+                                                            self.trail[-1][1] - self.origin[1])))
         if self.state == TENTATIVE and self.hits >= self.n_init:
             self.state = CONFIRMED
 
@@ -328,8 +336,9 @@ class Tracker:
                  max_age: int = 30, n_init: int = 3, gating_threshold: float = CHI2INV95[4],
                  occlusion_aware: bool = False, held_coverage: float = 0.5, max_age_held: int = 90,
                  reid_radius: float = 0.5, reid_min_area: float = 0.2, cut_ratio: float = 0.7,
-                 border_px: float = 8.0) -> None:
+                 border_px: float = 8.0, split_iou: float = 0.3) -> None:
         self.cut_ratio, self.border_px = cut_ratio, border_px
+        self.split_iou = split_iou
         self.occlusion_aware, self.held_coverage, self.max_age_held = occlusion_aware, held_coverage, max_age_held
         self.reid_radius, self.reid_min_area = reid_radius, reid_min_area
         self.kf = KalmanFilter()
@@ -362,6 +371,9 @@ class Tracker:
     def update(self, detections: list[Detection], frame_wh: tuple[int, int] | None = None) -> None:
         """Match this frame's ``detections``; ``frame_wh`` (width, height in pixels) lets the
         occlusion-aware tracker tell a track cut in mid-frame from one leaving the view."""
+        per_blob = Counter(d.blob for d in detections if d.blob is not None)
+        for d in detections:
+            d.part = d.blob is not None and per_blob[d.blob] > 1
         held, free_dets = self._split_merged(detections) if self.occlusion_aware else ({}, None)
         matches, unmatched_tracks, unmatched_dets = self._match(detections, set(held), free_dets)
         if matches:
@@ -376,8 +388,8 @@ class Tracker:
             if self.occlusion_aware and frame_wh is not None and t.time_since_update == 1:
                 t.was_cut = self._cut_in_mid_frame(t, frame_wh)
             t.mark_missed(self.max_age_held if self.occlusion_aware else None)
-        for ti, di in held.items():
-            self.tracks[ti].hold(detections[di].box, self.max_age_held)
+        for ti, blob_box in held.items():
+            self.tracks[ti].hold(blob_box, self.max_age_held)
         for di in unmatched_dets:
             self._initiate(detections[di])
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
@@ -413,26 +425,51 @@ class Tracker:
         cost[d2 > self.gating_threshold] = INFTY_COST
         return cost
 
-    def _split_merged(self, detections: list[Detection]) -> tuple[dict[int, int], list[int]]:
-        """Tracks held in merged blobs (track index → detection index) and the detections left to match."""
+    def _split_merged(self, detections: list[Detection]) -> tuple[dict[int, np.ndarray], list[int]]:
+        """Tracks held in merged blobs (track index → the blob's xyxy box) and the detections left to match.
+
+        A blob is merged when it covers two or more tracks' predicted boxes and the detector cut
+        it into fewer parts than that (parts of one blob share :attr:`Detection.blob`): figures
+        that walk side by side, cut apart, are matched part by part instead."""
         candidates = [i for i, t in enumerate(self.tracks)
                       if t.is_confirmed() and (t.time_since_update == 1 or t.held_box is not None)]
         if len(candidates) < 2 or not detections:
             return {}, list(range(len(detections)))
+        # Units: a blob the detector cut into parts is one unit (its box the parts' union), any
+        # other detection a unit of its own.
+        units: dict = {}
+        for d, det in enumerate(detections):
+            units.setdefault(("blob", det.blob) if det.blob is not None else ("det", d), []).append(d)
+        members_of = list(units.values())
+        boxes_d = np.array([np.concatenate([np.min([detections[d].box[:2] for d in m], axis=0),
+                                            np.max([detections[d].box[2:] for d in m], axis=0)]) for m in members_of])
         boxes_t = np.array([self.tracks[i].box for i in candidates])
-        boxes_d = np.array([d.box for d in detections])
         tl = np.maximum(boxes_t[:, None, :2], boxes_d[None, :, :2])
         br = np.minimum(boxes_t[:, None, 2:], boxes_d[None, :, 2:])
         inside = np.prod(np.clip(br - tl, 0, None), axis=2)
         coverage = inside / np.maximum(np.prod(boxes_t[:, 2:] - boxes_t[:, :2], axis=1), 1e-6)[:, None]
         best = coverage.argmax(axis=1)  # a track belongs to at most one blob: the one covering most of it
-        held: dict[int, int] = {}
-        for d in range(len(detections)):
-            members = [k for k in range(len(candidates)) if best[k] == d and coverage[k, d] >= self.held_coverage]
-            if len(members) >= 2:
-                held.update({candidates[k]: d for k in members})
-        merged = set(held.values())
+        held: dict[int, np.ndarray] = {}
+        merged: set[int] = set()
+        for u, members in enumerate(members_of):
+            tracks_in = [k for k in range(len(candidates)) if best[k] == u and coverage[k, u] >= self.held_coverage]
+            side_by_side = all(self.tracks[candidates[k]].from_part for k in tracks_in)
+            if len(tracks_in) >= 2 and not (side_by_side and
+                                            self._parts_fit(boxes_t[tracks_in], [detections[d].box for d in members])):
+                held.update({candidates[k]: boxes_d[u] for k in tracks_in})
+                merged.update(members)
+
         return held, [d for d in range(len(detections)) if d not in merged]
+
+    def _parts_fit(self, track_boxes: np.ndarray, part_boxes: list[np.ndarray]) -> bool:
+        """Whether a blob's parts stand for the tracks it covers: at least as many parts, and each
+        predicted box paired with its own part at IoU ``split_iou`` or more. Parts cut from figures
+        that overlap (one in front of another) fit no prediction: then the tracks are held."""
+        if len(part_boxes) < len(track_boxes):
+            return False
+        iou = iou_matrix(track_boxes, np.array(part_boxes))
+        rows, cols = linear_sum_assignment(-iou)
+        return bool(len(rows) == len(track_boxes) and (iou[rows, cols] >= self.split_iou).all())
 
     def _match(self, detections: list[Detection], skip_tracks: set[int] = frozenset(),
                detection_indices: list[int] | None = None):
@@ -507,6 +544,16 @@ class Tracker:
         mean, cov = self.kf.initiate(detection.xyah)
         self.tracks.append(Track(mean, cov, self._next_id, self.n_init, self.max_age, detection))
         self._next_id += 1
+
+    def still_boxes(self, max_speed: float) -> np.ndarray:
+        """(N, 4) xyxy boxes of the confirmed tracks seen or held this frame that move slower than
+        ``max_speed`` pixels per frame (their Kalman velocity) after walking at least their own
+        height: objects that stopped. (A track that never moved may sit on a false detection the
+        background model would let fade; keeping it would keep the detection alive.)"""
+        boxes = [t.last_box if t.held_box is None else t.held_box for t in self.tracks
+                 if t.is_confirmed() and (t.time_since_update == 0 or t.held_box is not None)
+                 and float(np.hypot(t.mean[4], t.mean[5])) < max_speed and t.travelled >= t.mean[3]]
+        return np.array(boxes, np.float64).reshape(-1, 4)
 
     def active_tracks(self) -> list[Track]:
         """Confirmed tracks matched to a detection this frame (what Deep SORT reports)."""

@@ -32,6 +32,9 @@ class Detections:
     boxes: np.ndarray = field(default_factory=lambda: np.zeros((0, 4), np.float32))
     scores: np.ndarray = field(default_factory=lambda: np.zeros(0, np.float32))
     class_ids: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # Which foreground blob each box was cut from (boxes of one blob share a number), for a detector
+    # that splits blobs; None: every box stands alone.
+    blobs: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.boxes)
@@ -88,14 +91,17 @@ class MotionDetector:
                  conf_threshold: float = 0.25, nms_threshold: float = 0.5, scale: float = 0.5,
                  learning_rate: float = 0.005, background: str = "mog2", samples: int = 15,
                  bootstrap_every: int = 3, sample_every: int = 8, motion_lag: int = 8, min_diff: float = 15.0,
-                 noise_k: float = 4.0, drop_ghosts: bool = True, shadows: bool = False,
-                 shadow_threshold: float = 0.5, light_compensation: bool = False, split_figures: bool = False) -> None:
+                 noise_k: float = 4.0, drop_ghosts: bool = True, shadows: bool = True,
+                 shadow_threshold: float = 0.5, light_compensation: bool = True, split_figures: bool = True,
+                 keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6, split_min_aspect: float = 1.3) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
         self.drop_ghosts = drop_ghosts
         self.shadows, self.shadow_threshold = shadows, shadow_threshold
         self.light_compensation, self.split_figures = light_compensation, split_figures
+        self.keep_still, self.keep_diff = keep_still, keep_diff
+        self.split_max_dip, self.split_min_aspect = split_max_dip, split_min_aspect
         self.history, self.var_threshold, self.scale = history, var_threshold, scale
         self.learning_rate = learning_rate
         self.samples, self.bootstrap_every, self.sample_every = samples, bootstrap_every, sample_every
@@ -124,16 +130,30 @@ class MotionDetector:
         self._model: np.ndarray | None = None
         self._recent: deque[np.ndarray] = deque(maxlen=self.motion_lag)
 
-    def detect(self, frame: np.ndarray) -> Detections:
+    def detect(self, frame: np.ndarray, keep_boxes: np.ndarray | None = None) -> Detections:
+        """Blobs of this frame. ``keep_boxes`` (xyxy, frame pixels): where tracked objects stand
+        still (MOG2 only): MOG2 learns the background image there instead of the frame, and those
+        pixels are foreground where the frame differs from that image, so a person who stops is
+        not learnt into the background (MOG2 does that within about 20 frames at the default
+        learning rate) while a track covers them."""
         if self.scale != 1.0:
             frame = cv2.resize(frame, None, fx=self.scale, fy=self.scale, interpolation=cv2.INTER_AREA)
         self._frames += 1
         if self._mog is not None and self.light_compensation and self._background_image is not None:
             frame = self._compensate(frame, self._background_image)
-        mask = self._mog.apply(frame, learningRate=self.learning_rate) if self._mog is not None \
-            else self._foreground(frame)
+        kept = self._keep_mask(frame, keep_boxes)
+        if kept is not None:
+            fed = frame.copy()
+            fed[kept] = self._background_image[kept]
+            mask = self._mog.apply(fed, learningRate=self.learning_rate)
+        else:
+            mask = self._mog.apply(frame, learningRate=self.learning_rate) if self._mog is not None \
+                else self._foreground(frame)
         if self.shadows and self._mog is not None:  # MOG2 marks shadow pixels 127: they are background
             mask = cv2.threshold(mask, 200, 255, cv2.THRESH_BINARY)[1]
+        if kept is not None:
+            diff = cv2.absdiff(frame, self._background_image).max(axis=2)
+            mask[kept] = np.where(diff[kept] > self.keep_diff, np.uint8(255), np.uint8(0))
         if self._frames == 1:  # no model yet: MOG2 marks the whole first frame as foreground
             if self._mog is None:
                 self._learn(frame, None)
@@ -143,18 +163,18 @@ class MotionDetector:
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         if self._mog is None:
             self._learn(frame, (n, labels, stats))
-        if self._mog is not None and (self.light_compensation or (self.drop_ghosts and n > 1)):
+        if self._mog is not None and (self.light_compensation or kept is not None or (self.drop_ghosts and n > 1)):
             self._background_image = self._mog.getBackgroundImage()
         ghost = self._ghosts(frame, labels, np.ones(n, bool), n, self._background_image) \
             if self._mog is not None and self.drop_ghosts and n > 1 else np.zeros(n, bool)
-        boxes, scores = [], []
+        boxes, scores, blobs = [], [], []
         min_area = self.min_area_px * self.scale * self.scale
         for i, ((x, y, w, h, area), is_ghost) in enumerate(zip(stats[1:n], ghost[1:n]), start=1):
             if area < min_area or is_ghost:
                 continue
             if self.split_figures:
                 blob = labels[y:y + h, x:x + w] == i
-                parts = split_blob(blob, min_side_px=max(3, round(12 * self.scale)))
+                parts = split_blob(blob, self.split_max_dip, self.split_min_aspect, max(3, round(12 * self.scale)))
             else:
                 blob, parts = None, [(0, 0, w, h)]
             for px1, py1, px2, py2 in parts:
@@ -164,11 +184,28 @@ class MotionDetector:
                     continue
                 boxes.append((x + px1, y + py1, x + px2, y + py2))
                 scores.append(fill)
+                blobs.append(i)
         if not boxes:
             return Detections()
         boxes_a, scores_a = np.asarray(boxes, np.float32) / self.scale, np.asarray(scores, np.float32)
         keep = nms_numpy(boxes_a, scores_a, self.nms_threshold)
-        return Detections(boxes_a[keep], scores_a[keep], np.zeros(len(keep), np.int64))
+        return Detections(boxes_a[keep], scores_a[keep], np.zeros(len(keep), np.int64),
+                          np.asarray(blobs, np.int64)[keep] if self.split_figures else None)
+
+    @property
+    def keeps_still_objects(self) -> bool:
+        """Whether :meth:`detect` uses its ``keep_boxes`` (the pipeline passes them only then)."""
+        return self.keep_still and self._mog is not None
+
+    def _keep_mask(self, frame: np.ndarray, keep_boxes: np.ndarray | None) -> np.ndarray | None:
+        """Bool mask (model pixels) of ``keep_boxes``, or None when there is nothing to keep."""
+        if keep_boxes is None or len(keep_boxes) == 0 or self._mog is None or self._background_image is None:
+            return None
+        kept = np.zeros(frame.shape[:2], bool)
+        h, w = kept.shape
+        for x1, y1, x2, y2 in np.asarray(keep_boxes, np.float64).reshape(-1, 4) * self.scale:
+            kept[max(0, int(y1)):min(h, int(np.ceil(y2))), max(0, int(x1)):min(w, int(np.ceil(x2)))] = True
+        return kept if kept.any() else None
 
     def _compensate(self, frame: np.ndarray, background: np.ndarray) -> np.ndarray:
         """``frame`` scaled to the background model's brightness: the median ratio of the two over a

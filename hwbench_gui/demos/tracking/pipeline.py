@@ -101,6 +101,8 @@ class TrackingPipeline:
         self.tracker = tracker or Tracker(occlusion_aware=bool(getattr(detector, "merges_objects", False)))
         self.stats = TimingStats()
         self.frame_index = 0
+        self.still_speed = 0.5  # px per frame: a confirmed track slower than this stands still
+        self._still: dict[int, np.ndarray] = {}  # frame index → boxes of the tracks standing still after it
         self._threadpools = ThreadpoolController()
 
     def reset(self) -> None:
@@ -108,12 +110,13 @@ class TrackingPipeline:
         self.tracker.reset()
         self.stats = TimingStats()
         self.frame_index = 0
+        self._still.clear()
 
     def step(self, frame: np.ndarray) -> FrameResult:
         """Detect, embed and associate one frame, in that order, in this thread."""
         with self._threadpools.limit(limits=1, user_api="blas"):
             start = time.perf_counter()
-            dets, detect_s = self._detect(frame)
+            dets, detect_s = self._detect(frame, self._keep_for(self.frame_index + 1))
             return self._track(frame, dets, detect_s, start)
 
     def run(self, frames: Iterable[np.ndarray], overlap: bool = True) -> Iterator[FrameResult]:
@@ -127,18 +130,27 @@ class TrackingPipeline:
                 ThreadPoolExecutor(1, thread_name_prefix="hwbench-detect") as pool:
             source = iter(frames)
             frame = next(source, None)
-            pending = pool.submit(self._detect, frame) if frame is not None else None
+            pending = pool.submit(self._detect, frame, self._keep_for(self.frame_index + 1)) \
+                if frame is not None else None
             while pending is not None:
                 following = next(source, None)
-                queued = pool.submit(self._detect, following) if following is not None else None
+                queued = pool.submit(self._detect, following, self._keep_for(self.frame_index + 2)) \
+                    if following is not None else None
                 start = time.perf_counter()
                 dets, detect_s = pending.result()
                 yield self._track(frame, dets, detect_s, start)
                 frame, pending = following, queued
 
-    def _detect(self, frame: np.ndarray) -> tuple[Detections, float]:
+    def _keep_for(self, index: int) -> np.ndarray | None:
+        """Boxes of the tracks standing still for the detection of frame ``index``: those after
+        frame ``index - 2``, the latest that :meth:`run` has when it starts that detection (and
+        :meth:`step` uses the same, so both give the same results)."""
+        return self._still.get(index - 2)
+
+    def _detect(self, frame: np.ndarray, keep_boxes: np.ndarray | None = None) -> tuple[Detections, float]:
         start = time.perf_counter()
-        dets = self.detector.detect(frame)
+        dets = self.detector.detect(frame, keep_boxes) if getattr(self.detector, "keeps_still_objects", False) \
+            else self.detector.detect(frame)
         return dets, time.perf_counter() - start
 
     def _track(self, frame: np.ndarray, dets: Detections, detect_s: float, start: float) -> FrameResult:
@@ -148,9 +160,14 @@ class TrackingPipeline:
         features = self.embedder.embed(frame, dets.boxes) if self.embedder is not None and len(dets) else None
         t2 = time.perf_counter()
         self.tracker.predict()
+        blobs = dets.blobs
         self.tracker.update([Detection(dets.boxes[i], float(dets.scores[i]), int(dets.class_ids[i]),
-                                       None if features is None else features[i]) for i in range(len(dets))],
+                                       None if features is None else features[i],
+                                       None if blobs is None else int(blobs[i])) for i in range(len(dets))],
                             frame_wh=(frame.shape[1], frame.shape[0]))
+        if getattr(self.detector, "keeps_still_objects", False):
+            self._still[self.frame_index] = self.tracker.still_boxes(self.still_speed)
+            self._still.pop(self.frame_index - 3, None)
         tracks = [TrackBox(t.track_id, np.array(box, np.float64), float(t.score), int(t.class_id), list(t.trail),
                            t.held_box is not None)
                   for t, box in self.tracker.reported_tracks()]
