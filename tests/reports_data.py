@@ -101,3 +101,33 @@ def write_bad_files(folder: Path) -> dict[str, Path]:
     newer = folder / "newer.json"
     newer.write_text(json.dumps({"schema_version": 99, "benchmark": {"id": "x"}, "status": "ok"}), encoding="utf-8")
     return {"corrupt": corrupt, "foreign": foreign, "newer": newer}
+
+
+TF_MISSING = "TensorFlow is not installed\n" + "\n".join(f"  hint line {n}: pip install hwbench[tf]"
+                                                         for n in range(9))
+
+
+def seed_suite_docs(host: str = "alpha") -> list[dict[str, Any]]:
+    """What ``hwbench run --suite seed`` leaves on a machine without TensorFlow: 4 models × torch/tf ×
+    train/infer × FP32/FP16-AMP, the TensorFlow half failed with a long reason, plus micro-benchmarks."""
+    docs = []
+    minutes = 0
+    for n, model in enumerate(("resnet50", "vgg16", "fasterrcnn", "unet")):
+        for framework in ("torch", "tf"):
+            for mode in ("train", "infer"):
+                for precision in ("FP32", "FP16-AMP"):
+                    minutes += 1
+                    if framework == "tf":
+                        doc = make_doc(f"model.{model}", status="failed", reason=TF_MISSING, host=host,
+                                       title=model.upper(), minutes=minutes, gpus=2,
+                                       params={"framework": framework, "mode": mode, "batch": 128, "gpus": 1})
+                        doc["precision"] = precision
+                    else:
+                        value = (400 - 80 * n) * (2 if mode == "infer" else 1) * (1.8 if precision != "FP32" else 1)
+                        doc = model_doc(model, framework=framework, mode=mode, precision=precision, value=value,
+                                        host=host, power_w=250, minutes=minutes)
+                    docs.append(doc)
+    docs.append(make_doc("gpu.pcie", host=host, unit="GB/s", series=sweep_series(), minutes=minutes + 1, gpus=2))
+    docs.append(make_doc("host.membw", [40.0, 41.0, 39.5, 40.5, 40.2], host=host, unit="GB/s", minutes=minutes + 2,
+                         gpus=2))
+    return docs

@@ -583,3 +583,40 @@ def test_an_edited_document_is_flagged_like_a_busy_one(edit, words):
     assert "inconsistent document" in render_html(make_report([other, doc], with_charts=False))
     rows = list(csv.DictReader(io.StringIO(csv_text([other, doc]))))
     assert rows[0]["inconsistent"] == "" and words in rows[1]["inconsistent"]
+
+
+# -- the evaluation of one machine -----------------------------------------------------------------
+
+def test_one_machine_is_laid_out_as_the_seed_evaluation(tmp_path):
+    from reports_data import seed_suite_docs
+
+    from hwbench_gui.engine.reports import evaluation
+
+    docs = seed_suite_docs()
+    assert evaluation.is_one_machine(docs) and not evaluation.is_one_machine(
+        docs + [on_other_machine(docs[0], "beta", "B")])
+    ev = evaluation.build_evaluation(docs, with_charts=False)
+    assert [c.title for c in ev.columns] == ["PyTorch · training · FP32", "PyTorch · training · FP16-AMP",
+                                             "PyTorch · inference · FP32", "PyTorch · inference · FP16-AMP"]
+    assert [r.title for r in ev.rows] == ["RESNET50", "VGG16", "FASTERRCNN", "UNET"]
+    first = ev.rows[0].cells[0].lines()
+    assert first[0] == "400 images/s" and first[1].startswith("p5–p95") and first[2] == "GPU 90 % · 24.0 GiB · 250 W"
+    assert [n.text for n in ev.not_measured] == ["TensorFlow is not installed: 16 cells"]
+    assert [m.title for m in ev.micro] == ["gpu.pcie (gpu.pcie)", "host.membw (host.membw)"]
+    html = evaluation.render_evaluation_html(ev)
+    assert html.count('<tr class="matrixrow">') == 4 and html.count("TensorFlow is not installed") == 1
+    assert "hint line" not in html and "Composite" not in html and "against itself" not in html
+    text = _pdf_text(tmp_path / "e.pdf") if (tmp_path / "e.pdf").write_bytes(evaluation.evaluation_pdf_bytes(ev)) \
+        else ""
+    assert "TensorFlow is not installed: 16 cells" in text and text.count("hint line") == 0
+    assert all(title in text for title in ("RESNET50", "VGG16", "FASTERRCNN", "UNET", "host.membw"))
+    paths = evaluation.write_evaluation_report(docs, tmp_path / "out")
+    assert [p.suffix for p in paths] == [".html", ".pdf"] and all(p.stat().st_size for p in paths)
+    again = evaluation.write_evaluation_report(docs, tmp_path / "out")
+    assert set(again).isdisjoint(paths)  # a second report in the same second gets its own names
+
+
+def test_a_single_side_comparison_shows_no_composite_against_itself():
+    result = compare.compare(compare.sides_by_machine([make_doc("t.rate"), make_doc("t.other", minutes=1)]))
+    assert "Composite" not in compare.format_table(result)
+    assert "<h2>Composite</h2>" not in render_html(make_report([make_doc("t.rate")], with_charts=False))

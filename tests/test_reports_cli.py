@@ -71,3 +71,19 @@ def test_nothing_usable_exits_1(tmp_path, cli_env):
     assert proc.returncode == 1 and "no usable result documents" in proc.stderr
     assert not (tmp_path / "x.csv").exists()
     shutil.rmtree(tmp_path)
+
+
+def test_report_of_one_machine_is_the_evaluation(cli_env, tmp_path):
+    from reports_data import seed_suite_docs, write_docs
+
+    folder = tmp_path / "seed"
+    write_docs(folder, seed_suite_docs())
+    proc = run_cli(["report", str(folder)], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "TensorFlow is not installed: 16 cells" in proc.stdout and "Composite" not in proc.stdout
+    proc = run_cli(["report", str(folder), "--html", str(tmp_path / "e.html"), "--pdf", str(tmp_path / "e.pdf")],
+                   cli_env, timeout=240)
+    assert proc.returncode == 0, proc.stderr
+    assert 'class="matrixrow"' in (tmp_path / "e.html").read_text(encoding="utf-8")
+    proc = run_cli(["report", str(folder), "--layout", "comparison"], cli_env)
+    assert proc.returncode == 0 and "BENCHMARK · FIGURE" in proc.stdout

@@ -16,6 +16,7 @@ import dataclasses
 import json
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 EXIT_OK, EXIT_NOTHING, EXIT_USAGE = 0, 1, 2
@@ -55,6 +56,11 @@ def add_parser(subparsers) -> None:
     reporter.add_argument("--pdf", metavar="FILE", help="write a PDF report")
     reporter.add_argument("--csv", metavar="FILE", help="write a CSV with one row per result")
     reporter.add_argument("--title", help="report title")
+    reporter.add_argument("--layout", choices=("auto", "evaluation", "comparison"), default="auto",
+                          help="evaluation: one machine's results as the seed evaluation reads (a matrix of model "
+                               "× framework × mode × precision, the micro-benchmarks, the data-path verdict); "
+                               "comparison: sides against a baseline; auto (default): evaluation when every "
+                               "document comes from one machine")
     reporter.set_defaults(handler=report_command)
 
 
@@ -142,6 +148,33 @@ def comparison_json(comparison) -> dict[str, Any]:
     }
 
 
+def _evaluation_report(args: argparse.Namespace, found) -> int:
+    from hwbench_gui.engine.atomic import write_atomic, write_error_text
+    from hwbench_gui.engine.reports import evaluation
+
+    ev = evaluation.build_evaluation(found.docs, found.errors, title=args.title,
+                                     with_charts=bool(args.html or args.pdf))
+    target = None
+    try:
+        if args.csv:
+            from hwbench_gui.engine.reports.csv_export import write_csv
+
+            target = args.csv
+            print(f"CSV:  {write_csv(ev.docs, target)}")
+        if args.html:
+            target = args.html
+            print(f"HTML: {write_atomic(Path(target), evaluation.render_evaluation_html(ev).encode('utf-8'))}")
+        if args.pdf:
+            target = args.pdf
+            print(f"PDF:  {write_atomic(Path(target), evaluation.evaluation_pdf_bytes(ev))}")
+    except OSError as exc:
+        print(f"hwbench report: {write_error_text(target, exc)}", file=sys.stderr)
+        return EXIT_NOTHING
+    if not (args.csv or args.html or args.pdf):
+        sys.stdout.write(terminal_text(evaluation.format_evaluation(ev)))
+    return EXIT_OK
+
+
 def report_command(args: argparse.Namespace) -> int:
     from hwbench_gui.engine.reports import compare
     from hwbench_gui.engine.reports.report import make_report
@@ -157,6 +190,11 @@ def report_command(args: argparse.Namespace) -> int:
         if why:
             print(terminal_text(f"hwbench report: {option} {why}"), file=sys.stderr)
             return EXIT_USAGE
+    from hwbench_gui.engine.reports import evaluation
+
+    if args.layout == "evaluation" or (args.layout == "auto" and args.by == "machine" and not args.baseline
+                                       and evaluation.is_one_machine(found.docs)):
+        return _evaluation_report(args, found)
     wants_charts = bool(args.html or args.pdf)
     try:
         report = make_report(found.docs, found.errors, group=args.by, baseline=args.baseline, title=args.title,

@@ -675,6 +675,8 @@ def format_table(comparison: Comparison) -> str:
             where = labels[0] if len(labels) == 1 else f"{len(labels)} rows ({', '.join(dict.fromkeys(labels))})"
             lines.append(f"  [{i + 1}] {mark}: {note}: {where}" if len(labels) > 1 else
                          f"  {where} [{i + 1}]: {mark}: {note}")
+    if len(comparison.sides) < 2:  # a machine against itself says nothing
+        return "\n".join(lines) + "\n"
     lines.append("")
     lines.append(f"Composite (geometric mean of headline ratios, lower-is-better inverted) over the "
                  f"{comparison.summaries[0].n_geomean if comparison.summaries else 0} benchmark(s) every side has:")

@@ -147,11 +147,12 @@ def _table_pages(report: Report) -> list[Figure]:
             if row.benchmark_id != current:  # the benchmark's line: what all its rows share, said once
                 current = row.benchmark_id
                 shared = c.common_text(current)
-                group = wrap_lines(current + (f" (every row: {shared})" if shared else ""), 230)
+                width_in = sum(col.width_in for col in columns)
+                group = wrap_lines(current + (f" (every row: {shared})" if shared else ""), _Column("", width_in).chars)
                 if page.lines_left() < len(group) + 3 and page.rows_on_page:
                     page = _new_page(report, first=False, pages=pages)
                     page.header(columns)
-                page.band(sum(col.width_in for col in columns), group)
+                page.band(width_in, group)
             start, height = 0, max(len(cell) for cell in lines)
             while start < height:
                 remaining = height - start
@@ -208,23 +209,110 @@ class _Page:
 
 
 def _new_page(report: Report, *, first: bool, pages: list[Figure], note: str = "") -> _Page:
+    return _titled_page(report.title, _header_lines(report) if first else None, pages, note)
+
+
+def _titled_page(title: str, header_lines: Sequence[str] | None, pages: list[Figure], note: str = "") -> _Page:
+    """A new page: the title and ``header_lines`` on a first page (``header_lines`` given), else
+    "title (continued)"."""
+    first = header_lines is not None
     figure = Figure(figsize=A4_LANDSCAPE_IN)
     pages.append(figure)
     width_in, height_in = A4_LANDSCAPE_IN
     y_in = MARGIN_IN
     if first:
-        figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, report.title, fontsize=16, weight="bold", va="top")
+        figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, title, fontsize=16, weight="bold", va="top")
         y_in += 0.4
-        for line in _header_lines(report):
+        for line in header_lines:
             for wrapped in wrap_lines(line, 190):
                 figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, wrapped, fontsize=7.5, va="top")
                 y_in += 7.5 * 1.35 / 72
         y_in += 0.1
     else:
-        title = f"{report.title} (continued{', ' + note if note else ''})"
-        figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, title, fontsize=10, va="top")
+        continued = f"{title} (continued{', ' + note if note else ''})"
+        figure.text(MARGIN_IN / width_in, 1 - y_in / height_in, continued, fontsize=10, va="top")
         y_in += 0.3
     return _Page(figure, y_in)
+
+
+def paginate_table(title: str, pages: list[Figure], page: _Page | None, columns: Sequence[_Column],
+                   rows: Sequence[tuple[list[str], list[str]]], heading: str = "") -> _Page:
+    """Lay ``rows`` (each: its cells' texts, its cells' colours) out under ``heading`` as the
+    side-by-side table is: wrapped, measured, split across pages when taller than one."""
+    if page is None or page.lines_left() < 6:
+        page = _titled_page(title, None, pages)
+    if heading:
+        width_in = sum(col.width_in for col in columns)
+        page.band(width_in, wrap_lines(heading, _Column("", width_in).chars))
+    if not rows:
+        return page
+    page.header(columns)
+    for texts, colours in rows:
+        lines = [wrap_lines(t, col.chars) for t, col in zip(texts, columns)]
+        start, height = 0, max(len(cell) for cell in lines)
+        while start < height:
+            remaining = height - start
+            if page.lines_left() < min(remaining, 3) and page.rows_on_page:
+                page = _titled_page(title, None, pages)
+                page.header(columns)
+            take = min(remaining, max(page.lines_left(), 1))
+            part = [cell[start:start + take] for cell in lines]
+            if start and not any(part[0]):
+                part[0] = [f"{lines[0][0]} (continued)"]
+            page.row(columns, part, colours, take)
+            start += take
+    page.y_in += 0.15
+    return page
+
+
+def evaluation_pdf(evaluation) -> bytes:
+    """The one-machine evaluation (:mod:`.evaluation`): the model matrix, the reasons runs did not
+    measure, the data-path verdict, the micro-benchmarks, then the charts."""
+    usable = A4_LANDSCAPE_IN[0] - 2 * MARGIN_IN
+    pages: list[Figure] = []
+    header = [f"Generated {evaluation.generated_at} by hwbench {evaluation.hwbench_version}; "
+              f"{len(evaluation.docs)} result document(s) of one machine."]
+    header += [f"{key}: {value}" for key, value in evaluation.facts.items()]
+    page = _titled_page(evaluation.title, header, pages)
+    if evaluation.columns and evaluation.rows:
+        model_in = 1.5
+        width = (usable - model_in) / len(evaluation.columns)
+        columns = [_Column("Model", model_in)] + [_Column(col.title, width) for col in evaluation.columns]
+        rows = [([row.title] + ["\n".join(cell.lines()) for cell in row.cells],
+                 ["white"] + ["white" if cell.measured else "#f3f3f3" for cell in row.cells])
+                for row in evaluation.rows]
+        page = paginate_table(evaluation.title, pages, page, columns, rows,
+                              "Models: images/s (median), spread, GPU utilisation · GPU memory · GPU power "
+                              "during the timed phase")
+    if evaluation.not_measured:
+        columns = [_Column("#", 0.4), _Column("Not measured: reason and cells", usable - 0.4)]
+        page = paginate_table(evaluation.title, pages, page, columns,
+                              [([f"[{i + 1}]", item.text], ["white", "#fbe3c8"])
+                               for i, item in enumerate(evaluation.not_measured)])
+    if evaluation.datapath:
+        dp = evaluation.datapath
+        heading = f"Data path: {dp['verdict']}" + (f" Slowest link: {dp['bottleneck']}." if dp["bottleneck"] else "")
+        columns = [_Column("Data-path stage (alone)", 3.0), _Column("Rate", 2.0)]
+        page = paginate_table(evaluation.title, pages, page, columns,
+                              [([title, rate], ["#f9e0e0" if limiting else "white"] * 2)
+                               for title, rate, limiting in dp["stages"]], heading)
+    if evaluation.micro:
+        widths = [2.6, 1.9, 1.2, 1.6, 0.7, 2.0]
+        widths.append(usable - sum(widths))
+        names = ("Benchmark", "Figure", "Value", "Spread", "Prec.", "Configuration", "Flags")
+        columns = [_Column(name, w) for name, w in zip(names, widths)]
+        page = paginate_table(evaluation.title, pages, page, columns,
+                              [([m.title, m.figure, m.value, m.spread, m.precision, m.configuration, m.flags],
+                                ["white"] * 7) for m in evaluation.micro], "Micro-benchmarks")
+    buffer = io.BytesIO()
+    with rc_context({"pdf.fonttype": 42}), \
+            PdfPages(buffer, metadata={"Title": evaluation.title,
+                                       "Creator": f"hwbench {evaluation.hwbench_version}"}) as pdf:
+        for figure in pages:
+            pdf.savefig(figure)
+        for chart in evaluation.charts:
+            pdf.savefig(chart.figure, bbox_inches="tight")
+    return buffer.getvalue()
 
 
 def _systems_page(report: Report) -> Figure:
