@@ -24,10 +24,12 @@ def _tight(mask: np.ndarray) -> tuple[int, int, int, int] | None:
     return int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
 
 
-def _deepest_dip(profile: np.ndarray, min_part: int) -> tuple[float, int]:
+def _deepest_dip(profile: np.ndarray, min_part: int, at_start: bool) -> tuple[float, int]:
     """(depth, cut index) of the lowest point of ``profile`` relative to the smaller of the
     highest points on its two sides, for cuts leaving at least ``min_part`` entries on each side.
-    Depth is that ratio (1.0: no dip)."""
+    Depth is that ratio (1.0: no dip). The cut is at the start of the run of entries as low as
+    the dip (``at_start``: rows, where the run is the lower figure's head and goes with its body),
+    else in its middle (columns: the run is the two torsos' outer edges)."""
     n = len(profile)
     if n < 2 * min_part + 1:
         return 1.0, 0
@@ -36,12 +38,13 @@ def _deepest_dip(profile: np.ndarray, min_part: int) -> tuple[float, int]:
     idx = np.arange(min_part, n - min_part)
     ratio = profile[idx] / np.maximum(np.minimum(left[idx], right[idx]), 1e-6)
     best = int(np.argmin(ratio))
-    # Cut at the start of the run of rows/columns as low as the dip (a head goes with its body).
     low = profile[idx[best]]
-    cut = idx[best]
-    while cut - 1 >= min_part and profile[cut - 1] <= low * 1.05:
-        cut -= 1
-    return float(ratio[best]), int(cut)
+    start = end = idx[best]
+    while start - 1 >= min_part and profile[start - 1] <= low * 1.05:
+        start -= 1
+    while end + 1 < n - min_part and profile[end + 1] <= low * 1.05:
+        end += 1
+    return float(ratio[best]), int(start if at_start else (start + end + 1) // 2)
 
 
 def split_blob(mask: np.ndarray, max_dip: float = 0.6, min_aspect: float = 1.3, min_side_px: int = 6,
@@ -67,7 +70,7 @@ def split_blob(mask: np.ndarray, max_dip: float = 0.6, min_aspect: float = 1.3, 
         halves = None
         for axis in (0, 1):  # 0: cut between rows, 1: between columns
             profile = sub.sum(axis=1 - axis).astype(np.float64)
-            depth, cut = _deepest_dip(profile, min_side_px)
+            depth, cut = _deepest_dip(profile, min_side_px, at_start=axis == 0)
             if depth > max_dip:
                 continue
             a = sub[:cut] if axis == 0 else sub[:, :cut]

@@ -197,6 +197,15 @@ class Track:
         x1, y1, x2, y2 = self.last_box
         self.trail.append(((x1 + x2) / 2, (y1 + y2) / 2))
 
+    def recent_speed(self, frames: int = 5) -> float:
+        """Pixels per frame its detections' centre moved over its last ``frames`` detections (the
+        Kalman velocity takes some 15 frames to settle after a stop; the background model learns a
+        standing figure in about 20)."""
+        if len(self.trail) <= frames:
+            return float("inf")
+        (x0, y0), (x1, y1) = self.trail[-1 - frames], self.trail[-1]
+        return float(np.hypot(x1 - x0, y1 - y0)) / frames
+
     @property
     def box(self) -> np.ndarray:
         """The Kalman estimate as xyxy."""
@@ -388,6 +397,8 @@ class Tracker:
             if self.occlusion_aware and frame_wh is not None and t.time_since_update == 1:
                 t.was_cut = self._cut_in_mid_frame(t, frame_wh)
             t.mark_missed(self.max_age_held if self.occlusion_aware else None)
+            if self.occlusion_aware and frame_wh is not None and self._left_the_frame(t, frame_wh):
+                t.state = DELETED
         for ti, blob_box in held.items():
             self.tracks[ti].hold(blob_box, self.max_age_held)
         for di in unmatched_dets:
@@ -400,6 +411,16 @@ class Tracker:
             targets += [t.track_id] * len(t.features)
             t.features = []
         self.metric.partial_fit(features, targets, [t.track_id for t in confirmed])
+
+    def _left_the_frame(self, track: Track, frame_wh: tuple[int, int]) -> bool:
+        """Whether ``track``, unmatched, was last seen at the frame's edge walking out of it: its
+        predicted box reaches past the edge its last box touched. It is gone, not hidden: kept, it
+        would take the id of the next figure to enter there."""
+        x1, y1, x2, y2 = track.last_box
+        px1, py1, px2, py2 = track.box
+        m, (w, h) = self.border_px, frame_wh
+        return bool((x1 <= m and px1 < 0 and track.mean[4] < 0) or (y1 <= m and py1 < 0 and track.mean[5] < 0) or
+                    (x2 >= w - m and px2 > w and track.mean[4] > 0) or (y2 >= h - m and py2 > h and track.mean[5] > 0))
 
     def _cut_in_mid_frame(self, track: Track, frame_wh: tuple[int, int]) -> bool:
         """Whether ``track``, unmatched for the first time, was last seen away from the frame's edges
@@ -547,12 +568,12 @@ class Tracker:
 
     def still_boxes(self, max_speed: float) -> np.ndarray:
         """(N, 4) xyxy boxes of the confirmed tracks seen or held this frame that move slower than
-        ``max_speed`` pixels per frame (their Kalman velocity) after walking at least their own
+        ``max_speed`` pixels per frame (:meth:`Track.recent_speed`) after walking at least their own
         height: objects that stopped. (A track that never moved may sit on a false detection the
         background model would let fade; keeping it would keep the detection alive.)"""
         boxes = [t.last_box if t.held_box is None else t.held_box for t in self.tracks
                  if t.is_confirmed() and (t.time_since_update == 0 or t.held_box is not None)
-                 and float(np.hypot(t.mean[4], t.mean[5])) < max_speed and t.travelled >= t.mean[3]]
+                 and t.travelled >= t.mean[3] and t.recent_speed() < max_speed]
         return np.array(boxes, np.float64).reshape(-1, 4)
 
     def active_tracks(self) -> list[Track]:
