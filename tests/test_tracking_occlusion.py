@@ -235,12 +235,13 @@ def _lives_after_loss(widths: list[float], x1: float = 100.0, frame_wh=(320, 240
 def test_a_track_cut_in_mid_frame_lives_max_age_held_frames():
     """Its box shrinks from one side (a pillar the background model learnt hides more of it every
     frame) and then it is gone: it went behind something, so it lives max_age_held frames unseen.
-    A track that vanishes whole, one cut at the frame's edge (leaving the view), one that only
-    shrank a little and one whose tracker is not told the frame size keep max_age."""
+    A track that vanishes whole, one that only shrank a little and one whose tracker is not told
+    the frame size keep max_age; one cut at the frame's edge walked out of the view: it is deleted
+    at once (test_tracking_crowd.py pins that rule)."""
     cut = [16.0, 12.0, 8.0]
     assert _lives_after_loss(cut) == 40
     assert _lives_after_loss([]) == 5, "vanished whole"
-    assert _lives_after_loss(cut, x1=2.0) == 5, "cut at the frame's edge: it left"
+    assert _lives_after_loss(cut, x1=2.0) == 0, "cut at the frame's edge: it left"
     assert _lives_after_loss([18.0]) == 5, "10 % narrower: noise in the blob's edge, not a cut"
     assert _lives_after_loss(cut, frame_wh=None) == 5, "no frame size: nothing counts as cut"
 
