@@ -7,7 +7,8 @@
 # and the epoch-start cost. About 3 minutes per run:
 #   bash scripts/h200_datapath.sh [RUNS [DEADLINE_S [MIN_LEFT_S]]]   (default: 3 runs; none started after 1500 s
 #                                                              or with less than 240 s left)
-# Documents go to $OUT/datapath_results (or /tmp/hwbench-datapath-results), tarred after each run into
+# PARAMS adds parameters to every run (e.g. PARAMS="-p budget_s=10": the same defaults with less time for the
+# what-ifs). Documents go to $OUT/datapath_results (or /tmp/hwbench-datapath-results), tarred after each run into
 # $OUT/datapath_results.tgz, so a killed call still brings back the runs it finished.
 set -u
 cd "$(dirname "$0")/.."
@@ -28,8 +29,9 @@ for i in $(seq 1 "$RUNS"); do
   left=$((DEADLINE_S - ($(date +%s) - start)))
   if [ "$left" -lt "$MIN_LEFT_S" ]; then say "run $i not started: $left s left"; break; fi
   say "datapath.analyze with its defaults, run $i of $RUNS ($left s left)"
+  # shellcheck disable=SC2086  # PARAMS: extra '-p name=value' words, e.g. PARAMS="-p budget_s=10"
   timeout --signal=KILL $((left + 30)) python3 -m hwbench_gui.cli run datapath.analyze --out "$RESULTS" \
-    --timeout "$left" 2>&1 | tee -a "$LOG"
+    --timeout "$left" ${PARAMS:-} 2>&1 | tee -a "$LOG"
   echo "exit ${PIPESTATUS[0]}" | tee -a "$LOG"
   if [ -n "${OUT:-}" ]; then tar czf "$OUT/datapath_results.tgz" -C "$BASE" datapath_results; fi
 done

@@ -442,7 +442,7 @@ def test_decode_and_augment_in_the_training_process():
 
     import cv2
     torch = pytest.importorskip("torch")
-    from hwbench_gui.engine.datapath.gpu_augment import DeviceDecodeAugment, crop_box
+    from hwbench_gui.engine.datapath.gpu_augment import DeviceDecodeAugment, collate_jpegs, crop_box
 
     rng = random.Random(0)
     for _ in range(200):
@@ -451,9 +451,11 @@ def test_decode_and_augment_in_the_training_process():
         area = (x2 - x1) * (y2 - y1) / (500 * 375)
         assert 0.07 <= area <= 1.0 and 0.74 <= (x2 - x1) / (y2 - y1) <= 1.35
     assert crop_box(1000, 10, rng)[3] - crop_box(1000, 10, rng)[1] <= 10
-    grey = [torch.from_numpy(cv2.imencode(".jpg", np.full((h, w, 3), 128, np.uint8))[1].copy()) for h, w in
+    grey = [torch.from_numpy(cv2.imencode(".jpg", np.full((h, w, 3), 128, np.uint8))[1].ravel().copy()) for h, w in
             ((48, 64), (40, 30))]  # two sizes: the batch is padded, each crop stays in its own image
-    images, labels = DeviceDecodeAugment(torch.device("cpu"), True, 16)((grey, torch.tensor([3, 5])))
+    batch = collate_jpegs([(grey[0], 3), (grey[1], 5)])
+    assert batch[0].dim() == 1 and batch[1].tolist() == [len(grey[0]), len(grey[1])]
+    images, labels = DeviceDecodeAugment(torch.device("cpu"), True, 16)(batch)
     assert images.shape == (2, 3, 16, 16) and images.is_contiguous(memory_format=torch.channels_last)
     expected = torch.tensor([(128 / 255 - m) / s for m, s in zip((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
     assert torch.allclose(images.mean(dim=(2, 3)), expected.expand(2, 3), atol=0.03)

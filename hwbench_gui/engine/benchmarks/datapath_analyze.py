@@ -14,6 +14,7 @@ model benchmark's own training step (``model_torch.measure``).
 from __future__ import annotations
 
 import importlib.util
+import statistics
 import tempfile
 import threading
 from typing import Any
@@ -44,7 +45,7 @@ class _PhaseReporter:
         self.timed = threading.Event()
 
     def progress(self, fraction: float, message: str = "") -> None:
-        if message.startswith("step "):
+        if message.startswith(("step ", "timed step ")):
             self.timed.set()
         self.reporter.progress(self.start + (self.end - self.start) * max(0.0, min(1.0, fraction)), message)
 
@@ -301,8 +302,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         "samples: each window's images/s. Every what-if configuration is measured the same way.")
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
     refill_fraction = _epoch_refill(e2e_run, results["end_to_end"].extra)
-    costs = sorted(e2e_run.extra.get("epoch_start_cost_s") or [])
-    epoch_cost = costs[len(costs) // 2] if costs else None
+    costs = list(e2e_run.extra.get("epoch_start_cost_s") or [])
+    epoch_cost = statistics.median(costs) if costs else None
     user_images = defaults.epoch_images(params, len(dataset.files), dataset.generated)
     user_batches = max(1, user_images // params["batch"])
     step_s = e2e_run.total_s / e2e_run.steps if e2e_run.steps else None

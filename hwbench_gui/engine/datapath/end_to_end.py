@@ -31,6 +31,9 @@ MIN_STEPS = 3
 #: Forced epoch starts measured after the default configuration's windows (each costs a few steps:
 #: on the CPU, seconds).
 EPOCH_STARTS = {"cuda": 2, "cpu": 1}
+#: Untimed windows at most before the timed ones, until two in a row agree (the loader's queue
+#: settled); on the CPU a window costs seconds.
+SETTLE_WINDOWS = {"cuda": 12, "cpu": 3}
 #: Share of the budget the single changes may use; the rest is kept for the combinations.
 SINGLES_SHARE = 0.75
 
@@ -75,13 +78,13 @@ def measure_config(config: LoaderConfig, setup: Setup, steps: int, warmup: int, 
     import torch
 
     repeats = int(setup.params["repeats"])
-    loader_steps = max(1, config.workers) + 2 + repeats * steps + 8
+    loader_steps = max(1, config.workers) + 2 + (repeats + SETTLE_WINDOWS[setup.kind]) * steps + 8
     options = LoaderOptions(
         prefetch_factor=config.prefetch, pin_memory=config.pin_memory,
         sampler=PassesSampler(len(setup.files), passes_for(len(setup.files), setup.batch, loader_steps)),
         collate_fn=gpu_augment.collate_jpegs if config.gpu_decode else None,
         on_device=gpu_augment.device_decode(setup.params["image_size"]) if config.gpu_decode else None,
-        epoch_starts=epoch_starts, start_after_warmup=True)
+        epoch_starts=epoch_starts, start_after_warmup=True, settle_windows=SETTLE_WINDOWS[setup.kind])
     params = dict(setup.params, workers=config.workers, channels_last=config.channels_last, steps=steps,
                   warmup=warmup, drain_loader_steps=0)
     threads = torch.get_num_threads()

@@ -47,11 +47,15 @@ class JpegFiles:
             self.labels[i]
 
 
-def collate_jpegs(items: list[tuple[Any, int]]) -> tuple[list[Any], Any]:
-    """(list of encoded JPEG tensors, label tensor): JPEGs differ in length, so they stay a list."""
+def collate_jpegs(items: list[tuple[Any, int]]) -> tuple[Any, Any, Any]:
+    """(the batch's encoded JPEGs end to end in one uint8 tensor, their lengths, labels): one
+    tensor per batch crosses from the worker (a shared-memory segment each) and is pinned, not one
+    per image."""
     import torch
 
-    return [data for data, _ in items], torch.tensor([label for _, label in items], dtype=torch.int64)
+    datas = [data for data, _ in items]
+    return (torch.cat(datas), torch.tensor([len(d) for d in datas], dtype=torch.int64),
+            torch.tensor([label for _, label in items], dtype=torch.int64))
 
 
 def crop_box(width: int, height: int, rng: random.Random) -> tuple[float, float, float, float]:
@@ -90,13 +94,13 @@ class DeviceDecodeAugment:
         self.scale = 1 / (255 * std)
         self.shift = -torch.tensor(MEAN, device=device).view(1, 3, 1, 1) / std
 
-    def __call__(self, batch: tuple[list[Any], Any]) -> tuple[Any, Any]:
+    def __call__(self, batch: tuple[Any, Any, Any]) -> tuple[Any, Any]:
         import torch
         from torchvision.io import decode_jpeg
         from torchvision.ops import roi_align
 
-        datas, labels = batch
-        images = decode_jpeg(datas, device=self.device)
+        data, lengths, labels = batch
+        images = decode_jpeg(list(torch.split(data, lengths.tolist())), device=self.device)
         if not isinstance(images, list):
             images = [images]
         heights = [im.shape[-2] for im in images]

@@ -52,7 +52,9 @@ class LoaderOptions:
     measured (``TimedRun.extra['epoch_start_cost_s']``). ``start_after_warmup``: the warm-up steps
     run on a synthetic batch and the loader starts after them, its first ``workers`` + 2 steps
     (the start from empty) untimed: the timed windows then see neither a queue the workers filled
-    during the slow first steps nor the start itself.
+    during the slow first steps nor the start itself. ``settle_windows``: up to this many untimed
+    windows follow until two in a row agree (a queue still filling keeps the workers busier than
+    they are in a long run).
     """
 
     prefetch_factor: int = LOADER_PREFETCH_BATCHES
@@ -62,6 +64,7 @@ class LoaderOptions:
     on_device: Callable[[Iterable, Any, bool], Iterable] | None = None
     epoch_starts: int = 0
     start_after_warmup: bool = False
+    settle_windows: int = 0
 
 
 # -- file layouts (no framework) -----------------------------------------------------------------

@@ -37,6 +37,11 @@ LATENCY_WARMUP = 3
 DRAIN_WAIT_FRACTION = 0.08
 DRAIN_WINDOW_STEPS = 4
 DRAIN_MAX_S = 60.0
+#: Settling (``LoaderOptions.settle_windows``): untimed windows until two in a row agree within
+#: this share, at least SETTLE_MIN_WINDOWS and for at most SETTLE_MAX_S.
+SETTLE_TOLERANCE = 0.04
+SETTLE_MIN_WINDOWS = 2
+SETTLE_MAX_S = 30.0
 
 
 @dataclass
@@ -306,6 +311,11 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         torch.distributed.all_reduce(count, op=torch.distributed.ReduceOp.MAX)
         return int(count.item())
 
+    settle_rates: list[float] = []
+    if stream is not None and options.settle_windows:
+        reporter.phase("warmup", "start")
+        settle_rates = _settle(run_steps, steps, batch, options.settle_windows)
+        reporter.phase("warmup", "end")
     windows = time_windows(run_steps, params, reporter, on_gpu=cuda, agree=agree if dist is not None else None,
                            progress=progress)
     step_s, total_s, data_wait_s = windows.step_s, sum(windows.window_s), windows.data_wait_s
@@ -345,6 +355,8 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         run.extra["epoch_start_waits_s"] = stream.epoch_start_waits_s[refills_before:]  # in the timed loop
         if epoch_start_cost_s:
             run.extra["epoch_start_cost_s"] = epoch_start_cost_s
+        if settle_rates:
+            run.extra["settle_rates"] = settle_rates
         if params.get("drain_loader_steps"):
             run.extra["drain_steps"], run.extra["drained"] = drain_steps, drained
     import torchvision
@@ -361,6 +373,24 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     if spec.task == "detect":
         details["min_size"], details["max_size"] = size, detection_max_size(size)
     return run, details, where
+
+
+def _settle(run_steps: Callable[[int], tuple[float, list[float], float]], steps: int, batch: int,
+            max_windows: int) -> list[float]:
+    """Images/s of untimed windows of ``steps`` steps, run until the last two agree within
+    :data:`SETTLE_TOLERANCE` (at least :data:`SETTLE_MIN_WINDOWS`, at most ``max_windows`` or
+    :data:`SETTLE_MAX_S`). A loader faster than the step fills its queue for seconds after its
+    start with every worker busy, slowing the step; once the queue is full they idle part of the time."""
+    rates: list[float] = []
+    start = time.perf_counter()
+    for _ in range(max_windows):
+        seconds, _, _ = run_steps(steps)
+        rates.append(steps * batch / seconds if seconds > 0 else 0.0)
+        if len(rates) >= SETTLE_MIN_WINDOWS and abs(rates[-1] - rates[-2]) <= SETTLE_TOLERANCE * max(rates[-2:]):
+            break
+        if time.perf_counter() - start > SETTLE_MAX_S:
+            break
+    return rates
 
 
 def _epoch_start_costs(count: int, stream: Any, step: Callable[[Any], Any], sync: Callable[[], None],
