@@ -93,10 +93,11 @@ def test_pdf_report_holds_the_machines_and_the_spreads(tmp_path):
     report = make_report(seed_like_docs(), with_charts=False)
     texts = []
     for figure in pdf._table_pages(report) + [pdf._systems_page(report)]:
+        texts += [text.get_text() for text in figure.texts]  # the side-by-side table: one text per line
         for ax in figure.axes:
             for table in ax.tables:
                 texts += [cell.get_text().get_text() for cell in table.get_celld().values()]
-    joined = "\n".join(texts)
+    joined = " ".join(" ".join(texts).split())
     for side in report.comparison.sides:
         for value in side_facts(side).values():
             assert value.split("\n")[0][:30] in joined.replace("\n", " ") or value[:30] in joined

@@ -620,3 +620,18 @@ def test_a_single_side_comparison_shows_no_composite_against_itself():
     result = compare.compare(compare.sides_by_machine([make_doc("t.rate"), make_doc("t.other", minutes=1)]))
     assert "Composite" not in compare.format_table(result)
     assert "<h2>Composite</h2>" not in render_html(make_report([make_doc("t.rate")], with_charts=False))
+
+
+def test_charts_of_many_runs_summarise_instead_of_one_legend_entry_per_run():
+    docs = []
+    for i in range(12):
+        docs.append(make_doc("t.rate", [100.0 + i, 101.0 + i, 99.0 + i, 100.5 + i, 99.5 + i], minutes=i,
+                             host="alpha" if i % 2 else "beta"))
+    docs.append(model_doc("resnet50", framework="torch", mode="train", precision="FP32", value=100.0, minutes=20))
+    sides = compare.sides_by_run(docs)
+    drawn = {c.key: c for c in charts.build_charts(sides, compare.compare(sides))}
+    relative = drawn["relative"].figure.axes[0]
+    assert "relative to the baseline" in relative.get_title() and "12 sides" in relative.get_title()
+    assert len(relative.get_yticklabels()) == 1  # one box for t.rate, not twelve bars
+    legends = [text.get_text() for legend in drawn["throughput"].figure.legends for text in legend.get_texts()]
+    assert len(legends) <= 3  # one series per machine, never one per run

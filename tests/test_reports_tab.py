@@ -30,6 +30,7 @@ def tab(qtbot, qsettings, tmp_path):
                          show_status=lambda message, timeout_ms=0: messages.append(message))
     widget = ReportsTab(context)
     qtbot.addWidget(widget)
+    assert widget.wait_loaded()
     widget.resize(1200, 800)
     widget.messages = messages
     widget.incoming = incoming
@@ -204,6 +205,7 @@ def test_value_columns_stay_in_view_at_1366_px_with_the_h200_references(qtbot, q
     context = AppContext(settings=qsettings, results_dir=results)
     tab = ReportsTab(context)
     qtbot.addWidget(tab)
+    assert tab.wait_loaded()
     tab.resize(1366, 768)
     tab.show()
     qtbot.waitExposed(tab)
@@ -218,4 +220,22 @@ def test_value_columns_stay_in_view_at_1366_px_with_the_h200_references(qtbot, q
     resnet = [r for r in range(table.rowCount()) if table.item(r, 0).text().startswith("model.resnet50")]
     assert resnet and all("batch=" in table.item(r, 2).text() for r in resnet)  # what differs is shown
     assert "rdzv_endpoint" in table.item(resnet[0], 0).toolTip()
+    tab.shutdown()
+
+
+def test_the_library_loads_in_the_background_and_a_newer_reload_wins(qtbot, qsettings, tmp_path):
+    from hwbench_gui.ui.reports import ReportsTab
+
+    results = tmp_path / "results"
+    write_docs(results, [make_doc("t.rate"), make_doc("t.other", minutes=1)])
+    tab = ReportsTab(AppContext(settings=qsettings, results_dir=results))
+    qtbot.addWidget(tab)
+    assert tab.model.rowCount() == 0 and "Loading" in tab.library_view.count_label.text()  # not built on this thread
+    assert tab.wait_loaded() and tab.model.rowCount() == len(library.list_results(results, include_reference=True).docs)
+    tab.library_view.refresh_in_background()
+    write_docs(results, [make_doc("t.third", minutes=2)])
+    tab.refresh()  # newer than the background listing still on its way
+    rows = tab.model.rowCount()
+    assert tab.wait_loaded() and tab.model.rowCount() == rows
+    assert "t.third" in {d["benchmark"]["id"] for d in tab.documents(visible_only=False)}
     tab.shutdown()

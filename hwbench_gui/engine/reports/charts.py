@@ -65,11 +65,21 @@ def to_svg(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+#: Beyond this many sides (a report of every run) charts summarise: the per-document charts draw
+#: one series per machine instead of one per side, the relative chart the spread of the ratios.
+MAX_CHART_SIDES = 8
+
+
 def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) -> list[Chart]:
     """Every chart the sides' documents hold data for, in a fixed order."""
     charts: list[Chart] = []
     if comparison is not None and len(comparison.sides) > 1:
-        charts += _optional(relative_chart(comparison))
+        charts += _optional(relative_chart(comparison) if len(comparison.sides) <= MAX_CHART_SIDES
+                            else relative_spread_chart(comparison))
+    if len(sides) > MAX_CHART_SIDES:
+        from hwbench_gui.engine.reports.compare import sides_by_machine
+
+        sides = sides_by_machine([doc for side in sides for doc in side.docs])
     charts += _optional(throughput_chart(sides))
     charts += _optional(scaling_chart(sides))
     for key, figure_name, title, scale, unit in TELEMETRY_CHARTS:
@@ -200,6 +210,34 @@ def relative_chart(comparison: Comparison) -> Chart | None:
     return Chart("relative", "Each headline figure relative to the baseline", figure,
                  "Ratios above 1 are better than the baseline (lower-is-better figures inverted); the mark "
                  "says whether the difference is significant.")
+
+
+def relative_spread_chart(comparison: Comparison) -> Chart | None:
+    """Many sides: per headline row, the ratios of every side to the baseline as one box (median,
+    quartiles, whiskers to the extremes), with the number of sides it summarises."""
+    rows, ratios = [], []
+    for row in comparison.rows:
+        values = [c.ratio for i, c in enumerate(row.cells) if i != comparison.baseline and c.ratio is not None]
+        if row.headline and values:
+            rows.append(row)
+            ratios.append(values)
+    if not rows:
+        return None
+    figure, ax = _new_figure(8.5, max(2.5, 0.4 * len(rows) + 1.2))
+    ax.boxplot(ratios, orientation="horizontal", whis=(0, 100), widths=0.6, showfliers=False)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    labels = [f"{r.benchmark_id} · {r.figure_name} ({r.precision}), {len(v)} side(s)" for r, v in zip(rows, ratios)]
+    ax.set_yticks(range(1, len(rows) + 1), [_short(label, 60) for label in labels], fontsize=7)
+    ax.invert_yaxis()
+    every = [v for values in ratios for v in values]
+    if max(every) / min(every) > 10:
+        ax.set_xscale("log")
+    ax.set_xlabel(f"times the baseline ({_short(comparison.baseline_name, 50)}); > 1 is better")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(f"Headline figures of {len(comparison.sides) - 1} sides relative to the baseline", fontsize=10)
+    return Chart("relative", "Each headline figure relative to the baseline, summarised over the sides", figure,
+                 "Box: the middle half of the sides' ratios and their median; whiskers: the lowest and highest "
+                 "ratio. Each side's figure and mark are in the table.")
 
 
 # -- the seed's model charts -----------------------------------------------------------------------

@@ -7,6 +7,7 @@ the compare view's job, asked for through :attr:`LibraryView.compare_requested`.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -31,6 +32,7 @@ from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.reports.library_model import DOC_ROLE, HEADERS, FilterProxy, row_items
 from hwbench_gui.ui.reports.model import LoadedResults
 from hwbench_gui.ui.reports.widgets import button
+from hwbench_gui.ui.workers import Worker
 
 #: The widest a library column grows to fit its text; Parameters stretches into what is left.
 _COLUMN_MAX_PX = {"Machine": 210, "GPU": 140, "Benchmark": 150, "Figure": 340, "Date": 130}
@@ -45,6 +47,8 @@ class LibraryView(QWidget):
         self.context = context
         self.loaded = loaded
         self._trashed: list[library.Trashed] = []
+        self._generation = 0  # each reload's number: a background listing older than the last is dropped
+        self._loader: Worker | None = None
         self.filter_edit = QLineEdit(placeholderText="Filter: words that must all appear (machine, benchmark, "
                                                      "precision, status…)")
         self.filter_edit.setClearButtonEnabled(True)
@@ -75,6 +79,7 @@ class LibraryView(QWidget):
         # Parameters take what is left, so Figure, Status and Date always stay in view.
         header.setSectionResizeMode(HEADERS.index("Parameters"), QHeaderView.Stretch)
         header.setStretchLastSection(False)
+        header.setResizeContentsPrecision(300)  # widths from the first rows: thousands are not all measured
         self.table.doubleClicked.connect(lambda _index: self.compare_requested.emit("run"))
 
         buttons = QHBoxLayout()
@@ -112,17 +117,64 @@ class LibraryView(QWidget):
         return self.loaded.results_dir
 
     def refresh(self) -> None:
-        """Reload the results folder (and the references when shown)."""
-        loaded = self.loaded.load(include_reference=self.reference_check.isChecked())
+        """Reload the results folder (and the references when shown), now."""
+        self._generation += 1
+        self._show(self.loaded.load(include_reference=self.reference_check.isChecked()))
+
+    def refresh_in_background(self) -> None:
+        """Reload on a worker thread (reading a large folder must not block the window); the table
+        shows the result when it arrives, unless a newer reload came first."""
+        self._generation += 1
+        generation = self._generation
+        include_reference = self.reference_check.isChecked()
+        self.count_label.setText(f"Loading the results in {self.results_dir}…")
+        worker = Worker(lambda _control: library.list_results(self.results_dir, include_reference=include_reference),
+                        name="reports-library")
+        worker.returned.connect(lambda found: self._arrived(generation, found))
+        worker.errored.connect(lambda exc: self._failed(generation, exc))
+        self._loader = worker
+        self.context.workers.start(worker)
+
+    def shutdown(self) -> None:
+        """Drop a background reload still running: it ends on its own and shows nothing."""
+        if self._loader is not None:
+            self._loader.abort()
+            self._loader.mute()
+            self._loader = None
+
+    def wait_loaded(self, timeout_s: float = 30.0) -> bool:
+        """Process events until a background reload has been shown (for scripts and tests)."""
+        from PySide6.QtCore import QCoreApplication
+
+        deadline = time.monotonic() + timeout_s
+        while self._loader is not None and time.monotonic() < deadline:
+            QCoreApplication.processEvents()
+            time.sleep(0.005)
+        return self._loader is None
+
+    def _arrived(self, generation: int, found: library.Library) -> None:
+        if generation == self._generation:
+            self.loaded.library = found
+            self._show(found)
+        self._loader = None
+
+    def _failed(self, generation: int, exc: BaseException) -> None:
+        self._loader = None
+        if generation == self._generation:
+            self.errors_label.setText(f"The results folder could not be listed: {exc}")
+            self.errors_label.setVisible(True)
+
+    def _show(self, loaded: library.Library) -> None:
         self.model.removeRows(0, self.model.rowCount())
+        self.proxy.setDynamicSortFilter(False)  # one sort after the fill, not one per row
         for doc in loaded.docs:
             self.model.appendRow(row_items(doc))
+        self.proxy.setDynamicSortFilter(True)
         self.table.resizeColumnsToContents()
         # Long machine or figure texts are elided (the full text is in the tooltip).
         for name, widest in _COLUMN_MAX_PX.items():
             column = HEADERS.index(name)
             self.table.setColumnWidth(column, min(self.table.columnWidth(column), widest))
-        self.table.resizeRowsToContents()
         self._update_counts()
         errors = library.errors_text(loaded.errors)
         self.errors_label.setText(("Skipped files:\n" + "\n".join(errors)) if errors else "")

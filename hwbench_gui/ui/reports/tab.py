@@ -46,7 +46,7 @@ class ReportsTab(QWidget):
         self.undo_button = self.library_view.undo_button
         self.baseline_combo = self.compare_view.baseline_combo
         self.compare_table = self.compare_view.compare_table
-        self.refresh()
+        self.library_view.refresh_in_background()
 
     @property
     def report(self) -> Report | None:
@@ -56,8 +56,12 @@ class ReportsTab(QWidget):
     # -- library -----------------------------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Reload the results folder (and the references when shown)."""
+        """Reload the results folder (and the references when shown), now."""
         self.library_view.refresh()
+
+    def wait_loaded(self, timeout_s: float = 30.0) -> bool:
+        """Wait (processing events) until the library's first listing, made in the background, is shown."""
+        return self.library_view.wait_loaded(timeout_s)
 
     def documents(self, visible_only: bool = True) -> list[dict[str, Any]]:
         """Documents in table order (filtered and sorted) or all loaded ones."""
@@ -121,4 +125,6 @@ class ReportsTab(QWidget):
         return self.compare_view.export("csv", path)
 
     def shutdown(self) -> None:
-        """Nothing runs in the background: comparisons and exports are synchronous."""
+        """Drop the library's background reload if one still runs (comparisons and exports are
+        synchronous)."""
+        self.library_view.shutdown()
