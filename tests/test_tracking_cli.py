@@ -23,6 +23,7 @@ def test_motion_detector_writes_tracks_and_an_annotated_mp4(video, tmp_path, cli
                     "--video", str(mp4)], cli_env)
     assert proc.returncode == 0, proc.stderr
     assert "60 frames" in proc.stdout and "FPS" in proc.stdout and "associate" in proc.stdout
+    assert "detector: motion, moving blobs from background subtraction (OpenCV MOG2), no weights" in proc.stdout
     rows = read_mot(out)
     assert rows and len({r.object_id for r in rows}) >= 2
     assert all(1 <= r.frame <= 60 for r in rows)
@@ -30,6 +31,21 @@ def test_motion_detector_writes_tracks_and_an_annotated_mp4(video, tmp_path, cli
     assert cap.isOpened() and int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) == 60
     ok, frame = cap.read()
     assert ok and frame.shape == (240, 320, 3)
+
+
+def test_the_result_document_names_the_detector_and_carries_the_scores(video, tmp_path, cli_env):
+    import json
+
+    results = tmp_path / "results"
+    proc = run_cli(["demo", "track", "--source", str(video), "--out", str(tmp_path / "tracks.txt"),
+                    "--gt", str(video.parent / "gt.txt"), "--results-dir", str(results)], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    assert "against" in proc.stdout and "MOTA" in proc.stdout
+    (doc_path,) = results.glob("*.json")
+    doc = json.loads(doc_path.read_text())
+    assert doc["params"]["detector"] == "motion"
+    assert doc["details"]["detector_summary"].startswith("moving blobs from background subtraction")
+    assert json.dumps(doc).count('"MOTA"') >= 1 and '"IDF1"' in json.dumps(doc)
 
 
 def test_yolov3_without_weights_fails_with_the_reason(video, tmp_path, cli_env):

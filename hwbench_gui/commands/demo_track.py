@@ -23,7 +23,8 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
         "track", help="multi-object tracking (motion / HOG / YOLOv3 + Deep SORT) on a video or camera",
         description="Track objects in a video file or camera with a detector and Deep SORT. YOLOv3 needs a "
                     "Darknet .weights file (yolov3.weights or yolov3-tiny.weights from the Darknet project, "
-                    "pjreddie.com/darknet/yolo); motion and hog need none.")
+                    "pjreddie.com/darknet/yolo); motion and hog need none. Detectors: "
+                    + "; ".join(f"{name}: {text}" for name, text in _summaries().items()) + ".")
     p.add_argument("--source", required=True, help="video file, or camera index (0, 1, …)")
     p.add_argument("--detector", default="motion", choices=["motion", "hog", "yolov3"])
     p.add_argument("--cfg", help="Darknet .cfg for yolov3 (default: the shipped yolov3.cfg; yolov3-tiny.cfg ships too)")
@@ -50,6 +51,12 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
     add_result_arguments(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(handler=run)
+
+
+def _summaries() -> dict[str, str]:
+    from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES
+
+    return DETECTOR_SUMMARIES
 
 
 def add_result_arguments(p: argparse.ArgumentParser) -> None:
@@ -133,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, FileNotFoundError, RuntimeError, CfgError, WeightsError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if not args.json:
+        print(f"detector: {args.detector}, {_summaries()[args.detector]}")
     if getattr(detector, "random_weights", False):
         print("warning: YOLOv3 with RANDOM weights: timing is real, detections and tracks are noise",
               file=sys.stderr)
@@ -168,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError, MetricsUnavailable) as exc:
             print(f"error: --gt {args.gt}: {exc}", file=sys.stderr)
             return 2
-    summary = {"source": str(args.source), "detector": args.detector,
+    summary = {"source": str(args.source), "detector": args.detector, "detector_summary": _summaries()[args.detector],
                "device": str(getattr(detector, "device", "cpu")),
                "precision": getattr(detector, "precision", None),
                "random_weights": bool(getattr(detector, "random_weights", False)),
@@ -233,5 +242,6 @@ def _save_result(args, detector, summary: dict, stamps: list[float], start: floa
         stage_ms={k: t[k] for k in ("detect_ms", "embed_ms", "associate_ms", "frame_ms") if k in t},
         metrics=summary["metrics"], warnings=warnings,
         details={"source": summary["source"], "track_ids": summary["track_ids"],
-                 "capacity_fps": t.get("capacity_fps"), "appearance": summary["appearance"]})
+                 "capacity_fps": t.get("capacity_fps"), "appearance": summary["appearance"],
+                 "detector_summary": summary["detector_summary"]})
     return save_demo_document(doc, args.results_dir)

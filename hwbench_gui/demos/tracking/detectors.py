@@ -18,9 +18,11 @@ import numpy as np
 
 from hwbench_gui.demos.tracking import darknet
 from hwbench_gui.demos.tracking.blobs import split_blob
+from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES  # noqa: F401 (re-exported)
 from hwbench_gui.engine.spec.precision import FP16, FP32, TF32, apply_torch
 
 DETECTORS = ("motion", "hog", "yolov3")
+
 #: What YOLOv3 runs in: FP32 with TF32 off, TF32, or FP16 weights and inputs (CUDA only for the last two).
 YOLO_PRECISIONS = (FP32, TF32, FP16)
 

@@ -1,0 +1,14 @@
+"""What each tracking detector is and what it is good for: plain text, importable without OpenCV
+(the CLI's help and the tracking page show it before anything heavy is loaded)."""
+
+#: What each detector is and what it is good for, in a sentence (the CLI and the tracking page show it).
+DETECTOR_SUMMARIES = {
+    "motion": "moving blobs from background subtraction (OpenCV MOG2), no weights: for a fixed camera on a "
+              "room or a corridor; shadows and light changes are left out, figures side by side are cut "
+              "apart, one who stops keeps the track; it sees anything that moves (not only people), and not "
+              "someone who stands still from the first frame",
+    "hog": "OpenCV's HOG people detector, no weights: upright people about 100 px tall or more, also with a "
+           "moving camera; slow, and it misses people seen from above or in part",
+    "yolov3": "YOLOv3 (Darknet weights you supply): 80 object classes, people in any pose; fast on a GPU, "
+              "slow on a CPU",
+}
