@@ -485,6 +485,12 @@ def _pdf_text(pdf: Path) -> str:
     return subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
 
 
+def pdf_row_numbers(text: str) -> set[int]:
+    """The row numbers (the table's "#" column) in pdftotext's layout text of the table pages."""
+    table = text.split("Machines compared")[0]
+    return {int(m.group(1)) for m in re.finditer(r"^\s{0,8}(\d+)\s{2,}\S", table, re.MULTILINE)}
+
+
 def test_the_pdf_holds_every_row_of_the_html_and_csv_even_when_rows_are_tall(tmp_path):
     docs = []
     for i in range(27):
@@ -500,8 +506,25 @@ def test_the_pdf_holds_every_row_of_the_html_and_csv_even_when_rows_are_tall(tmp
     labels = [compare.row_label(row) for row in report.comparison.rows]
     assert html.count('<tr class="row">') == len(labels) == 28 and len(csv_rows) == len(docs) == 55
     assert [label for label in labels if label not in text] == []
+    assert pdf_row_numbers(text) == set(range(1, len(labels) + 1))
     assert sum(r["benchmark_id"] in text for r in csv_rows) == len(csv_rows)
     assert "END-OF-REASON" in text and "line 60 of a long traceback" in text  # split across pages, not cut
+
+
+def test_the_pdf_of_the_h200_references_and_a_local_run_holds_every_row(tmp_path):
+    local = make_doc("host.membw", [5.4, 5.5, 5.6, 5.5, 5.45], host="laptop", gpu=None, unit="GB/s",
+                     params={"array_mib": 0, "engine": "auto", "threads": [1, 2]},
+                     figure_name="triad, largest thread count", precision="n/a")
+    local["benchmark"]["comparability_params"] = ["array_mib", "engine"]
+    h200 = library.scan([library.reference_dir() / "h200"]).docs
+    report = make_report([local] + h200)
+    html = render_html(report)
+    text = _pdf_text(write_pdf(report, tmp_path / "h200.pdf"))
+    rows = html.count('<tr class="row">')
+    assert rows == len(report.comparison.rows) >= 20
+    assert pdf_row_numbers(text) == set(range(1, rows + 1))
+    membw = next(i for i, r in enumerate(report.comparison.rows, 1) if r.benchmark_id == "host.membw")
+    assert report.comparison.rows[membw - 1].cells[1].ratio is not None  # the one real comparison is there
 
 
 # -- configuration that reads ----------------------------------------------------------------------

@@ -92,10 +92,10 @@ def _table_rows(report: Report, sides: Sequence[int],
     """Each comparison row as its cells' wrapped lines, with each cell's background colour."""
     c = report.comparison
     out = []
-    for row in c.rows:
+    for number, row in enumerate(c.rows, 1):
         label = compare.row_label(row) + ("" if row.headline else " (further figure)")
-        texts = [label, row.precision, row.config_text] + [_cell_text(row.cells[i]) for i in sides]
-        colours = ["white"] * 3 + [MARK_COLOURS.get(row.cells[i].mark, "white") for i in sides]
+        texts = [str(number), label, row.precision, row.config_text] + [_cell_text(row.cells[i]) for i in sides]
+        colours = ["white"] * 4 + [MARK_COLOURS.get(row.cells[i].mark, "white") for i in sides]
         out.append(([wrap_lines(t, col.chars) for t, col in zip(texts, columns)], colours))
     return out
 
@@ -115,7 +115,9 @@ def _cell_text(cell: compare.Cell) -> str:
 
 def _columns(report: Report, sides: Sequence[int]) -> list[_Column]:
     usable = A4_LANDSCAPE_IN[0] - 2 * MARGIN_IN
-    fixed = [_Column("Benchmark · figure", 2.0), _Column("Prec.", 0.65), _Column("Configuration", 2.0)]
+    # "#": the row's number, the same in the HTML report, so a row can be found in either
+    fixed = [_Column("#", 0.32), _Column("Benchmark · figure", 1.85), _Column("Prec.", 0.6),
+             _Column("Configuration", 1.9)]
     side_width = (usable - sum(col.width_in for col in fixed)) / max(len(sides), 1)
     return fixed + [_Column(f"[{i + 1}]", side_width) for i in sides]
 
@@ -149,7 +151,8 @@ def _table_pages(report: Report) -> list[Figure]:
                 shared = c.common_text(current)
                 width_in = sum(col.width_in for col in columns)
                 group = wrap_lines(current + (f" (every row: {shared})" if shared else ""), _Column("", width_in).chars)
-                if page.lines_left() < len(group) + 3 and page.rows_on_page:
+                first_row = min(max(len(cell) for cell in lines), 6)  # the header stays with its first row
+                if page.lines_left() < len(group) + first_row + 2 and page.rows_on_page:
                     page = _new_page(report, first=False, pages=pages)
                     page.header(columns)
                 page.band(width_in, group)
@@ -161,8 +164,9 @@ def _table_pages(report: Report) -> list[Figure]:
                     page.header(columns)
                 take = min(remaining, max(page.lines_left(), 1))
                 part = [cell[start:start + take] for cell in lines]
-                if start and not any(part[0]):  # the continued part of a tall row still says whose it is
-                    part[0] = [f"{lines[0][0]} (continued)"]
+                if start:  # the continued part of a tall row still says whose it is
+                    part[0] = [lines[0][0]]
+                    part[1] = part[1] if any(part[1]) else [f"{lines[1][0]} (continued)"]
                 page.row(columns, part, colours, take)
                 start += take
     return pages
