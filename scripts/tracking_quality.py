@@ -10,14 +10,21 @@ detector: MOTA >= 0.8 and IDF1 >= 0.8 (over all sequences pooled).
 ``--suite occlusion`` instead runs every setting of ``synthetic.OCCLUSION_SETTINGS`` (figures in
 view from frame 1 that converge into one blob, stand still first, pass pillars, walk in
 overlapping lanes) with ``--seeds`` seeds each, through each tracking path of :data:`PATHS`, and
-prints MOTA, IDF1, ID switches and track ids against true objects per sequence, per setting and
-pooled. ``old`` is MOG2 + Deep SORT as first shipped, ``new`` the demo's default: MOG2 with
-ghosts of frame-1 objects dropped, the occlusion-aware tracker (merged blobs held, a longer life
-after a merge or after being cut in mid-frame, re-identification of figures first seen in part),
-``new-median`` the same with the temporal-median background. The ``baseline`` path is plain MOG2
-blobs + an IoU tracker (:class:`IouTracker`):
+prints MOTA, IDF1, HOTA, ID switches (also per 100 frames per 5 true objects) and track ids
+against true objects per sequence, per setting and pooled. ``--suite crowd`` does the same for
+``synthetic.CROWD_SETTINGS`` (people entering and leaving at every border, groups of 2-3 side by
+side crossing each other, one who stops for 40 frames, drifting speeds, a moving shadow, a light
+change or a pillar; 240 frames by default). ``old`` is MOG2 + Deep SORT as first shipped;
+``occlusion`` MOG2 with ghosts of frame-1 objects dropped and the occlusion-aware tracker (merged
+blobs held, a longer life after a merge or after being cut in mid-frame, re-identification of
+figures first seen in part); ``new`` the demo's default: that, with MOG2's shadow pixels left
+out, the frame scaled to the background's brightness, blobs of figures side by side cut apart
+and tracked part by part, a figure that stops kept out of the background model, and a track that
+walks out of the frame deleted at once; ``new-median`` the same with the temporal-median
+background. The ``baseline`` path is plain MOG2 blobs + an IoU tracker (:class:`IouTracker`):
 
     .venv/bin/python scripts/tracking_quality.py --suite occlusion --seeds 3 [--paths old,baseline]
+    .venv/bin/python scripts/tracking_quality.py --suite crowd --seeds 5 [--seed 5] [--settings borders7]
 """
 
 from __future__ import annotations

@@ -177,7 +177,8 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, ValueError, MetricsUnavailable) as exc:
             print(f"error: --gt {args.gt}: {exc}", file=sys.stderr)
             return 2
-    summary = {"source": str(args.source), "detector": args.detector, "detector_summary": _summaries()[args.detector],
+    summary = {"source": str(args.source), "detector": args.detector,
+               "detector_summary": _summaries()[args.detector],
                "device": str(getattr(detector, "device", "cpu")),
                "precision": getattr(detector, "precision", None),
                "random_weights": bool(getattr(detector, "random_weights", False)),

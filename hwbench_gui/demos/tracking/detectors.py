@@ -79,6 +79,18 @@ class MotionDetector:
     after it walked off. Those ghosts were most of the extra ids on the occlusion settings; the test
     costs about 1 ms per 640×480 frame (1.7 → 2.7 ms on a 2-core VM).
 
+    Made for a fixed camera on a room or a corridor, and what such a camera sees besides people:
+    ``shadows`` (default) uses MOG2's shadow test (a pixel darker than the background by at most a
+    factor ``shadow_threshold``, with its colour kept, is shadow, not foreground): a shadow sweeping
+    the floor and a light that dims are not figures. ``light_compensation`` (default) scales each
+    frame to the background model's brightness (the median ratio of the two), so a light turned up
+    is not a figure either. ``split_figures`` (default) cuts a blob at the dips of its row and column
+    profiles into the upright figures it holds (:func:`~.blobs.split_blob`; people side by side touch
+    and are one blob from the moment they enter); the parts of one blob carry its number in
+    :attr:`Detections.blobs`. ``keep_still`` (default): the ``keep_boxes`` given to :meth:`detect`
+    (tracks that stopped) are kept out of MOG2's learning, so a person who stops does not fade
+    into the background while tracked.
+
     Score is the fraction of the box covered by foreground; ``conf_threshold`` filters on it. The
     model runs on the frame scaled by ``scale``. Frame 1 yields no detections: there is no
     background to compare it with yet.
@@ -95,7 +107,8 @@ class MotionDetector:
                  bootstrap_every: int = 3, sample_every: int = 8, motion_lag: int = 8, min_diff: float = 15.0,
                  noise_k: float = 4.0, drop_ghosts: bool = True, shadows: bool = True,
                  shadow_threshold: float = 0.5, light_compensation: bool = True, split_figures: bool = True,
-                 keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6, split_min_aspect: float = 1.3) -> None:
+                 keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6,
+                 split_min_aspect: float = 1.3) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
