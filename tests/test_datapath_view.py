@@ -42,6 +42,38 @@ def test_pipeline_view_draws_the_chain_and_highlights_the_bottleneck(qtbot):
     assert not view.grab().isNull()
 
 
+def test_data_path_page_shows_the_what_ifs_and_the_best_found_code(qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    from hwbench_gui.ui.pipeline_view import PipelineView
+
+    view = PipelineView()
+    qtbot.addWidget(view)
+    view.resize(1100, 700)
+    view.set_document(DOC)
+    details = DOC["details"]
+    rows = view.what_ifs.rows()
+    measured = [t for t in details["tried"] if t["rate_images_per_s"] is not None]
+    assert rows[0].label == "default configuration" and rows[0].rate == DOC["figure"]["value"]
+    assert len(rows) == 1 + len(details["tried"]) and [r.rate for r in rows[1:len(measured) + 1]] == \
+        sorted((t["rate_images_per_s"] for t in measured), reverse=True)
+    best = [r for r in rows if r.best]
+    assert len(best) == 1 and (best[0].rate == details["best_found"]["rate_images_per_s"]
+                               or details["best_found"]["key"] == "default")
+    assert view.code.toPlainText() == details["best_found"]["code"] and view.copy_button.isEnabled()
+    assert f"{details['best_found']['rate_images_per_s']:,.0f} img/s" in view.best_label.text()
+    view.copy_code()
+    assert QGuiApplication.clipboard().text() == details["best_found"]["code"]
+    assert not view.grab().isNull()
+    older = copy.deepcopy(DOC)
+    for key in ("tried", "best_found"):
+        older["details"].pop(key)
+    view.set_document(older)  # a document from before the what-ifs: the page says so
+    assert view.code.toPlainText() == "" and not view.copy_button.isEnabled()
+    assert "older version" in view.best_label.text() and len(view.what_ifs.rows()) == 1
+    assert not view.grab().isNull()
+
+
 def test_benchmarks_tab_shows_a_pipeline_tab_for_datapath_results(qtbot, tmp_path, qsettings):
     from hwbench_gui.ui.benchmarks import BenchmarksTab
     from hwbench_gui.ui.context import AppContext
@@ -70,3 +102,27 @@ def test_report_chart_highlights_the_slowest_link():
     assert to_png(chart.figure)[:4] == b"\x89PNG"
     keys = [c.key for c in build_charts([Side("this machine", [DOC])])]
     assert "datapath" in keys and "series:datapath.analyze" not in keys
+
+
+def test_report_chart_draws_the_measured_what_ifs_and_the_best_code():
+    pytest.importorskip("matplotlib")
+    from hwbench_gui.engine.reports.charts import build_charts, datapath_whatif_chart, to_png
+    from hwbench_gui.engine.reports.compare import Side
+
+    chart = datapath_whatif_chart([Side("this machine", [DOC])])
+    details = DOC["details"]
+    measured = [t for t in details["tried"] if t["rate_images_per_s"] is not None]
+    ax = chart.figure.axes[0]
+    bars = [p for p in ax.patches]
+    assert len(bars) == 1 + len(measured)
+    assert [round(b.get_width(), 6) for b in bars[1:]] == \
+        sorted((round(t["rate_images_per_s"], 6) for t in measured), reverse=True)
+    green = [b for b in bars if b.get_facecolor()[:3] == pytest.approx((0x16 / 255, 0xA3 / 255, 0x4A / 255), abs=0.01)]
+    assert len(green) == 1 and green[0].get_width() == pytest.approx(details["best_found"]["rate_images_per_s"])
+    assert details["best_found"]["code"] in [t.get_text() for t in ax.texts]
+    assert details["best_found"]["text"] in chart.caption
+    assert to_png(chart.figure)[:4] == b"\x89PNG"
+    assert "datapath_whatifs" in [c.key for c in build_charts([Side("this machine", [DOC])])]
+    older = copy.deepcopy(DOC)
+    older["details"].pop("tried")
+    assert datapath_whatif_chart([Side("this machine", [older])]) is None

@@ -1,7 +1,8 @@
-"""The data path of a ``datapath.analyze`` result drawn as a chain of boxes: disk → RAM → CPU
+"""The Data path page of a ``datapath.analyze`` result: the chain of boxes disk → RAM → CPU
 decode/augment → PCIe → GPU, each with its standalone rate, the bottleneck highlighted, the
-end-to-end rate and verdict below and the advice beside it. Painted with QPainter from the
-palette, so it reads on light and dark themes alike."""
+end-to-end rate and verdict below and the advice beside it; under it the what-ifs measured end to
+end as bars (:mod:`hwbench_gui.ui.datapath_whatifs`) and the best configuration found as code with
+a copy button. Painted with QPainter from the palette, so it reads on light and dark themes alike."""
 
 from __future__ import annotations
 
@@ -10,10 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPalette, QPen
-from PySide6.QtWidgets import QSizePolicy, QWidget
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QGuiApplication, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QSizePolicy, QVBoxLayout,
+                               QWidget)
 
 from hwbench_gui.engine.datapath.stages import STAGES
+from hwbench_gui.ui.datapath_whatifs import WhatIfBars
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR
 
 BENCH_ID = "datapath.analyze"
@@ -75,8 +78,76 @@ def boxes_of(document: dict[str, Any]) -> list[Box]:
     return boxes
 
 
+def best_found_code(document: dict[str, Any]) -> tuple[str, str]:
+    """(heading, code) of the best configuration the document's run measured ('' code when none)."""
+    best = (document.get("details") or {}).get("best_found") or {}
+    code = best.get("code") if isinstance(best.get("code"), str) else ""
+    rate = best.get("rate_images_per_s")
+    if not code or not isinstance(rate, (int, float)):
+        return "No best configuration recorded (a result of an older version).", ""
+    gain = best.get("gain")
+    head = f"Best configuration measured: {format_rate(rate)}"
+    head += f" (×{gain:.2f} the default)" if isinstance(gain, (int, float)) else ""
+    share = best.get("of_slowest_stage")
+    head += f", {share:.0%} of its slowest stage alone" if isinstance(share, (int, float)) else ""
+    return head + f" — {best.get('describe', '')}", code
+
+
 class PipelineView(QWidget):
-    """Shows one datapath document (:meth:`set_document`); empty text until one is given."""
+    """The Data path page of one datapath document (:meth:`set_document`): chain, what-ifs, code."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._document: dict[str, Any] | None = None
+        self.chain = ChainView(self)
+        self.what_ifs = WhatIfBars(self)
+        self.best_label = QLabel(self)
+        self.best_label.setWordWrap(True)
+        self.code = QPlainTextEdit(self)
+        self.code.setReadOnly(True)
+        self.code.setFont(QFontDatabase.systemFont(QFontDatabase.FixedFont))
+        self.copy_button = QPushButton("Copy code", self)
+        self.copy_button.clicked.connect(self.copy_code)
+        code_box = QVBoxLayout()
+        head = QHBoxLayout()
+        head.addWidget(self.best_label, 1)
+        head.addWidget(self.copy_button)
+        code_box.addLayout(head)
+        code_box.addWidget(self.code, 1)
+        lower = QHBoxLayout()
+        lower.addWidget(self.what_ifs, 1)
+        lower.addLayout(code_box, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.chain, 3)
+        layout.addLayout(lower, 2)
+        self.set_document(None)
+
+    def set_document(self, document: dict[str, Any] | None) -> None:
+        self._document = document
+        self.chain.set_document(document)
+        self.what_ifs.set_document(document)
+        head, code = best_found_code(document) if document else ("", "")
+        self.best_label.setText(head)
+        self.code.setPlainText(code)
+        self.copy_button.setEnabled(bool(code))
+
+    def document(self) -> dict[str, Any] | None:
+        return self._document
+
+    def boxes(self) -> list[Box]:
+        return self.chain.boxes()
+
+    def box_texts(self) -> list[list[str]]:
+        return self.chain.box_texts()
+
+    def copy_code(self) -> None:
+        """Put the best configuration's code on the clipboard."""
+        QGuiApplication.clipboard().setText(self.code.toPlainText())
+
+
+class ChainView(QWidget):
+    """The chain of one datapath document (:meth:`set_document`); empty text until one is given."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,7 +157,7 @@ class PipelineView(QWidget):
         self.setMinimumSize(640, 300)
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        return QSize(1100, 420)
+        return QSize(1100, 400)
 
     def set_document(self, document: dict[str, Any] | None) -> None:
         self._document = document

@@ -264,6 +264,11 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     sub.progress(0.0, "model compute only (synthetic batch on the device)")
     compute_params = _compute_params(params, device, precision, kind)
     compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub)
+    if kind == "cpu" and not params["steps"] and compute_run.total_s < e2e_mod.WINDOW_S["cpu"] * params["repeats"]:
+        # Windows of a few fast steps time the CPU's warm-up (its first few dozen steps are slower)
+        # and the timer's noise; the first run sizes windows as long as the end-to-end ones.
+        compute_params["steps"] = e2e_mod.window_steps(compute_run.images_per_s(), params["batch"], kind)
+        compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub)
     method_common = model_torch.method_text(compute_params, kind == "cuda")
     results["compute"] = st.timed_run_stage(
         "compute", compute_run,
@@ -380,6 +385,8 @@ def _best_found(base: Any, e2e_rate: float, tried: list[Any], rates: dict[str, A
         if top is None:
             return None
         limit, stage = _config_limit(top.config, base, rates)
+        if kind == "cpu" and top.config.workers != base.workers:
+            limit, stage = None, None  # compute alone ran with the threads the default's workers left
         return {"key": top.key, "config": top.config.to_json(), "describe": top.config.describe(),
                 "changes": top.config.changes_from(base), "rate_images_per_s": top.rate, "samples": top.samples,
                 "gain": top.rate / e2e_rate if e2e_rate else None, "slowest_stage_alone": stage,

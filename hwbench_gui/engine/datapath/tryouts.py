@@ -147,7 +147,8 @@ def snippet(config: LoaderConfig, *, model: str, precision: str, batch: int, ima
     declared = from_label(precision)
     amp = f"torch.{declared.autocast_dtype}" if declared and declared.autocast_dtype else None
     device = "cuda" if cuda else "cpu"
-    lines = ["import torch, torchvision", "from torchvision.transforms import v2", ""]
+    lines = ["import torch, torchvision", "from torchvision.transforms import v2", "",
+             "root = 'path/to/train'  # an ImageFolder tree: root/<class>/<image>.jpg", ""]
     loader_args = [f"batch_size={batch}", "drop_last=True", f"num_workers={config.workers}"]
     if config.workers > 0:
         loader_args += ["persistent_workers=True", f"prefetch_factor={config.prefetch}"]
@@ -204,6 +205,7 @@ def snippet(config: LoaderConfig, *, model: str, precision: str, batch: int, ima
         lines.append("model = model.to(memory_format=torch.channels_last)")
     if config.gpu_decode and config.channels_last:
         lines.append("# and images.contiguous(memory_format=torch.channels_last) in to_device")
+    lines.append("optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)")
     if cuda:
         lines.append("torch.backends.cudnn.benchmark = True")
     step = "loss = torch.nn.functional.cross_entropy(model(images), labels)"

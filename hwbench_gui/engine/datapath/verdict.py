@@ -263,8 +263,8 @@ def explain_loss(link_rates: dict[str, float | None], slowest_link: str, e2e: fl
             continue
         top = max(trials, key=lambda t: t.rate)
         recovered = (top.rate - e2e) / lost
-        evidence = (f"{top.config.changes_from(base)}: {_fmt(top.rate)} end to end, {recovered:.0%} of the "
-                    f"{_fmt(lost)} lost")
+        share = f"{recovered:.0%} of the" if recovered <= 1 else "more than all of the"
+        evidence = f"{top.config.changes_from(base)}: {_fmt(top.rate)} end to end, {share} {_fmt(lost)} lost"
         if recovered >= PROOF_SHARE:
             out["causes"].append({"key": key, "text": f"{words} (measured: {evidence}).", "recovered": recovered,
                                   "tried": top.key})

@@ -10,6 +10,8 @@
   only in precision and from benchmarks that report one figure per precision (gpu.matmul)
 - ``series:<benchmark id>``: the sweeps a benchmark stores in ``series`` (bandwidth vs size, ...)
 - ``datapath``: the data-path analyzer's stage rates with the slowest link highlighted
+- ``datapath_whatifs``: the configurations it measured end to end against its default, and the
+  best one's code
 - ``perf_per_watt``: headline figure per watt of mean GPU power, where power was sampled
 
 Model benchmarks are the documents whose benchmark id starts with ``model.``; they are read through
@@ -87,6 +89,7 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
     charts += _optional(mixed_precision_chart(sides))
     charts += series_charts(sides)
     charts += _optional(datapath_chart(sides))
+    charts += _optional(datapath_whatif_chart(sides))
     charts += _optional(perf_per_watt_chart(sides))
     return charts
 
@@ -523,3 +526,42 @@ def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
     ax.set_title("Performance per watt (headline figure / mean GPU power during the run)", fontsize=10)
     return Chart("perf_per_watt", "Performance per watt", figure,
                  "Mean board power of all GPUs as NVML reported it during the run.")
+
+
+def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:
+    """The newest datapath.analyze run that tried its advice: each configuration it measured end to
+    end as a bar against the default's rate (a line), the best one green, its code below."""
+    runs = [d for side in sides for d in _ok(side.docs)
+            if _is_datapath(d) and (d.get("details") or {}).get("tried")]
+    if not runs:
+        return None
+    doc = runs[-1]
+    details = doc["details"]
+    default = (doc.get("figure") or {}).get("value")
+    best = details.get("best_found") or {}
+    tried = [t for t in details["tried"] if isinstance(t, dict) and describe.is_number(t.get("rate_images_per_s"))]
+    tried.sort(key=lambda t: -t["rate_images_per_s"])
+    actions = {a.get("expected_images_per_s"): a.get("action") for a in details.get("advice") or []
+               if isinstance(a, dict) and a.get("measured")}
+    labels = ["default configuration"] + [_short(str(actions.get(t["rate_images_per_s"]) or t.get("key")), 60, 2)
+                                          for t in tried]
+    values = [float(default) if describe.is_number(default) else 0.0] + [float(t["rate_images_per_s"]) for t in tried]
+    code = str(best.get("code") or "")
+    code_lines = code.count("\n") + 1 if code else 0
+    figure, ax = _new_figure(8.5, 1.4 + 0.3 * len(labels) + 0.13 * code_lines)
+    colors = ["#16a34a" if key == best.get("key") else ("0.6" if i == 0 else "C0")
+              for i, key in enumerate(["default"] + [t.get("key") for t in tried])]
+    bars = ax.barh(range(len(labels)), values, 0.7, color=colors)
+    ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
+    if describe.is_number(default):
+        ax.axvline(float(default), color="0.2", linewidth=1)
+    ax.set_yticks(range(len(labels)), labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlabel("images/s end to end (line: the default configuration, the headline)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title("Data path: the analyzer's advice, measured", fontsize=10)
+    if code:  # under the axes; the layout engine makes room for it
+        ax.annotate(code, (0.0, 0.0), xycoords="axes fraction", xytext=(-150, -30), textcoords="offset points",
+                    family="monospace", fontsize=6, va="top", ha="left")
+    return Chart("datapath_whatifs", "Data path what-ifs", figure,
+                 str(best.get("text") or "") + (f" Code: {best.get('describe')}." if code else ""))
