@@ -98,6 +98,7 @@ def main() -> int:
             pages = [widget.tabs.tabText(i) for i in range(widget.tabs.count())]
             widget.tabs.setCurrentIndex(next(i for i, text in enumerate(pages) if text.startswith(page)))
         if title == "Reports" and args.compare:
+            widget.wait_loaded()  # the library lists its folder on a worker thread
             widget.select_rows(range(len(widget.documents())))
             widget.compare_selected("machine")
         if title == "Benchmarks" and args.select:

@@ -239,3 +239,13 @@ def test_the_library_loads_in_the_background_and_a_newer_reload_wins(qtbot, qset
     assert tab.wait_loaded() and tab.model.rowCount() == rows
     assert "t.third" in {d["benchmark"]["id"] for d in tab.documents(visible_only=False)}
     tab.shutdown()
+
+
+def test_one_machine_shows_no_composite_and_exports_its_evaluation(tab, tmp_path):
+    tab.reference_check.setChecked(False)
+    tab.compare_documents(measured(tab), "machine")
+    text = tab.compare_view.summary_label.text()
+    assert "geometric mean" not in text and "one machine" in text
+    html = tab.export_html(tmp_path / "one.html").read_text(encoding="utf-8")
+    assert "hwbench evaluation of" in html and "Micro-benchmarks" in html and "Composite" not in html
+    assert tab.export_pdf(tmp_path / "one.pdf").read_bytes().startswith(b"%PDF")

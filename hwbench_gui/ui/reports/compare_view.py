@@ -139,6 +139,11 @@ class CompareView(QWidget):
 
     def _show_summary(self, report: Report) -> None:
         c = report.comparison
+        if export.is_evaluation(report):  # a machine against itself: no composite to show
+            self.summary_label.setText(f"[1] {c.sides[0].name}: {len(report.docs)} result(s) of one machine; "
+                                       f"{c.summaries[0].counts_text()}. Export HTML/PDF writes its evaluation "
+                                       f"report (model × framework × mode × precision).")
+            return
         lines = []
         for i, (side, s) in enumerate(zip(c.sides, c.summaries)):
             geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"

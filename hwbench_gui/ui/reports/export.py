@@ -21,8 +21,25 @@ _FILTERS = {"html": "HTML (*.html)", "pdf": "PDF (*.pdf)", "csv": "CSV (*.csv)"}
 _WHAT = {"html": "HTML report", "pdf": "PDF report", "csv": "CSV"}
 
 
+def is_evaluation(report: Report) -> bool:
+    """Whether ``report`` compares one measured machine with itself: its HTML and PDF are then the
+    machine's evaluation (:mod:`hwbench_gui.engine.reports.evaluation`)."""
+    from hwbench_gui.engine.reports.evaluation import is_one_machine
+
+    return len(report.comparison.sides) == 1 and is_one_machine(report.docs)
+
+
 def write(report: Report, kind: str, path: str | Path) -> Path:
-    """Write ``report`` as ``kind`` (one of :data:`KINDS`) to ``path``; returns the path written."""
+    """Write ``report`` as ``kind`` (one of :data:`KINDS`) to ``path``; returns the path written.
+    One machine's HTML and PDF are its evaluation report."""
+    if kind in ("html", "pdf") and is_evaluation(report):
+        from hwbench_gui.engine.atomic import write_atomic
+        from hwbench_gui.engine.reports import evaluation
+
+        built = evaluation.build_evaluation(report.docs, report.errors)
+        data = (evaluation.render_evaluation_html(built).encode("utf-8") if kind == "html"
+                else evaluation.evaluation_pdf_bytes(built))
+        return write_atomic(Path(path), data)
     if kind == "html":
         from hwbench_gui.engine.reports.html import write_html
 
