@@ -361,7 +361,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     e2e_details["allocator"] = allocator
     extra = {"tried": [t.to_json() for t in tried], "best_found": best_found, "epoch_start": epoch_start,
              "budget_s": params["budget_s"], "auto_params": chosen, "base_config": base.to_json()}
-    return _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch, extra)
+    outcome = _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch, extra)
+    outcome.resolved_params = {name: params[name] for name in defaults.AUTO_PARAMS}
+    return outcome
 
 
 def _config_limit(config: Any, base: Any, rates: dict[str, Any]) -> tuple[float | None, str | None]:

@@ -19,6 +19,9 @@ IMAGENET_TRAIN_IMAGES = 1_281_167
 
 GPU = {"model": "resnet50", "image_size": 224, "batch": 128, "budget_s": 180.0, "stage_s": 1.0}
 CPU = {"model": "resnet18", "image_size": 112, "batch": 16, "budget_s": 30.0, "stage_s": 0.5}
+#: The parameters :func:`resolve` may choose (the document stores the values used, and what was
+#: asked in ``params_requested``).
+AUTO_PARAMS = ("model", "image_size", "batch", "budget_s", "stage_s", "workers", "count", "precision")
 #: Images generated per CPU, and the bounds (enough distinct files for every worker's prefetch).
 IMAGES_PER_CPU = 1024
 IMAGES_MIN, IMAGES_MAX = 2048, 16384
