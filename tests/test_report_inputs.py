@@ -154,3 +154,17 @@ def test_compare_down_samples_huge_sample_lists():
     (metric,) = compare.metrics_of(doc)
     assert len(metric.samples) <= compare.MAX_SAMPLES
     assert min(metric.samples) == 0.0 and max(metric.samples) == 999.0  # the spread's ends are kept
+
+
+def test_a_file_that_cannot_be_written_is_skipped_with_its_own_reason(tmp_path, monkeypatch):
+    """Were an id over the file-name limit to pass the check, its write fails for its own reason
+    (the name is too long): that file is skipped, the others are imported, the folder is not blamed."""
+    from hwbench_gui.engine.results import document_check
+
+    monkeypatch.setattr(document_check, "MAX_ID_CHARS", 10_000)
+    folder = tmp_path / "in"
+    _write_raw(folder, "long.json", _hostile("long id"))
+    write_docs(folder, [make_doc("t.a"), make_doc("t.b", minutes=1)])
+    report = library.import_documents([folder], tmp_path / "results")
+    assert len(report.imported) == 2 and report.write_error is None
+    assert [e.path.name for e in report.skipped] == ["long.json"] and "cannot be written" in report.skipped[0].reason
