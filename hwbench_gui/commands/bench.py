@@ -259,8 +259,8 @@ def _suite_command(args: argparse.Namespace) -> int:
         return display.on_event
 
     stop = _StopSignals(cancel, ProgressDisplay(args.suite, sys.stderr, quiet=args.quiet))
-    resume_hint = f"resume with: hwbench run --suite {args.suite} " + " ".join(
-        f"-p {item}" for item in args.param) + (f" --out {args.out}" if args.out else "") + " --resume"
+    resume_hint = "resume with: " + " ".join(["hwbench run --suite", args.suite, *(f"-p {item}" for item in args.param),
+                                              *([f"--out {args.out}"] if args.out else []), "--resume"])
     try:
         done = run_suite(args.suite, overrides, on_run=on_run, cancel=cancel, timeout_s=args.timeout,
                          results_dir=args.out, plan=plan)
