@@ -253,3 +253,14 @@ def test_one_machine_shows_no_composite_and_exports_its_evaluation(tab, tmp_path
     html = tab.export_html(tmp_path / "one.html").read_text(encoding="utf-8")
     assert "hwbench evaluation of" in html and "Micro-benchmarks" in html and "Composite" not in html
     assert tab.export_pdf(tmp_path / "one.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_the_busy_flag_stays_on_the_busy_side_in_the_compare_table(tab):
+    busy = make_doc("t.rate", [10.0, 11.0, 12.0, 10.5, 11.5], host="here", minutes=30)
+    busy["telemetry"] = {"noise": {"busy": True, "reasons": ["other processes used 160 % of a CPU core"]}}
+    calm = on_other_machine(make_doc("t.rate", [20.0, 21.0, 22.0, 20.5, 21.5]), "h200box", "NVIDIA H200")
+    tab.compare_documents([busy, calm], "machine")
+    table = tab.compare_table
+    assert "(busy)" in table.item(0, 3).text() and "busy" not in table.item(0, 4).text()
+    lines = tab.compare_view.summary_label.text().splitlines()
+    assert "1 on a busy machine" in lines[0] and "busy" not in lines[1]
