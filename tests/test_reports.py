@@ -658,3 +658,13 @@ def test_charts_of_many_runs_summarise_instead_of_one_legend_entry_per_run():
     assert len(relative.get_yticklabels()) == 1  # one box for t.rate, not twelve bars
     legends = [text.get_text() for legend in drawn["throughput"].figure.legends for text in legend.get_texts()]
     assert len(legends) <= 3  # one series per machine, never one per run
+
+
+def test_a_pdf_of_many_runs_lists_every_row_and_side_without_a_column_per_run(tmp_path):
+    docs = [make_doc(f"t.b{i % 3}", [10.0 + i, 10.1 + i, 9.9 + i, 10.0 + i, 10.05 + i], minutes=i) for i in range(30)]
+    report = make_report(docs, group="run", with_charts=False)
+    assert len(report.comparison.sides) == 30
+    text = _pdf_text(write_pdf(report, tmp_path / "runs.pdf"))
+    assert pdf_row_numbers(text.split("Side by side: one line per side")[1]) == {1, 2, 3}
+    flat = " ".join(text.split())
+    assert all(f"[{i + 1}]" in flat for i in range(30)) and "Machines compared" in flat

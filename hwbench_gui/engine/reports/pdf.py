@@ -43,7 +43,10 @@ def _header_lines(report: Report) -> list[str]:
     c = report.comparison
     lines = [f"Generated {report.generated_at} by hwbench {report.hwbench_version}; "
              f"{len(report.docs)} result document(s); baseline [{c.baseline + 1}]."]
-    for i, (side, summary) in enumerate(zip(c.sides, c.summaries)):
+    if _long_layout(report):
+        lines.append(f"{len(c.sides)} sides: each is named, with its marks, in the table of sides below; the "
+                     f"side-by-side table has one line per side that has the row.")
+    for i, (side, summary) in enumerate([] if _long_layout(report) else zip(c.sides, c.summaries)):
         geo = "—" if summary.geomean is None else f"×{summary.geomean:.3f}"
         if i != c.baseline and summary.n_pair != summary.n_geomean and summary.pair_geomean is not None:
             geo += f" (×{summary.pair_geomean:.3f} over the {summary.n_pair} shared with the baseline)"
@@ -122,10 +125,51 @@ def _columns(report: Report, sides: Sequence[int]) -> list[_Column]:
     return fixed + [_Column(f"[{i + 1}]", side_width) for i in sides]
 
 
+#: Beyond this many sides (a report of every run) the PDF lists the sides in a table of their own
+#: and gives each row one line per side that has it, instead of a column per side.
+LONG_LAYOUT_SIDES = 12
+
+
+def _long_layout(report: Report) -> bool:
+    return len(report.comparison.sides) > LONG_LAYOUT_SIDES
+
+
+def _long_table_pages(report: Report) -> list[Figure]:
+    c = report.comparison
+    usable = A4_LANDSCAPE_IN[0] - 2 * MARGIN_IN
+    pages: list[Figure] = []
+    page = _new_page(report, first=True, pages=pages)
+    side_rows = []
+    for i, (side, summary) in enumerate(zip(c.sides, c.summaries)):
+        geo = "—" if summary.geomean is None else f"×{summary.geomean:.3f}"
+        role = " (baseline)" if i == c.baseline else ""
+        side_rows.append(([f"[{i + 1}]", side.name + role, f"geometric mean {geo}; {summary.counts_text()}"],
+                          [MARK_COLOURS[compare.MARK_BASELINE] if i == c.baseline else "white", "white", "white"]))
+    page = paginate_table(report.title, pages, page, [_Column("#", 0.5), _Column("Side", 4.0),
+                                                      _Column("Marks", usable - 4.5)], side_rows, "Sides")
+    fixed = [_Column("#", 0.32), _Column("Benchmark · figure", 1.85), _Column("Prec.", 0.6),
+             _Column("Configuration", 1.9), _Column("Side", 2.2)]
+    columns = fixed + [_Column("Value, spread, mark", usable - sum(col.width_in for col in fixed))]
+    rows = []
+    for number, row in enumerate(c.rows, 1):
+        label = compare.row_label(row) + ("" if row.headline else " (further figure)")
+        order = [c.baseline] + [i for i in range(len(c.sides)) if i != c.baseline]
+        for i in order:
+            cell = row.cells[i]
+            if cell.metric is None:
+                continue
+            rows.append(([str(number), label, row.precision, row.config_text, f"[{i + 1}] {c.sides[i].name}",
+                          _cell_text(cell)], ["white"] * 5 + [MARK_COLOURS.get(cell.mark, "white")]))
+    paginate_table(report.title, pages, page, columns, rows, "Side by side: one line per side that has the row")
+    return pages
+
+
 def _table_pages(report: Report) -> list[Figure]:
     """Title page and table pages. Rows are wrapped, measured, and placed while they fit; a row
     taller than a whole page is split across pages (its remaining lines continue under the
     repeated header), so no row is ever cut off."""
+    if _long_layout(report):
+        return _long_table_pages(report)
     c = report.comparison
     bands = [list(range(c.baseline, c.baseline + 1)) + [i for i in range(len(c.sides)) if i != c.baseline]]
     everyone = bands[0]
@@ -346,6 +390,18 @@ def _systems_page(report: Report) -> Figure:
     return figure
 
 
+def _machines_page(report: Report) -> list[Figure]:
+    """Many sides: the machines behind them, one line each (paginated)."""
+    pages: list[Figure] = []
+    page = _titled_page("Machines compared", [], pages)
+    usable = A4_LANDSCAPE_IN[0] - 2 * MARGIN_IN
+    rows = [([machine.name, "; ".join(f"{k}: {v}" for k, v in side_facts(machine).items())], ["white", "white"])
+            for machine in compare.sides_by_machine(report.docs)]
+    paginate_table("Machines compared", pages, page, [_Column("Machine", 3.0), _Column("Details", usable - 3.0)],
+                   rows)
+    return pages
+
+
 def pdf_bytes(report: Report) -> bytes:
     buffer = io.BytesIO()
     # TrueType (Type 42) fonts: the PDF's text can be searched, copied and extracted (pdftotext).
@@ -353,7 +409,8 @@ def pdf_bytes(report: Report) -> bytes:
             PdfPages(buffer, metadata={"Title": report.title, "Creator": f"hwbench {report.hwbench_version}"}) as pdf:
         for page in _table_pages(report):
             pdf.savefig(page)
-        pdf.savefig(_systems_page(report))
+        for page in _machines_page(report) if _long_layout(report) else [_systems_page(report)]:
+            pdf.savefig(page)
         for chart in report.charts:
             pdf.savefig(chart.figure, bbox_inches="tight")
     return buffer.getvalue()
