@@ -668,3 +668,15 @@ def test_a_pdf_of_many_runs_lists_every_row_and_side_without_a_column_per_run(tm
     assert pdf_row_numbers(text.split("Side by side: one line per side")[1]) == {1, 2, 3}
     flat = " ".join(text.split())
     assert all(f"[{i + 1}]" in flat for i in range(30)) and "Machines compared" in flat
+
+
+def test_a_not_comparable_note_says_the_precision_once():
+    a = make_doc("t.m", params={"precision": "fp32", "batch": 128}, precision="FP32")
+    b = on_other_machine(make_doc("t.m", params={"precision": "bf16-amp", "batch": 256}, precision="BF16-AMP"),
+                         "b", "B")
+    for doc in (a, b):
+        doc["benchmark"]["comparability_params"] = ["precision", "batch"]
+    result = compare.compare(compare.sides_by_machine([a, b]))
+    (note,) = [c.note for row in result.rows for c in row.cells if c.mark == compare.MARK_NOT_COMPARABLE]
+    assert note == ("the baseline ran it with other settings: precision BF16-AMP here, FP32 in the baseline, "
+                    "batch 256 here, 128 in the baseline")

@@ -562,7 +562,9 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
     closest = max(others, key=likeness)
     if _norm(closest.precision) != _norm(row.precision):
         detail = f"precision {row.precision} here, {closest.precision} in the baseline"
-        diff = params_difference(row.params, closest.params)
+        # the precision parameter says the same again: said once
+        diff = params_difference({k: v for k, v in row.params.items() if k != "precision"},
+                                 {k: v for k, v in closest.params.items() if k != "precision"})
         if diff != "same parameters":
             detail += ", " + diff
     elif closest.figure_name != row.figure_name and closest.params == row.params:
