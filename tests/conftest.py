@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,10 +12,7 @@ from hwbench_gui.engine.run.registry import EXTRA_ENV  # light: imports no frame
 # Before anything imports Qt: CI has no display.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-TESTS_DIR = str(Path(__file__).resolve().parent)
-FIXTURE_BENCHMARKS = "bench_fixtures.crashy"  # the fixture benchmarks' module, importable from TESTS_DIR
+from support import FIXTURE_BENCHMARKS, REPO_ROOT, TESTS_DIR  # noqa: E402 (pytest puts tests/ on sys.path)
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -66,7 +62,7 @@ def fixture_cli_env(cli_env):
     """``cli_env`` with the fixture benchmarks (tests/bench_fixtures/crashy.py) registered in the CLI and its
     children."""
     env = dict(cli_env)
-    env["PYTHONPATH"] = os.pathsep.join([TESTS_DIR, env["PYTHONPATH"]])
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS_DIR), env["PYTHONPATH"]])
     env[EXTRA_ENV] = FIXTURE_BENCHMARKS
     return env
 
@@ -75,9 +71,9 @@ def fixture_cli_env(cli_env):
 def fixture_benchmarks(monkeypatch):
     """The fixture benchmarks (tests/bench_fixtures/crashy.py), registered in this process and in every child
     process the runner starts."""
-    monkeypatch.syspath_prepend(TESTS_DIR)
+    monkeypatch.syspath_prepend(str(TESTS_DIR))
     monkeypatch.setenv(EXTRA_ENV, FIXTURE_BENCHMARKS)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [TESTS_DIR, os.environ.get("PYTHONPATH")] if p))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(TESTS_DIR), os.environ.get("PYTHONPATH")] if p))
 
 
 @pytest.fixture
@@ -86,8 +82,9 @@ def env(fixture_cli_env):
     return fixture_cli_env
 
 
-def run_cli(args, env, timeout=120, **kwargs):
-    import subprocess
-
-    return subprocess.run([sys.executable, "-m", "hwbench_gui.cli", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, **kwargs)
+@pytest.fixture
+def blocker(tmp_path) -> Path:
+    """A regular file: nothing can be created under it, not even by root."""
+    path = tmp_path / "a-file"
+    path.write_text("not a folder")
+    return path

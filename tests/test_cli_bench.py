@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from conftest import REPO_ROOT, run_cli
+from support import REPO_ROOT, run_cli
 
 TESTS_DIR = Path(__file__).resolve().parent
 

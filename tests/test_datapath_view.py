@@ -6,7 +6,7 @@ import copy
 import json
 
 import pytest
-from conftest import FIXTURES
+from support import FIXTURES
 
 DOC = json.loads((FIXTURES / "datapath_cpu.json").read_text())
 

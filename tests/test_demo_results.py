@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 from hwbench_gui.demos.results import demo_document, frame_times_from_stamps, save_demo_document, window_fps
 from hwbench_gui.engine.results import list_results, load_result

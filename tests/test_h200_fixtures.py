@@ -7,7 +7,7 @@ import csv
 import json
 from pathlib import Path
 
-from conftest import FIXTURES
+from support import FIXTURES
 
 
 def test_h200_inventory_has_the_datasheet_figures():

@@ -7,7 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from conftest import REPO_ROOT
+from support import REPO_ROOT
 
 
 def test_import_contracts_hold():

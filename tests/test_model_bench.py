@@ -452,7 +452,7 @@ def test_suite_parameters_narrow_or_apply():
 
 
 def test_cli_suite_usage_errors(cli_env):
-    from conftest import run_cli
+    from support import run_cli
 
     out = run_cli(["run", "--suite", "nope"], cli_env)
     assert out.returncode == 2 and "no suite 'nope'" in out.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import cv2
-from conftest import run_cli
+from support import run_cli
 
 from hwbench_gui.demos.motion import synthetic as syn
 from hwbench_gui.demos.motion.targets import shipped_targets

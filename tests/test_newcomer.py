@@ -126,7 +126,7 @@ def test_machine_label_names_the_cpu_when_there_is_no_gpu():
 def test_compare_json_carries_values_spreads_ratios_and_marks(cli_env):
     import json
 
-    from conftest import run_cli
+    from support import run_cli
 
     from hwbench_gui.engine.results import library
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO_ROOT
+from support import REPO_ROOT
 
 PACKAGING = REPO_ROOT / "packaging"
 ICONS = REPO_ROOT / "resources" / "icons"

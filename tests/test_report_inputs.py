@@ -8,7 +8,7 @@ import os
 import threading
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 from reports_data import make_doc, write_docs
 
 from hwbench_gui.engine.reports import compare

@@ -7,7 +7,7 @@ import json
 import shutil
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 from reports_data import on_other_machine, write_bad_files
 
 
@@ -16,7 +16,7 @@ def measured(tmp_path_factory):
     """One real cpu.decode run (tiny), and the same document relabelled as a second machine."""
     import os
 
-    from conftest import REPO_ROOT
+    from support import REPO_ROOT
 
     env = dict(os.environ)
     env["PYTHONPATH"] = str(REPO_ROOT)

@@ -15,7 +15,7 @@ import time
 import psutil
 import pytest
 
-from conftest import FIXTURE_BENCHMARKS
+from support import FIXTURE_BENCHMARKS
 from hwbench_gui.engine import child
 from hwbench_gui.engine.results import store
 from hwbench_gui.engine.run import protocol, registry, runner, worker

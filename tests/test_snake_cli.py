@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 from hwbench_gui import cli
 from hwbench_gui.demos.snake.checkpoint import shipped_checkpoint

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import cv2
 import pytest
-from conftest import run_cli
+from support import run_cli
 
 from hwbench_gui.demos.tracking import darknet, synthetic
 from hwbench_gui.demos.tracking.io import read_mot

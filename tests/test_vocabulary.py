@@ -90,7 +90,7 @@ def test_run_like_a_reference_takes_its_deciding_parameters_and_local_defaults(t
 def test_cli_run_like_a_document_runs_its_benchmark(tmp_path, cli_env):
     import json
 
-    from conftest import run_cli
+    from support import run_cli
 
     doc = {"schema_version": 1, "benchmark": {"id": "no.such.bench"}, "params": {}, "status": "ok"}
     path = tmp_path / "ref.json"
