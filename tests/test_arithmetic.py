@@ -1,4 +1,4 @@
-"""The arithmetic behind each figure, pinned with known inputs and known answers (issue #17, item 6).
+"""The arithmetic behind each figure, pinned with known inputs and known answers.
 
 Each test fakes only what makes the answer known — the clock, or the GPU (``torch.cuda`` on the
 CPU) — and runs the benchmark's own formula: FLOPs and bytes per call, the unit divisor, the

@@ -116,7 +116,7 @@ def test_published_references_cannot_be_deleted(tab):
 def test_figure_status_and_date_stay_in_view_on_a_laptop(tab, qtbot):
     from hwbench_gui.ui.reports.library_model import HEADERS as _HEADERS
 
-    """Issue #19: a ~490 px Machine column pushed Figure, Status and Date off-screen at 1366 px."""
+    """A ~490 px Machine column pushed Figure, Status and Date off-screen at 1366 px."""
     tab.resize(1240, 640)
     tab.show()
     qtbot.waitExposed(tab)
