@@ -73,7 +73,7 @@ def main() -> int:
     demos = window.tab_widget("Demos")
     pages = [demos.tabs.tabText(i) for i in range(demos.tabs.count())]
     demos.tabs.setCurrentIndex(pages.index("Tracking"))
-    page = demos.pages["Tracking"]
+    page = demos.page("Tracking")
     page.source_edit.setText(str(video))
     page.realtime_check.setChecked(False)
     pump(300)

@@ -14,7 +14,7 @@ from hwbench_gui.demos.motion import synthetic as syn
 
 @pytest.fixture
 def page(demos_tab):
-    return demos_tab.pages["Motion transfer"]
+    return demos_tab.page("Motion transfer")
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from hwbench_gui.demos.snake.game import RIGHT, UP
 
 @pytest.fixture
 def page(demos_tab):
-    return demos_tab.pages["Snake"]
+    return demos_tab.page("Snake")
 
 
 def test_watch_the_shipped_agent(page):

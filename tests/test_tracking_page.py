@@ -7,7 +7,7 @@ import pytest
 
 @pytest.fixture
 def page(demos_tab):
-    return demos_tab.pages["Tracking"]
+    return demos_tab.page("Tracking")
 
 
 def test_tracks_a_generated_video_records_and_exports(page, qtbot, tmp_path):

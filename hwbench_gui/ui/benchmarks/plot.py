@@ -9,6 +9,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QApplication
 
+from hwbench_gui.ui.plot_paint import cache_axes
 from hwbench_gui.ui.theme import on_theme_changed, plot_colors
 
 _PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#65a30d")
@@ -65,6 +66,7 @@ class CurvePlot(pg.PlotWidget):
         self._live_axis: tuple[str, bool, bool] | None = None
         self.showGrid(x=True, y=True, alpha=0.25)
         self.addLegend(offset=(10, 10))
+        cache_axes(self)
         self.apply_colors()
         on_theme_changed(self, lambda _palette: self.apply_colors())
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from hwbench_gui.ui.monitor.curves import STYLES, plot_specs
 from hwbench_gui.ui.monitor.plot import Plot, set_curve
+from hwbench_gui.ui.plot_paint import cache_axes
 from hwbench_gui.ui.theme import on_theme_changed
 
 #: How often the legends' current values are refreshed.
@@ -56,6 +57,7 @@ class PlotGrid(QWidget):
             item = self.layout_widget.addPlot(row=n // columns, col=n % columns,
                                               axisItems={"bottom": pg.DateAxisItem()})
             self.plots.append(Plot(spec, item))
+            cache_axes(item)
         self.gpu_reason = gpu_reason
         # Link the time axes of the plots that draw data; an N/A plot keeps its own 0..1 view.
         live = [p for p in self.plots if p.curves and not (p.spec.gpu and gpu_reason)]

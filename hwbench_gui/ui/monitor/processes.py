@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.telemetry.processes import TopProcesses
 from hwbench_gui.ui.monitor.curves import GIB
+from hwbench_gui.ui.workers import Worker, WorkerPool, create_worker
 
 #: How often the tab refreshes the host process table.
 PROCESS_REFRESH_S = 2.0
@@ -24,11 +25,18 @@ PROCESS_REFRESH_S = 2.0
 TOP_PROCESSES = 8
 
 
+def _scan_processes(_control, top: TopProcesses, limit: int) -> list:
+    return top.sample(limit)
+
+
 class ProcessTables(QSplitter):
     """GPU processes on the left (hidden without GPU telemetry), host processes on the right."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, workers: WorkerPool | None = None, parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
+        #: Where the host process scans run (None: on the calling thread).
+        self._workers = workers
+        self._scan: Worker | None = None
         row_height = self.fontMetrics().height() + 6
         self.gpu_table = QTableWidget(0, 4)
         self.gpu_table.setHorizontalHeaderLabels(["GPU", "PID", "Process", "GPU memory (GiB)"])
@@ -76,8 +84,23 @@ class ProcessTables(QSplitter):
         self.gpu_note.setText(note)
 
     def update_host_processes(self) -> None:
-        """Refill the host process table from one engine sample."""
-        rows = self._top.sample(TOP_PROCESSES)
+        """Refill the host process table from one engine sample, taken on a worker thread when the
+        tables have a pool: reading every process takes tens of milliseconds on a busy machine, a
+        stall the window would show. One scan at a time; a call during a scan is dropped."""
+        if self._workers is None:
+            self._fill_host_table(self._top.sample(TOP_PROCESSES))
+            return
+        if self._scan is not None:
+            return
+        self._scan = create_worker(_scan_processes, self._top, TOP_PROCESSES)
+        self._scan.returned.connect(self._fill_host_table)
+        self._scan.finished.connect(self._scan_finished)
+        self._workers.start(self._scan)
+
+    def _scan_finished(self) -> None:
+        self._scan = None
+
+    def _fill_host_table(self, rows: list) -> None:
         self.host_table.setRowCount(len(rows))
         for r, proc in enumerate(rows):
             cells = [str(proc.pid), proc.name, proc.user or "", f"{proc.cpu_percent:.0f}",

@@ -58,7 +58,7 @@ class MonitorTab(QWidget):
         self._banner.setWordWrap(True)
         self._banner.hide()
         self.grid = PlotGrid()
-        self.processes = ProcessTables()
+        self.processes = ProcessTables(context.workers)
         self._readout = QLabel("Hover a plot to read values.")
         self._readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self._readout.setWordWrap(True)

@@ -6,6 +6,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QHBoxLayout, QVBoxLayout, QWidget
 
+from hwbench_gui.ui.plot_paint import cache_axes
 from hwbench_gui.ui.theme import on_theme_changed, plot_colors
 
 #: Episodes in the running mean drawn over the scores.
@@ -31,6 +32,7 @@ class TrainingPlots(QWidget):
             plot.setDownsampling(mode="peak")
             plot.setClipToView(True)
             plot.showGrid(x=True, y=True, alpha=0.2)
+        cache_axes(*self.plots())
         self._apply_plot_colors()
         on_theme_changed(self, self._apply_plot_colors)
 
