@@ -153,6 +153,10 @@ def test_what_ifs_the_budget_did_not_reach_say_so():
     skipped = next(a for a in verdict.advice if a.action == "pin_memory off")
     assert skipped.expected_images_per_s is None and "budget" in skipped.basis
     assert "Not tried within the budget" in verdict.text and "pinning" in verdict.text
+    noisy = Tried("prefetch_8", replace(BASE, prefetch=8), 2000.0, [1800.0, 2200.0, 2000.0], 9.0)
+    line = next(a for a in analyze(H200_RATES, _ctx(workers=16), data_wait_fraction=0.3, tried=[noisy],
+                                   base=BASE).advice if a.action == "prefetch_factor 4 → 8")
+    assert "spread 20% (the loader had not settled)" in line.detail
 
 
 def test_end_to_end_above_the_slowest_stage_is_flagged():

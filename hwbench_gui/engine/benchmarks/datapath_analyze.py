@@ -319,7 +319,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                    "less as many steps at the timed pace; the median, priced for an epoch of "
                    f"{user_images:,} images" + (" (ImageNet-1k: the generated dataset's size is hwbench's choice)"
                                                  if dataset.generated and not params.get("epoch_images") else "")}
-    results["end_to_end"].extra["epoch_start"] = epoch_start
+    results["end_to_end"].extra.update(epoch_start=epoch_start, settle_rates=e2e_run.extra.get("settle_rates"))
     # The step's own time with the loader running against alone: how much the workers slow training itself.
     # On CUDA the steps run asynchronously, so while the step waits for data the GPU is still busy
     # with the previous one: the time outside the wait then understates the step (0.55× on the H200
@@ -359,6 +359,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                         f"{verdict.consistency['noise_allowed']:.0%}: that stage's standalone method underestimates it")
     reporter.log(verdict.text)
     e2e_details["allocator"] = allocator
+    e2e_details["epochs_started"] = e2e_run.extra.get("epochs_started")  # the forced epoch starts included
     extra = {"tried": [t.to_json() for t in tried], "best_found": best_found, "epoch_start": epoch_start,
              "budget_s": params["budget_s"], "auto_params": chosen, "base_config": base.to_json()}
     outcome = _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch, extra)

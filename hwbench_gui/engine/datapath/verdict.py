@@ -30,6 +30,8 @@ DATA_WAIT_NOTABLE = 0.1
 EPOCH_REFILL_NOTABLE = 0.05
 #: End-to-end below (1 - this) × the slowest stage = a loss between the stages worth explaining.
 LOSS_NOTABLE = 0.1
+#: Timed windows of one configuration spreading more than this share: the figure is approximate.
+UNSETTLED_SPREAD = 0.08
 #: A cause is named when the what-if without it recovers at least this share of the loss.
 PROOF_SHARE = 0.5
 #: A training step slower than this factor × its compute-only time while the loader runs = the
@@ -308,6 +310,9 @@ def tried_advice(tried: list[Tried], base: LoaderConfig, e2e: float | None) -> l
         better = e2e is not None and t.rate > e2e * (1 + BETTER_BY)
         worse = e2e is not None and t.rate < e2e * (1 - BETTER_BY)
         detail = t.config.describe() + "."
+        spread = (max(t.samples) - min(t.samples)) / sorted(t.samples)[len(t.samples) // 2] if t.samples else 0.0
+        if spread > UNSETTLED_SPREAD:
+            detail += f" Its timed windows spread {spread:.0%} (the loader had not settled): an approximate figure."
         if worse:
             detail += " Measured slower: keep the default setting."
         elif not better:
