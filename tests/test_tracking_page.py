@@ -75,3 +75,12 @@ def test_a_missing_file_is_reported_not_raised(page, qtbot, tmp_path):
     page.start()
     qtbot.waitUntil(lambda: page.worker is None, timeout=10000)
     assert "video file not found" in page.status_label.text()
+
+
+def test_the_page_names_the_detector_and_what_it_is_good_for(page):
+    note = page.controls.detector_note
+    page.detector_combo.setCurrentIndex(page.detector_combo.findData("motion"))
+    assert note.text().startswith("motion: moving blobs from background subtraction (OpenCV MOG2), no weights")
+    assert "room or a corridor" in note.text()
+    page.detector_combo.setCurrentIndex(page.detector_combo.findData("hog"))
+    assert note.text().startswith("hog: OpenCV's HOG people detector")

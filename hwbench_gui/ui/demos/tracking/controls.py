@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES
+
 _DETECTOR_LABELS = {"motion": "Moving blobs (MOG2, no weights)", "hog": "People (OpenCV HOG, no weights)",
                     "yolov3": "YOLOv3 (Darknet cfg + weights)"}
 _DEFAULT_CONF = {"motion": 0.25, "hog": 0.3, "yolov3": 0.5}
@@ -48,6 +50,8 @@ class TrackingControls(QGroupBox):
         for key, label in _DETECTOR_LABELS.items():
             self.detector_combo.addItem(label, key)
         self.detector_combo.currentIndexChanged.connect(self._on_detector)
+        self.detector_note = QLabel()  # which detector runs and what it is good for
+        self.detector_note.setWordWrap(True)
         self.cfg_edit = QLineEdit()
         self.cfg_edit.setPlaceholderText("default: shipped yolov3.cfg")
         self.cfg_button = QPushButton("…")
@@ -79,6 +83,7 @@ class TrackingControls(QGroupBox):
         form.addRow("", src_buttons)
         form.addRow("", self.realtime_check)
         form.addRow("Detector", self.detector_combo)
+        form.addRow("", self.detector_note)
         cfg_row = QHBoxLayout()
         cfg_row.addWidget(self.cfg_edit, 1)
         cfg_row.addWidget(self.cfg_button)
@@ -113,6 +118,7 @@ class TrackingControls(QGroupBox):
         self.conf_slider.setValue(round(_DEFAULT_CONF[name] * 100))
         self.nms_slider.setValue(round(_DEFAULT_NMS[name] * 100))
         self.conf_slider.setToolTip(f"Confidence: {_CONF_TIPS[name]}")
+        self.detector_note.setText(f"{name}: {DETECTOR_SUMMARIES[name]}")
         self._update_yolo_note()
 
     def _enable_yolo_fields(self, on: bool) -> None:
