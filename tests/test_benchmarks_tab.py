@@ -154,7 +154,7 @@ def test_a_form_that_fails_to_build_clears_the_previous_one(tab, monkeypatch):
     assert tab.form() is not None
 
     class Broken:
-        def __init__(self, params):
+        def __init__(self, params, **_options):
             raise OverflowError("int too big to convert")
 
     monkeypatch.setattr(module, "ParamForm", Broken)

@@ -149,3 +149,45 @@ def test_a_built_wheel_carries_the_shipped_resources(tmp_path):
     shipped |= {str(p.relative_to(REPO_ROOT)).replace(os.sep, "/")
                 for p in (REPO_ROOT / "hwbench_gui").rglob("*.py")}  # every module: the package list is complete
     assert shipped and shipped <= names, sorted(shipped - names)[:10]
+
+
+@pytest.fixture
+def bundle_without_tensorflow(monkeypatch):
+    """This process as a packaged build sees itself: ``sys.frozen`` set and no TensorFlow to find."""
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name.split(".")[0] == "tensorflow" else real_find_spec(name, *args))
+
+
+def test_a_bundle_greys_the_framework_it_does_not_hold_with_a_reason_for_a_bundle(qtbot, qsettings, tmp_path,
+                                                                                 bundle_without_tensorflow):
+    from hwbench_gui.engine.run import registry
+    from hwbench_gui.engine.run.suites import SuiteRun
+    from hwbench_gui.engine.run.queue import RunSkipped
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+    from hwbench_gui.ui.context import AppContext
+
+    reason = registry.framework_missing_reason("tf")
+    assert "not part of this packaged hwbench" in reason and "pip" not in reason
+    assert registry.framework_missing_reason("torch") is None
+
+    tab = BenchmarksTab(AppContext(settings=qsettings, results_dir=tmp_path))
+    qtbot.addWidget(tab)
+    tab.select("model.resnet50")
+    combo = tab.form().editor("framework")
+    tf_index = [combo.itemText(i).split()[0] for i in range(combo.count())].index("tf")
+    tf_item = combo.model().item(tf_index)
+    assert not tf_item.isEnabled() and tf_item.toolTip() == reason and "not available" in tf_item.text()
+    assert combo.currentText() == "torch" and tab.form().values()["framework"] == "torch"
+    with pytest.raises(RunSkipped, match="not part of this packaged hwbench"):
+        tab.catalogue.prepare_suite_run(SuiteRun("model.resnet50", {"framework": "tf", "mode": "train"}))
+    tab.shutdown()
+
+
+def test_installed_from_source_the_missing_framework_keeps_its_pip_advice(monkeypatch):
+    from hwbench_gui.engine import frameworks
+
+    monkeypatch.delattr(sys, "frozen", raising=False)
+    assert frameworks.missing_reason("TensorFlow", "pip install 'hwbench-gui[tf]'") == (
+        "TensorFlow is not installed (pip install 'hwbench-gui[tf]')")

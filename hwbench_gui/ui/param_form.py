@@ -116,10 +116,29 @@ class _PathEdit(QWidget):
         return self.edit.text()
 
 
+def _grey_choices(combo: QComboBox, param: Param, reasons: dict[Any, str]) -> None:
+    """Grey the choices of ``combo`` that ``reasons`` names; the current one moves to the first left."""
+    model = combo.model()
+    for index, choice in enumerate(param.choices):
+        reason = reasons.get(choice)
+        if reason:
+            item = model.item(index)
+            item.setEnabled(False)
+            item.setText(f"{choice} (not available)")
+            item.setToolTip(reason)
+    if reasons.get(param.choices[combo.currentIndex()]):
+        usable = [i for i, choice in enumerate(param.choices) if not reasons.get(choice)]
+        if usable:
+            combo.setCurrentIndex(usable[0])
+
+
 class ParamForm(QWidget):
     """Editors for each :class:`Param`; :meth:`values` returns raw values for ``resolve_params``."""
 
-    def __init__(self, params, parent: QWidget | None = None) -> None:
+    def __init__(self, params, parent: QWidget | None = None,
+                 unavailable: dict[str, dict[Any, str]] | None = None) -> None:
+        """``unavailable`` maps a choice parameter's name to the choices that cannot run here and why:
+        they are listed greyed, with the reason beside them and in their tooltip, and cannot be picked."""
         super().__init__(parent)
         self.params: list[Param] = list(params)
         self._editors: dict[str, QWidget] = {}
@@ -127,6 +146,8 @@ class ParamForm(QWidget):
         layout.setFieldGrowthPolicy(QFormLayout.ExpandingFieldsGrow)
         for param in self.params:
             editor = self._editor_for(param)
+            if isinstance(editor, QComboBox) and (unavailable or {}).get(param.name):
+                _grey_choices(editor, param, unavailable[param.name])
             if not isinstance(editor, SizeEdit):  # it keeps its own tooltip (help, bytes, problem)
                 editor.setToolTip(param.help)
             self._editors[param.name] = editor

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from hwbench_gui.engine import frameworks
 from hwbench_gui.engine.run.suites import SuiteRun, expand_suite
 
 QUEUED = "queued"
@@ -198,8 +199,9 @@ class RunQueue:
 # --- suites: what can run here, what is done, how far the whole is ---------------------------------
 
 #: Framework parameter value -> (module find_spec looks for, what the user installs).
-FRAMEWORK_MODULES = {"torch": ("torch", "PyTorch is not installed"),
-                     "tf": ("tensorflow", "TensorFlow is not installed (pip install 'hwbench-gui[tf]')")}
+FRAMEWORK_MODULES = {"torch": ("torch", frameworks.not_in_bundle("PyTorch") if frameworks.is_frozen()
+                                else "PyTorch is not installed"),
+                     "tf": ("tensorflow", frameworks.missing_reason("TensorFlow", "pip install 'hwbench-gui[tf]'"))}
 
 #: Precisions that only mean something on a GPU's tensor cores (on a CPU FP16 is emulated).
 GPU_PRECISIONS = ("fp16-amp",)

@@ -19,6 +19,7 @@ import os
 import pkgutil
 import traceback
 
+from hwbench_gui.engine import frameworks
 from hwbench_gui.engine.spec.benchmark import Benchmark
 
 #: The order of the list, from the disk to the GPU (the seed's data path); a module not named here
@@ -119,6 +120,12 @@ def availability(bench: Benchmark) -> str | None:
     return None
 
 
+def framework_missing_reason(framework: str) -> str | None:
+    """Why ``framework`` ("torch", "tf") cannot run here (found without importing it); None when it can.
+    In a packaged build the reason says the build does not hold it, not how to pip install it."""
+    return _need_reason(framework) if framework in _FRAMEWORK_MODULES else None
+
+
 def _need_reason(need: str) -> str | None:
     if need in ("cuda", "multi_gpu"):
         from hwbench_gui.engine import nvml
@@ -136,5 +143,5 @@ def _need_reason(need: str) -> str | None:
             found = importlib.util.find_spec(module) is not None
         except (ImportError, ValueError):
             found = False
-        return None if found else f"{label} is not installed (no module {module!r})"
+        return None if found else frameworks.missing_reason(label, f"no module {module!r}")
     return f"unknown requirement {need!r} (known: cuda, multi_gpu, torch, tf)"

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hwbench_gui.engine import frameworks
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.run.queue import RunSkipped
 from hwbench_gui.engine.run.suites import SuiteRun, suite_names
@@ -140,7 +141,7 @@ class Catalogue(QWidget):
         bench = self._benchmarks.get(run.bench_id)
         reason = self._reasons.get(run.bench_id) if bench is not None else "not registered"
         if reason is None and run.params.get("framework") == "tf" and importlib.util.find_spec("tensorflow") is None:
-            reason = "TensorFlow is not installed (pip install 'hwbench-gui[tf]')"
+            reason = frameworks.missing_reason("TensorFlow", "pip install 'hwbench-gui[tf]'")
         if reason is not None:
             raise RunSkipped(reason)
         try:

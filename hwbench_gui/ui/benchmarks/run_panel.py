@@ -141,7 +141,7 @@ class RunPanel(QWidget):
         if old is not None:
             old.deleteLater()
         try:
-            self._form = ParamForm(bench.params)
+            self._form = ParamForm(bench.params, unavailable=self._unavailable_choices(bench))
         except Exception as exc:  # a form that cannot be built must not leave the previous one (and its values)
             log.exception("the form of %s could not be built", bench.id)
             self._form = None
@@ -155,6 +155,15 @@ class RunPanel(QWidget):
         self.form_area.setWidget(self._form)
         self.run_button.setEnabled(reason is None)
         self.run_button.setToolTip(reason or "Add this benchmark to the queue")
+
+    @staticmethod
+    def _unavailable_choices(bench: Benchmark) -> dict[str, dict[str, str]]:
+        """The frameworks ``bench`` offers that this install lacks (a packaged build leaves TensorFlow out)."""
+        framework = next((p for p in bench.params if p.name == "framework"), None)
+        if framework is None:
+            return {}
+        reasons = {choice: registry.framework_missing_reason(choice) for choice in framework.choices}
+        return {"framework": {choice: reason for choice, reason in reasons.items() if reason}}
 
     def _tf_note(self) -> str | None:
         """Why TensorFlow would see no GPU (asked once: it reads installed packages and NVML)."""
