@@ -197,6 +197,9 @@ class MotionDetector:
                 fill = part_area / float((px2 - px1) * (py2 - py1))
                 if fill < self.conf_threshold or (len(parts) > 1 and part_area < min_area):
                     continue
+                if len(parts) > 1 and self.drop_ghosts and self._background_image is not None and \
+                        self._part_is_ghost(frame, blob, x, y, (px1, py1, px2, py2)):
+                    continue
                 boxes.append((x + px1, y + py1, x + px2, y + py2))
                 scores.append(fill)
                 blobs.append(i)
@@ -298,6 +301,20 @@ class MotionDetector:
         in_frame = np.bincount(idx, weights=edges(frame)[outline], minlength=n)[:n]
         in_model = np.bincount(idx, weights=edges(self._model if model is None else model)[outline], minlength=n)[:n]
         return static & (in_model > in_frame)
+
+    def _part_is_ghost(self, frame: np.ndarray, blob: np.ndarray, x: int, y: int, part) -> bool:
+        """The ghost test (:meth:`_ghosts`) for one part of a cut blob: a figure walking out of the
+        place it stood in frame 1 is one blob with its ghost until they come apart; cut apart, the
+        ghost would start a track of its own."""
+        px1, py1, px2, py2 = part
+        sub = np.ascontiguousarray(blob[py1:py2, px1:px2]).astype(np.uint8)
+        outline = (sub > 0) & (cv2.erode(sub, None) == 0)
+        if not outline.any():
+            return False
+        def edges(img):
+            gray = cv2.cvtColor(np.ascontiguousarray(img[y + py1:y + py2, x + px1:x + px2]), cv2.COLOR_BGR2GRAY)
+            return cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))[outline].sum()
+        return bool(edges(self._background_image) > edges(frame))
 
     def _moving_blobs(self, frame: np.ndarray, labels: np.ndarray, areas: np.ndarray, n: int):
         """(n,) bool per connected component (0 = background, never moving): did it change against
