@@ -172,14 +172,14 @@ class SelfTest:
         return _expect_class(widget, spec.module, spec.class_name)
 
     def _page(self, demos, title: str, module_name: str, class_name: str) -> str:
-        if demos is None or not hasattr(demos, "pages"):
+        if demos is None or not hasattr(demos, "page"):
             raise CheckFailed("the Demos tab did not build")
-        page = demos.pages.get(title)
-        if page is None:
+        titles = [demos.tabs.tabText(i) for i in range(demos.tabs.count())]
+        if title not in titles:
             raise CheckFailed("the Demos tab has no such page")
-        demos.tabs.setCurrentWidget(page)
+        demos.tabs.setCurrentIndex(titles.index(title))  # a page is built when first shown
         _process_for(0.2)
-        return _expect_class(page, module_name, class_name)
+        return _expect_class(demos.page(title), module_name, class_name)
 
     def _torch_probe(self) -> str:
         from hwbench_gui.engine.inventory import torch_probe
