@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import os
 import subprocess
 import sys
@@ -171,12 +172,21 @@ def test_tf_model_runs_end_to_end(tmp_path, model, mode):
     assert doc["details"]["tensor_float_32_execution"] is False  # FP32 means TF32 off
 
 
-@pytest.mark.parametrize("mode", ["train", "infer"])
-def test_tf_faster_rcnn_says_why_it_is_unavailable(tmp_path, mode):
-    doc = run_model(tmp_path, "fasterrcnn", "tf", mode)
-    assert doc["status"] == "failed" and doc["error_kind"] == "unavailable"
-    assert "tf-models-official" in doc["reason"] and "KerasHub" in doc["reason"]
-    assert doc["figure"] is None
+@needs_tf
+@pytest.mark.parametrize("mode, precision", [("train", "fp32"), ("infer", "bf16-amp")])
+def test_tf_faster_rcnn_is_the_keras_implementation_of_torchvisions(tmp_path, mode, precision):
+    # 64 px: the smallest input the five FPN levels take; FP16 on a CPU is emulated (minutes a step)
+    doc = run_model(tmp_path, "fasterrcnn", "tf", mode, precision=precision, image_size=64)
+    label = {"fp32": "FP32", "bf16-amp": "BF16-AMP"}[precision]
+    assert doc["status"] == "ok", (doc["reason"], doc.get("log_tail"))
+    assert doc["precision"] == label and doc["figure"]["value"] > 0
+    assert "Keras implementation of the torchvision architecture" in doc["details"]["implementation"]
+    assert "Keras implementation of the torchvision architecture" in doc["method"]
+    assert doc["details"]["source"] == MODELS["fasterrcnn"].tf_source
+    assert doc["details"]["trainable_parameters"] == 41_476_216  # torchvision's 41,449,656 + conv biases
+    assert doc["details"]["model_dtype_policy"] == ("float32" if precision == "fp32" else "mixed_bfloat16")
+    if mode == "train":
+        assert math.isfinite(doc["details"]["final_loss"])
 
 
 # -- precision labels and settings (in this process: fast) -------------------------------------------

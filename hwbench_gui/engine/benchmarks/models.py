@@ -61,8 +61,6 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
     if params["framework"] == "tf":
         from hwbench_gui.engine.models import tf_measure as model_tf
 
-        if spec.key == "fasterrcnn":
-            raise BenchmarkUnavailable(model_tf.FASTERRCNN_TF_REASON)
         if importlib.util.find_spec("tensorflow") is None:
             raise BenchmarkUnavailable("TensorFlow is not installed (pip install 'hwbench-gui[tf]')")
         tf = model_tf.import_tf()
@@ -75,9 +73,10 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
         model_tf.select_devices(tf, kind, index, 1)
         run, details, where = model_tf.measure(spec, params, reporter, tf_module=tf)
         warnings = list(details.pop("warnings", []))
+        method = model_tf.method_text(params, spec.task)
         return _finish(build_outcome(spec, params, run, framework_label=f"TensorFlow {tf.__version__}",
-                                     device_label=where, method_extra=model_tf.method_text(params), details=details,
-                                     warnings=warnings), params, device.kind == AUTO)
+                                     device_label=where, method_extra=method, details=details, warnings=warnings),
+                       params, device.kind == AUTO)
 
     if importlib.util.find_spec("torch") is None:
         raise BenchmarkUnavailable("PyTorch is not installed")

@@ -48,7 +48,9 @@ MODELS = {
                             "16: 128 images of 800 px do not fit in any current GPU's memory",
                             "torchvision.models.detection.fasterrcnn_resnet50_fpn(weights=None, "
                             "weights_backbone=None)",
-                            "none (see the reason when framework=tf)"),
+                            "hwbench_gui.engine.models.keras_fasterrcnn: Keras implementation of the torchvision "
+                            "architecture (keras.applications ResNet-50 backbone, FPN, RPN, RoIAlign through "
+                            "tf.image.crop_and_resize; not a published TensorFlow model)"),
     "unet": ModelSpec("unet", "U-Net", "segment", 512, 32,
                       "32: 128 images of 512 px need about 190 GB for training in FP32",
                       "hwbench_gui.engine.models.unet.UNet (Ronneberger et al. 2015, padded convs, batch norm)",

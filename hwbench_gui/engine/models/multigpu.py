@@ -217,6 +217,6 @@ def run_tf_mirrored(spec: ModelSpec, params: dict[str, Any], reporter: Reporter)
     warnings = list(details.pop("warnings", []))
     return build_outcome(
         spec, params, run, framework_label=f"TensorFlow {tf.__version__} MirroredStrategy ({gpus} GPUs)",
-        device_label=where, method_extra=model_tf.method_text(params) +
+        device_label=where, method_extra=model_tf.method_text(params, spec.task) +
         f" Multi-GPU: tf.distribute.MirroredStrategy over {gpus} GPUs, global batch {run.batch * gpus}.",
         details=details, warnings=warnings, world_size=gpus, rank_runs=ranks, single_gpu=single)

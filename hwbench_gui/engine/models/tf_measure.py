@@ -1,7 +1,8 @@
 """The TensorFlow / Keras side of the model benchmarks.
 
 Keras 3 models (``keras.applications`` ResNet50 and VGG16 with ``weights=None``, the Keras U-Net of
-:mod:`~hwbench_gui.engine.models.unet`) trained with a ``tf.function`` step (optionally XLA
+:mod:`~hwbench_gui.engine.models.unet`, the Keras Faster R-CNN R50-FPN of
+:mod:`~hwbench_gui.engine.models.keras_fasterrcnn`) trained with a ``tf.function`` step (optionally XLA
 ``jit_compile``) under a ``tf.distribute`` strategy: the default one on one device,
 ``MirroredStrategy`` on several GPUs. TensorFlow never takes all VRAM: memory growth is switched on
 before any GPU is touched. TensorFlow is imported inside the functions (the runner's child process
@@ -10,6 +11,7 @@ is the only place it loads).
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from typing import Any
@@ -20,10 +22,10 @@ from hwbench_gui.engine.models.common import (
     SYNTHETIC_CLASSES,
     ModelSpec,
     OutOfMemoryError,
-    TimedRun,
-    oom_message,
     StepProgress,
+    TimedRun,
     default_batch,
+    oom_message,
     time_windows,
 )
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
@@ -34,12 +36,10 @@ SGD_LR = 1e-3
 SGD_MOMENTUM = 0.9
 LATENCY_WARMUP = 3
 
-#: Why there is no TensorFlow Faster R-CNN (checked with pip's resolver against TensorFlow 2.21).
-FASTERRCNN_TF_REASON = (
-    "no maintained TensorFlow Faster R-CNN installs beside TensorFlow 2.21: the TF Model Garden "
-    "(tf-models-official 2.20.0) requires tensorflow 2.20 and opencv-python-headless 5 and would replace both, "
-    "tf-models-nightly pulls tf-nightly, and KerasHub 0.32 has no Faster R-CNN (its object detectors are "
-    "RetinaNet and D-FINE); the PyTorch variant (framework=torch) measures torchvision's Faster R-CNN R50-FPN")
+#: What the TensorFlow Faster R-CNN is, in every result that measured it.
+FASTERRCNN_TF_NOTE = ("Keras implementation of the torchvision architecture (fasterrcnn_resnet50_fpn), built in "
+                      "hwbench: no maintained TensorFlow Faster R-CNN installs beside TensorFlow 2.21 (the Model "
+                      "Garden pins TF 2.20, KerasHub has none); not a published TensorFlow model")
 
 _OOM_TEXT = ("out of memory", "resource exhausted", "dst tensor is not initialized")
 
@@ -90,7 +90,12 @@ def build_model(spec: ModelSpec, num_classes: int, size: int) -> Any:
             raise BenchmarkUnavailable(f"U-Net needs an image size that is a multiple of 16, not {size}")
         return keras_unet(num_classes, size)
     if spec.key == "fasterrcnn":
-        raise BenchmarkUnavailable(FASTERRCNN_TF_REASON)
+        from hwbench_gui.engine.models import keras_fasterrcnn
+
+        try:
+            return keras_fasterrcnn.build(num_classes, size)
+        except ValueError as exc:
+            raise BenchmarkUnavailable(str(exc)) from None
     raise ValueError(f"unknown model {spec.key!r}")
 
 
@@ -142,6 +147,13 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
     policy = apply_keras(precision)
     jit = bool(params["compile"])
     warnings: list[str] = []
+    detect = spec.task == "detect"
+    if detect and jit:
+        jit = False  # dynamic_partition and NMS have no XLA kernels
+        warnings.append("compile (XLA) is off for Faster R-CNN: its RoI level split and NMS do not compile with XLA")
+    if detect and params["data"] != "synthetic":
+        raise BenchmarkUnavailable("the TensorFlow Faster R-CNN reads synthetic data only (framework=torch reads a "
+                                   "Pascal VOC folder)")
     if replicas > 1:
         strategy = tf.distribute.MirroredStrategy([d.name for d in logical[:replicas]])
         if jit:
@@ -169,17 +181,22 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
             optimizer.build(model.trainable_variables)
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
 
-    def replica_train(x, y):
+    def replica_train(x, *targets):
         with tf.GradientTape() as tape:
-            per_pixel = loss_fn(y, model(x, training=True))
-            per_image = tf.reduce_mean(tf.reshape(per_pixel, (tf.shape(per_pixel)[0], -1)), axis=1)
-            loss = tf.nn.compute_average_loss(per_image, global_batch_size=global_batch)
+            if detect:  # torchvision's four losses, each a mean over this replica's batch
+                loss = tf.add_n(list(model.losses_for(x, *targets).values())) / strategy.num_replicas_in_sync
+            else:
+                per_pixel = loss_fn(targets[0], model(x, training=True))
+                per_image = tf.reduce_mean(tf.reshape(per_pixel, (tf.shape(per_pixel)[0], -1)), axis=1)
+                loss = tf.nn.compute_average_loss(per_image, global_batch_size=global_batch)
             scaled = optimizer.scale_loss(loss) if precision.loss_scaling else loss
         grads = tape.gradient(scaled, model.trainable_variables)
         optimizer.apply(grads, model.trainable_variables)
         return loss
 
     def replica_infer(x):
+        if detect:
+            return tf.reduce_sum(model.detect(x)[1])  # the detections' scores
         return tf.reduce_sum(tf.cast(model(x, training=False), tf.float32))
 
     replica_fn = tf.function(replica_train if train else replica_infer, jit_compile=jit)
@@ -190,6 +207,10 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
         return strategy.reduce(tf.distribute.ReduceOp.SUM, out, axis=None)
 
     def synthetic(_context=None):
+        if detect:
+            from hwbench_gui.engine.models.keras_fasterrcnn import synthetic_batch
+
+            return synthetic_batch(tf, batch, size, num_classes)
         x = tf.random.normal((batch, size, size, 3))
         shape = (batch, size, size) if spec.task == "segment" else (batch,)
         return x, tf.random.uniform(shape, 0, num_classes, dtype=tf.int32)
@@ -282,11 +303,14 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
                "jit_compile": jit, "num_classes": num_classes, "source": spec.tf_source,
                "strategy": type(strategy).__name__, "replicas": replicas, "warnings": warnings,
                "optimizer": f"SGD lr {SGD_LR} momentum {SGD_MOMENTUM}" if train else None,
-               "memory_growth": True}
+               "memory_growth": True,
+               "trainable_parameters": sum(int(math.prod(v.shape)) for v in model.trainable_variables)}
+    if detect:
+        details["implementation"] = FASTERRCNN_TF_NOTE
     return run, details, where
 
 
-def method_text(params: dict[str, Any]) -> str:
+def method_text(params: dict[str, Any], task: str = "classify") -> str:
     text = ("TensorFlow/Keras: one tf.function step per batch (XLA jit_compile when compile=true), run through "
             "strategy.run; each step ends by fetching its scalar loss (training) or output sum (inference), so "
             "per-step times are wall times between fetches. FP32 = enable_tensor_float_32_execution(False); TF32 "
@@ -294,6 +318,8 @@ def method_text(params: dict[str, Any]) -> str:
             "with FP16). Memory growth on: TensorFlow does not pre-allocate all VRAM.")
     if params["mode"] == "infer":
         text += f" Latency at batch 1: each call fetched, after {LATENCY_WARMUP} warm-up calls."
+    if task == "detect":
+        text += f" Faster R-CNN: {FASTERRCNN_TF_NOTE}."
     if params["data"] != "synthetic":
         text += (" Data: tf.data (parallel map decoding, prefetch AUTOTUNE); the time spent waiting for the next "
                  "batch is data_wait_s.")
