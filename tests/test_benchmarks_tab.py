@@ -102,6 +102,25 @@ def test_seed_suite_preset_queues_the_runs_that_can_run_here(tab, monkeypatch):
     tab._clear_queue()
 
 
+def test_a_suite_has_one_progress_bar_resumes_and_writes_its_report(qtbot, tab, monkeypatch):
+    from hwbench_gui.engine.run import suites
+
+    monkeypatch.setitem(suites.SUITES, "tiny", suites.Suite("tiny", "Tiny", "", axes={"scale": (1.0, 2.0)},
+                                                            bench_axis=("test.ok",)))
+    assert tab.enqueue_suite("tiny") == 2
+    assert tab.suite_bar.isVisibleTo(tab) and tab.suite_bar.label.text().startswith("suite ")
+    _wait_idle(qtbot, tab)
+    qtbot.waitUntil(lambda: "suite tiny: report" in tab.log.toPlainText()
+                    or "suite tiny: evaluation report" in tab.log.toPlainText(), timeout=30000)
+    assert tab.suite_bar.bar.value() == 1000 and tab.suite_bar.label.text().startswith("suite 2/2 (100%)")
+    reports = [p for p in tab.context.results_dir.iterdir() if p.suffix in (".html", ".pdf")]
+    assert reports and all(str(p) in tab.log.toPlainText() for p in reports)
+    # resumed: both runs are in the results folder, nothing is queued again
+    assert tab.enqueue_suite("tiny", resume=True) == 0
+    assert "suite tiny: 2 runs already done: test.ok 1.0, test.ok 2.0" in tab.log.toPlainText()
+    assert tab.queue.pending() == []
+
+
 # --- issue #19: forms of every benchmark, live plot, log, unwritable results folder ---------------
 
 def test_every_registered_benchmark_form_builds_and_round_trips(qtbot):

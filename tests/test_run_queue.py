@@ -215,8 +215,8 @@ def test_cli_suite_lists_what_cannot_run_resumes_and_writes_the_report(monkeypat
     assert "suite tiny: 2 runs: 1 to run, 0 already done, 1 cannot run here" in err
     assert "skipped, no GPU found: test.ok 2.0" in err
     assert "[1/1] test.ok 1.0" in err
-    report = re.search(r"(?:evaluation report|report \(HTML\)): (\S+)", err).group(1)
-    assert Path(report).is_file() and Path(report).parent == out
+    reports = re.search(r"(?:evaluation report|report \(HTML\)): (.+)", err).group(1).split(", ")
+    assert all(Path(p).is_file() and Path(p).parent == out for p in reports)
     assert cli.main(["run", "--suite", "tiny", "-p", "samples=3", "--out", str(out), "--resume"]) == 0
     captured = capsys.readouterr()
     assert "1 to run" not in captured.err and "0 to run, 1 already done" in captured.err

@@ -310,10 +310,11 @@ def _print_plan(plan, *, quiet: bool) -> None:
         print(f"  done before: {run.label} ({doc.get('_path')})", file=sys.stderr)
 
 
-def write_suite_report(name: str, docs: list[dict[str, Any]], folder) -> tuple[Any, str]:
-    """The suite's report in ``folder``: (path, what it is). The one-machine evaluation report
-    (``engine.reports.evaluation.write_evaluation_report``) where this install has it, else the HTML
-    comparison report of the suite's documents. OSError/ValueError when it cannot be written."""
+def write_suite_report(name: str, docs: list[dict[str, Any]], folder) -> tuple[list[Any], str]:
+    """The suite's report in ``folder``: (the files, what they are). The one-machine evaluation report
+    (``engine.reports.evaluation.write_evaluation_report``: HTML and PDF) where this install has it,
+    else the HTML comparison report of the suite's documents. OSError/ValueError when it cannot be
+    written."""
     from pathlib import Path
 
     try:
@@ -321,13 +322,13 @@ def write_suite_report(name: str, docs: list[dict[str, Any]], folder) -> tuple[A
     except ImportError:
         write_evaluation_report = None
     if write_evaluation_report is not None:
-        return write_evaluation_report(docs, folder), "evaluation report"
+        return list(write_evaluation_report(docs, folder, title=f"hwbench {name} suite")), "evaluation report"
     from hwbench_gui.engine.reports.html import write_html
     from hwbench_gui.engine.reports.report import make_report
 
     stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
     report = make_report(docs, group="machine", title=f"hwbench {name} suite")
-    return write_html(report, Path(folder) / f"{name}-suite-report_{stamp}.html"), "report (HTML)"
+    return [write_html(report, Path(folder) / f"{name}-suite-report_{stamp}.html")], "report (HTML)"
 
 
 def _suite_report(name: str, docs: list[dict[str, Any]], folder) -> None:
@@ -336,11 +337,11 @@ def _suite_report(name: str, docs: list[dict[str, Any]], folder) -> None:
         print("hwbench run: no result to report on", file=sys.stderr)
         return
     try:
-        path, kind = write_suite_report(name, docs, folder)
+        paths, kind = write_suite_report(name, docs, folder)
     except (OSError, ValueError) as exc:
         print(f"hwbench run: the suite's report could not be written: {exc}", file=sys.stderr)
         return
-    print(f"{kind}: {path}", file=sys.stderr)
+    print(f"{kind}: {', '.join(map(str, paths))}", file=sys.stderr)
 
 
 def _results_folder_ok(out: str | None) -> bool:

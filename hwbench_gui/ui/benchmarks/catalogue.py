@@ -46,6 +46,8 @@ class Catalogue(QWidget):
     selected = Signal(object, object)
     #: "Queue suite" was pressed: the preset's name.
     suite_requested = Signal(str)
+    #: "Resume suite" was pressed: the preset's name (its runs already done in the results folder are skipped).
+    suite_resume_requested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,9 +69,15 @@ class Catalogue(QWidget):
         self.suite_button.setToolTip("Queue every run of the chosen preset (the seed suite: 4 models × "
                                      "PyTorch/TensorFlow × train/infer at FP32 and FP16-AMP)")
         self.suite_button.clicked.connect(lambda: self.suite_requested.emit(self.suite_combo.currentText()))
+        self.resume_button = QPushButton("Resume suite")
+        self.resume_button.setToolTip("Queue the preset's runs that have no ok result from this machine in the "
+                                      "results folder yet (a suite that was stopped goes on where it stopped)")
+        self.resume_button.clicked.connect(
+            lambda: self.suite_resume_requested.emit(self.suite_combo.currentText()))
         presets.addWidget(QLabel("Preset"))
         presets.addWidget(self.suite_combo, 1)
         presets.addWidget(self.suite_button)
+        presets.addWidget(self.resume_button)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

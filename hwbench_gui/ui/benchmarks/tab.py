@@ -14,11 +14,12 @@ from typing import Any, Callable
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
-from hwbench_gui.engine.run.queue import QueuedRun
+from hwbench_gui.engine.run.queue import QueuedRun, RunSkipped, plan_suite
 from hwbench_gui.ui.benchmarks.catalogue import Catalogue
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.benchmarks.results_table import ResultsTable
 from hwbench_gui.ui.benchmarks.run_panel import RunPanel
+from hwbench_gui.ui.benchmarks.suite_bar import SuiteBar
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
@@ -43,6 +44,7 @@ class BenchmarksTab(QWidget):
         self.run_panel = RunPanel(self.runner, context)
         self.results_table = ResultsTable(self.runner, context)
         self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
+        self.suite_bar = SuiteBar()
 
         # The views' widgets and hooks under the names scripts and tests have always used.
         self.tree = self.catalogue.tree
@@ -85,13 +87,20 @@ class BenchmarksTab(QWidget):
             splitter.splitterMoved.connect(self._save_splitters)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.suite_bar)
         layout.addWidget(self.splitter)
 
         self.catalogue.selected.connect(self.run_panel.show_benchmark)
         self.catalogue.suite_requested.connect(self.enqueue_suite)
+        self.catalogue.suite_resume_requested.connect(lambda name: self.enqueue_suite(name, resume=True))
+        self.runner.run_started.connect(self.suite_bar.on_started)
+        self.runner.run_event.connect(self.suite_bar.on_event)
+        self.runner.pending_changed.connect(lambda: self.suite_bar.on_pending_changed(self.queue.pending()))
+        self.suite_bar.suite_finished.connect(self._on_suite_finished)
         self.run_panel.run_requested.connect(lambda bench_id, params: self.enqueue(bench_id, params))
         self.results_table.document_selected.connect(self._on_document_selected)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
+        self.runner.run_finished.connect(self.suite_bar.on_finished)
         self.catalogue.select_first_available()
         for problem in self.results_table.load_saved():
             self.log.appendPlainText(problem)
@@ -135,15 +144,48 @@ class BenchmarksTab(QWidget):
         self.queue.add(bench_id, params)
         self._start_next()
 
-    def enqueue_suite(self, name: str) -> int:
-        """Queue every run of suite ``name`` that can run here; the log says why others were left out."""
+    def enqueue_suite(self, name: str, resume: bool = False) -> int:
+        """Queue every run of suite ``name`` that can run here (with ``resume``, those without an ok result
+        from this machine in the results folder); the log lists once why the others were left out."""
         self.check_results_folder()
-        queued, skipped = self.queue.add_suite(name, prepare=self.catalogue.prepare_suite_run)
-        for run, reason in skipped:
-            self.log.appendPlainText(f"suite {name}: skipped {run.label}: {reason}")
-        self.context.show_status(f"suite {name}: {len(queued)} runs queued", 8000)
+        plan = plan_suite(name, results_dir=self.context.results_dir, resume=resume)
+        queued = []
+        for run in plan.to_run:
+            try:
+                params = self.catalogue.prepare_suite_run(run)
+            except RunSkipped as exc:
+                plan.unavailable.append((run, str(exc)))
+                continue
+            queued.append(self.queue.add(run.bench_id, params, run.label, suite_run=run))
+        by_reason: dict[str, list[str]] = {}
+        for run, reason in plan.unavailable:
+            by_reason.setdefault(reason, []).append(run.label)
+        for reason, labels in by_reason.items():
+            self.log.appendPlainText(f"suite {name}: cannot run here ({reason}): {', '.join(labels)}")
+        if plan.finished:
+            self.log.appendPlainText(f"suite {name}: {len(plan.finished)} runs already done: "
+                                     + ", ".join(run.label for run, _ in plan.finished))
+        self.context.show_status(f"suite {name}: {len(queued)} runs queued, {len(plan.finished)} done before, "
+                                 f"{len(plan.unavailable)} cannot run here", 8000)
+        self.suite_bar.start(plan, queued)
         self._start_next()
         return len(queued)
+
+    def _on_suite_finished(self, name: str, documents: list[dict[str, Any]]) -> None:
+        """The suite's report into the results folder (as ``hwbench run --suite`` writes it)."""
+        from hwbench_gui.commands.bench import write_suite_report
+
+        if not documents:
+            self.log.appendPlainText(f"suite {name}: no result to report on")
+            return
+        try:
+            paths, kind = write_suite_report(name, documents, self.context.results_dir)
+        except (OSError, ValueError) as exc:
+            self.log.appendPlainText(f"suite {name}: the report could not be written: {exc}")
+            return
+        where = ", ".join(map(str, paths))
+        self.log.appendPlainText(f"suite {name}: {kind}: {where}")
+        self.context.show_status(f"suite {name} done: {kind} in {where}", 15000)
 
     def check_results_folder(self) -> str | None:
         """Probe the results folder; show why results will not be saved there (None when they will)."""
