@@ -43,6 +43,7 @@ from typing import Any, Sequence
 
 from hwbench_gui.engine.reports import flags
 from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.spec.precision import from_label
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 ALPHA = 0.05
@@ -82,6 +83,10 @@ class Metric:
     samples: list[float]
     stats: dict[str, Any] | None
     headline: bool
+    #: For one precision of a run that measured several (``precision=all``): its label and the
+    #: document's parameters with that precision, so that it pairs with a run of that precision only.
+    precision: str | None = None
+    params: dict[str, Any] | None = None
 
     @property
     def failed(self) -> bool:
@@ -322,16 +327,48 @@ def metrics_of(doc: dict[str, Any], all_figures: bool = False) -> list[Metric]:
     samples = _bounded(doc.get("samples") or [])
     if figure.get("value") is None:
         return [Metric(doc, "", None, "", True, [], None, True)]
-    out = [Metric(doc, str(figure.get("name") or "figure"), float(figure["value"]), str(figure.get("unit") or ""),
-                  bool(figure.get("higher_is_better", True)), samples, doc.get("stats"), True)]
+    per_precision = precision_metrics(doc)  # they stand for the headline and the precision figures
+    out = per_precision or [Metric(doc, str(figure.get("name") or "figure"), float(figure["value"]),
+                                   str(figure.get("unit") or ""), bool(figure.get("higher_is_better", True)), samples,
+                                   doc.get("stats"), True)]
     if all_figures:
         for name, fig in (doc.get("figures") or {}).items():
             if not isinstance(fig, dict) or not describe.is_number(fig.get("value")):
+                continue
+            if per_precision and from_label(str(name)) is not None:
                 continue
             fig_samples = _bounded(fig.get("samples") or [])
             stats = fig.get("stats") if isinstance(fig.get("stats"), dict) else None
             out.append(Metric(doc, str(name), float(fig["value"]), str(fig.get("unit") or ""),
                               bool(fig.get("higher_is_better", True)), fig_samples, stats, False))
+    return out
+
+
+#: A ``precision`` parameter value that asks one run to measure several precisions.
+SEVERAL_PRECISIONS = "all"
+
+
+def precision_metrics(doc: dict[str, Any]) -> list[Metric]:
+    """For a run that measured several precisions (``precision=all``, one figure per precision named by
+    its label, as gpu.matmul's): one headline metric per precision, named as a run of that precision
+    names its headline, with that precision's parameter value, so a BF16 reference pairs with this
+    run's BF16 figure and not only headline with headline. Empty for any other document."""
+    params = doc.get("params") or {}
+    figure = doc.get("figure") or {}
+    headline_label = precision_of(doc)
+    if params.get("precision") != SEVERAL_PRECISIONS or not isinstance(figure.get("name"), str):
+        return []
+    base = comparable_params(doc)
+    out = []
+    for label, fig in (doc.get("figures") or {}).items():
+        precision = from_label(str(label))
+        if precision is None or not isinstance(fig, dict) or not describe.is_number(fig.get("value")):
+            continue
+        stats = fig.get("stats") if isinstance(fig.get("stats"), dict) else None
+        out.append(Metric(doc, figure["name"].replace(headline_label, precision.label), float(fig["value"]),
+                          str(fig.get("unit") or figure.get("unit") or ""), bool(fig.get("higher_is_better", True)),
+                          _bounded(fig.get("samples") or []), stats, True, precision=precision.label,
+                          params={**base, "precision": precision.key}))
     return out
 
 
@@ -383,7 +420,7 @@ def _matches(row: Row, metric: Metric, params: dict[str, Any]) -> bool:
         return False
     if metric.failed:
         return _params_agree(params, row.params)
-    if metric.unit != row.unit or _norm(precision_of(doc)) != _norm(row.precision):
+    if metric.unit != row.unit or _norm(metric.precision or precision_of(doc)) != _norm(row.precision):
         return False
     published_either = metric.published or any(c.metric and c.metric.published for c in row.cells)
     if metric.name != row.figure_name and not published_either:
@@ -455,7 +492,7 @@ def _deciding_of(group: Sequence[Row]) -> frozenset[str] | None:
 
 
 def _place(rows: list[Row], sides: Sequence[Side], side_index: int, metric: Metric) -> None:
-    params = comparable_params(metric.doc)
+    params = metric.params if metric.params is not None else comparable_params(metric.doc)
     placed = False
     for row in rows:
         if not _matches(row, metric, params):
@@ -485,7 +522,7 @@ def _place(rows: list[Row], sides: Sequence[Side], side_index: int, metric: Metr
     cells = [Cell(None, MARK_MISSING) for _ in sides]
     cells[side_index] = Cell(metric, "")
     rows.append(Row(bench.get("id", ""), bench.get("title", ""), metric.name, metric.unit, metric.higher_is_better,
-                    precision_of(metric.doc), params, metric.headline, cells))
+                    metric.precision or precision_of(metric.doc), params, metric.headline, cells))
 
 
 def _mark(row: Row, sides: Sequence[Side], baseline: int, rows: Sequence[Row], alpha: float) -> None:
