@@ -265,9 +265,9 @@ def test_switching_theme_recolours_plots_and_the_catalogue(window):
         window.set_theme("system")
 
 
-def test_reports_run_like_this_queues_the_reference_run_in_benchmarks(window, monkeypatch):
-    """Reports → Run like this here: the selected result's benchmark with its deciding parameters, queued in
-    the Benchmarks tab, which comes forward."""
+def test_reports_run_like_this_fills_the_benchmark_form_for_review(window, monkeypatch):
+    """Reports → Run like this here: the Benchmarks tab comes forward with the selected result's benchmark and
+    its deciding parameters in the form; nothing runs until Run is pressed."""
     import json
 
     from hwbench_gui.engine.results import library
@@ -276,14 +276,19 @@ def test_reports_run_like_this_queues_the_reference_run_in_benchmarks(window, mo
     queued = []
     monkeypatch.setattr(BenchmarksTab, "enqueue", lambda self, bench_id, params: queued.append((bench_id, params)))
     reports = window.tab_widget("Reports")
-    (ref,) = [p for p in (library.reference_dir() / "h200").glob("*gpu.pcie*.json")]
+    ref = library.reference_dir() / "h200" / "2026-12-02T13-45-57_model.resnet50_37433f9f.json"
     doc = json.loads(ref.read_text())
+    params = doc["params"]
+    assert (params["precision"], params["batch"], params["channels_last"]) == ("bf16-amp", 256, True)
     monkeypatch.setattr(reports, "selected_documents", lambda: [doc])
     reports.run_like_selected()
-    assert queued and queued[0][0] == "gpu.pcie"
-    params = queued[0][1]
-    assert params["max_bytes"] == doc["params"]["max_bytes"] and params["min_bytes"] == doc["params"]["min_bytes"]
     assert window.tabs.tabText(window.tabs.currentIndex()) == "Benchmarks"
+    bench = window.tab_widget("Benchmarks")
+    assert queued == [] and "<h3>ResNet-50 training" in bench.title.text()
+    values = bench.form().values()
+    assert (values["precision"], values["batch"], values["channels_last"]) == ("bf16-amp", 256, "true")
+    bench.enqueue_current()  # the user reviewed and pressed Run
+    assert queued and queued[0][0] == "model.resnet50" and queued[0][1]["batch"] == 256
 
 
 def _answer_the_quit_question(qtbot, button_text: str, seen: list[str]) -> None:

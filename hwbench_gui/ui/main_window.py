@@ -219,12 +219,13 @@ class MainWindow(QMainWindow):
             holder.build()
 
     def request_run(self, bench_id: str, params: dict) -> None:
-        """Queue a run in the Benchmarks tab and bring that tab forward (Reports → Run like this here)."""
+        """Show a run in the Benchmarks tab's form for review and bring that tab forward (Reports → Run like
+        this here); it runs when the user presses Run."""
         for index, holder in enumerate(self._lazy):
             if holder.spec.title == "Benchmarks":
                 tab = holder.build()
                 self.tabs.setCurrentIndex(index)
-                tab.enqueue(bench_id, params)
+                tab.review_run(bench_id, params)
                 return
         raise RuntimeError("this build has no Benchmarks tab")
 

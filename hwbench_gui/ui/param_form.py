@@ -209,5 +209,24 @@ class ParamForm(QWidget):
                 out[param.name] = editor.text()
         return out
 
+    def set_values(self, values: dict[str, Any]) -> None:
+        """Show ``values`` (resolved parameters, e.g. a reference's) in the editors; unknown names are ignored."""
+        for param in self.params:
+            if param.name not in values:
+                continue
+            value, editor = values[param.name], self._editors[param.name]
+            if isinstance(editor, QCheckBox):
+                editor.setChecked(bool(value))
+            elif isinstance(editor, QComboBox):
+                texts = [str(c).lower() for c in param.choices]
+                wanted = str(value).lower()
+                if wanted in texts:
+                    editor.setCurrentIndex(texts.index(wanted))
+            elif isinstance(editor, (QSpinBox, QDoubleSpinBox, SizeEdit)):
+                editor.setValue(value)
+            else:
+                editor.setText(",".join(map(str, value)) if isinstance(value, (list, tuple)) else
+                               "" if value is None else str(value))
+
     def editor(self, name: str) -> QWidget:
         return self._editors[name]

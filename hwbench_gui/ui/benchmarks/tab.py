@@ -144,6 +144,17 @@ class BenchmarksTab(QWidget):
         self.queue.add(bench_id, params)
         self._start_next()
 
+    def review_run(self, bench_id: str, params: dict[str, Any]) -> None:
+        """Select ``bench_id`` and fill its form with ``params`` (Reports → Run like this here): the user
+        reviews them and presses Run; nothing is queued here. ``KeyError`` for a benchmark not listed."""
+        self.select(bench_id)
+        form = self.form()
+        if form is not None:
+            form.set_values(params)
+        self.run_button.setFocus()
+        self.context.show_status(f"{bench_id}: the form holds the reference's parameters; review them, then Run",
+                                 8000)
+
     def enqueue_suite(self, name: str, resume: bool = False) -> int:
         """Queue every run of suite ``name`` that can run here (with ``resume``, those without an ok result
         from this machine in the results folder); the log lists once why the others were left out."""

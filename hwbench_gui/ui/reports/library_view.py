@@ -232,7 +232,8 @@ class LibraryView(QWidget):
             QMessageBox.warning(self, "Run like this here", str(exc))
             return
         self.context.request_run(bench_id, dict(params))
-        self.context.show_status(f"Queued {bench_id} with the parameters of the selected result", 5000)
+        self.context.show_status(f"{bench_id}: the Benchmarks tab's form holds the selected result's parameters "
+                                 "for review", 5000)
 
     def import_paths(self, paths: Sequence[str | Path]) -> library.ImportReport:
         """Import files or folders into the results folder and say what happened."""
