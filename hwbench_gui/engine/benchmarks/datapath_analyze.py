@@ -21,7 +21,8 @@ from typing import Any
 
 from hwbench_gui.engine.datapath.stages import STAGES
 from hwbench_gui.engine.measure.timing import cpu_count
-from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES
+from hwbench_gui.engine.datapath.end_to_end import SETTLE_WINDOWS
+from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES, LoaderOptions
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
 from hwbench_gui.engine.spec.precision import BF16_AMP, FP32, MODEL_KEYS, TF32, from_key
 
@@ -263,17 +264,20 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     sub = _PhaseReporter(reporter, _PHASES["compute"], _PHASES["end_to_end"])
     sub.progress(0.0, "model compute only (synthetic batch on the device)")
     compute_params = _compute_params(params, device, precision, kind)
-    compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub)
+    # Settled like every end-to-end measurement: like with like when the two are compared.
+    settled = LoaderOptions(settle_windows=e2e_mod.SETTLE_WINDOWS[kind])
+    compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub, loader=settled)
     if kind == "cpu" and not params["steps"] and compute_run.total_s < e2e_mod.WINDOW_S["cpu"] * params["repeats"]:
         # Windows of a few fast steps time the CPU's warm-up (its first few dozen steps are slower)
         # and the timer's noise; the first run sizes windows as long as the end-to-end ones.
         compute_params["steps"] = e2e_mod.window_steps(compute_run.images_per_s(), params["batch"], kind)
-        compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub)
+        compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub, loader=settled)
     method_common = model_torch.method_text(compute_params, kind == "cuda")
     results["compute"] = st.timed_run_stage(
         "compute", compute_run,
         f"model benchmark's training step ({spec.title}, {label}, batch {params['batch']}, {params['image_size']} px) "
-        f"on a random batch made once on the device: no loader, no copy. {params['warmup']} warm-up, "
+        f"on a random batch made once on the device: no loader, no copy. {params['warmup']} warm-up steps, then "
+        "untimed windows until two in a row agree within 4 % (as end to end), then "
         f"{params['repeats']} timed windows of {compute_run.window_steps[0] if compute_run.window_steps else '?'} "
         f"steps; images/s = images / timed wall time (samples: each window's). {method_common}")
 
@@ -446,7 +450,8 @@ def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision:
         sub = _PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
         sub.progress(0.0, f"what-if: model compute with {what}")
         try:
-            timed, _, _ = model_torch.measure(spec, _compute_params(variant, device, variant_precision, kind), sub)
+            timed, _, _ = model_torch.measure(spec, _compute_params(variant, device, variant_precision, kind), sub,
+                                              loader=LoaderOptions(settle_windows=SETTLE_WINDOWS[kind]))
         except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU) must not cost the analysis
             out[key] = st.not_measured(key, f"{type(exc).__name__}: {exc}")
             continue

@@ -54,7 +54,7 @@ class LoaderOptions:
     (the start from empty) untimed: the timed windows then see neither a queue the workers filled
     during the slow first steps nor the start itself. ``settle_windows``: up to this many untimed
     windows follow until two in a row agree (a queue still filling keeps the workers busier than
-    they are in a long run).
+    they are in a long run; a CPU's first few dozen steps are slower); it applies to synthetic data too.
     """
 
     prefetch_factor: int = LOADER_PREFETCH_BATCHES

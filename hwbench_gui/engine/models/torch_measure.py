@@ -312,7 +312,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
         return int(count.item())
 
     settle_rates: list[float] = []
-    if stream is not None and options.settle_windows:
+    if options.settle_windows:
         reporter.phase("warmup", "start")
         settle_rates = _settle(run_steps, steps, batch, options.settle_windows)
         reporter.phase("warmup", "end")
