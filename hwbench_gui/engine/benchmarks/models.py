@@ -7,6 +7,7 @@ import functools
 import importlib.util
 from typing import Any
 
+from hwbench_gui.engine import frameworks
 from hwbench_gui.engine.models import multigpu
 from hwbench_gui.engine.models.common import (
     MODELS,
@@ -62,7 +63,7 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
         from hwbench_gui.engine.models import tf_measure as model_tf
 
         if importlib.util.find_spec("tensorflow") is None:
-            raise BenchmarkUnavailable("TensorFlow is not installed (pip install 'hwbench-gui[tf]')")
+            raise BenchmarkUnavailable(frameworks.missing_reason("TensorFlow", "pip install 'hwbench-gui[tf]'"))
         tf = model_tf.import_tf()
         if device.kind == AUTO:
             params = {**params, "device": "cuda:0" if tf.config.list_physical_devices("GPU") else CPU}
