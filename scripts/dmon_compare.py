@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
     windows = doc["telemetry"].get("windows") or []
     # dmon stamps a line with the second it starts and prints the reading taken as it ends: on the
     # H200 the line stamped with the second a busy GPU went idle in still read 0 %, and the one of
-    # the second its warm-up began read the busy fraction of that second (h200_trust.sh, dmon.txt).
+    # the second its warm-up began read the busy fraction of that second (gpu_box_trust.sh, dmon.txt).
     # So a line at s stands for (s, s + 1]; count it when that second's middle lies in a window.
     inside = [sm for t, sm in rows if any(a <= t + 0.5 <= b for a, b in windows)]
     whole = doc["telemetry_whole_run"]

@@ -1,4 +1,4 @@
-"""Recorded on the H200 box through hwbench's own CLI (see scripts/device_check.sh):
+"""Recorded on the H200 box through hwbench's own CLI (see scripts/gpu_box_check.sh):
 ``hwbench inventory --json`` and ``hwbench monitor --csv`` while a BF16 matmul loop ran."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_h200_monitor_recording_shows_the_load():
 
 
 def test_h200_datapath_documents_are_consistent():
-    """Recorded with scripts/h200_datapath.sh: end-to-end never beats the slowest link by more than the
+    """Recorded with scripts/gpu_box_datapath.sh: end-to-end never beats the slowest link by more than the
     noise the verdict allows, and each run names a bottleneck and gives advice with expected rates."""
     from pathlib import Path
 
@@ -78,7 +78,7 @@ def _h200_docs(pattern: str) -> list[dict]:
 
 
 def test_h200_bf16_training_timed_gpu_util_agrees_with_nvidia_smi_dmon():
-    """scripts/h200_trust.sh dmon: ResNet-50 BF16-AMP training with `nvidia-smi dmon` sampled beside it
+    """scripts/gpu_box_trust.sh dmon: ResNet-50 BF16-AMP training with `nvidia-smi dmon` sampled beside it
     (tests/fixtures/dmon_h200.txt). The stored (timed-phase) GPU utilisation is within 5 points of
     dmon's over the same windows; the whole run's, with model build and warm-up, is far lower."""
     import importlib.util
@@ -101,7 +101,7 @@ def test_h200_bf16_training_timed_gpu_util_agrees_with_nvidia_smi_dmon():
 
 
 def test_h200_default_reference_runs_were_quiet_and_record_comparability():
-    """The default-parameter references (scripts/h200_trust.sh refs): every one records which
+    """The default-parameter references (scripts/gpu_box_trust.sh refs): every one records which
     parameters decide comparability, has a spread, and ran on a machine nobody else used."""
     docs = [d for d in _h200_docs("2026-12-03T08-2*.json") if d["benchmark"]["id"] != "demo.track"]
     assert {d["benchmark"]["id"] for d in docs} >= {"gpu.pcie", "gpu.d2d", "gpu.matmul", "host.membw",
@@ -113,7 +113,7 @@ def test_h200_default_reference_runs_were_quiet_and_record_comparability():
 
 
 def test_h200_datapath_default_run_is_steady_and_its_best_found_is_measured():
-    """scripts/h200_datapath.sh, the analyzer with its defaults on the H200 box (16 cores): the
+    """scripts/gpu_box_datapath.sh, the analyzer with its defaults on the H200 box (16 cores): the
     default configuration (15 workers, ResNet-50 BF16 NCHW, batch 128) in steady state, its advice
     tried end to end within the 180 s budget, and the best configuration found."""
     from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried, best

@@ -8,7 +8,7 @@ Each step runs with numpy's BLAS held to one thread. The tracker's matrix produc
 (a few hundred rows at most), so extra BLAS threads cannot speed them up; but OpenBLAS threads
 busy-wait after every product, and on a 16-core H200 box they took the cores the thread that feeds
 the GPU needed: YOLOv3 detect went from 8.5 to 22.7 ms per frame and the demo from 69 to 31 FPS
-(``scripts/track_diag.sh``).
+(``scripts/tracking_blas_threads.sh``).
 
 :meth:`TrackingPipeline.run` overlaps the two halves of the work: the next frame's detection (GPU
 work and its waits, in a thread) runs while this frame's appearance features and association run

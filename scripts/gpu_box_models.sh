@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The model benchmarks on one H200 (PyTorch only: the box has no TensorFlow), through hwbench's own CLI,
-# then a summary table against the goals. About 8 minutes in all; the groups can be run as
+# The model benchmarks on a GPU box (measured on an H200 without TensorFlow), through hwbench's own CLI,
+# then a summary table against the figures hwbench was built to reach. About 8 minutes in all; the groups can be run as
 # separate calls when one call may last at most 10 minutes:
-#   bash scripts/h200_model_suite.sh                 (groups: eager compiled oom summary)
-#   bash scripts/h200_model_suite.sh eager           then: compiled oom summary
-#   bash scripts/h200_model_suite.sh multi summary   (on a machine with 2+ GPUs: DDP scaling)
-#   bash scripts/h200_model_suite.sh maxbatch        (largest ResNet-50 BF16-AMP batch; ~2 minutes)
+#   bash scripts/gpu_box_models.sh                 (groups: eager compiled oom summary)
+#   bash scripts/gpu_box_models.sh eager           then: compiled oom summary
+#   bash scripts/gpu_box_models.sh multi summary   (on a machine with 2+ GPUs: DDP scaling)
+#   bash scripts/gpu_box_models.sh maxbatch        (largest ResNet-50 BF16-AMP batch; ~2 minutes)
 # Documents go to $HWBENCH_RESULTS_DIR (default /tmp/hwbench-model-results); with $OUT set, the log,
 # the summary and a tarball of the documents are copied there too.
 set -u

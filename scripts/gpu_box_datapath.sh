@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The data-path analyzer on one H200 box (16 cores, PyTorch only, no Qt) with its defaults, through
+# The data-path analyzer on a GPU box (measured on an H200 with 16 cores, PyTorch only, no Qt) with its defaults, through
 # hwbench's own CLI: RUNS default runs one after another (each: every stage alone, steady-state
 # loader-fed ResNet-50 BF16 training with 15 workers, then its own advice tried end to end within
 # its 180 s budget), then a summary of each run: stages, verdict, the what-ifs with their measured
 # rates, the best configuration found (overall, with decode in the workers, with decode on the GPU)
 # and the epoch-start cost. About 7 minutes for the first run on a fresh box (it generates the 16,384 JPEGs),
 # less for later ones:
-#   bash scripts/h200_datapath.sh [RUNS [DEADLINE_S [MIN_LEFT_S]]]   (default: 3 runs; none started after 1500 s
+#   bash scripts/gpu_box_datapath.sh [RUNS [DEADLINE_S [MIN_LEFT_S]]]   (default: 3 runs; none started after 1500 s
 #                                                              or with less than 240 s left)
 # PARAMS adds parameters to every run (e.g. PARAMS="-p budget_s=10": the same defaults with less time for the
 # what-ifs). Documents go to $OUT/datapath_results (or /tmp/hwbench-datapath-results), tarred after each run into

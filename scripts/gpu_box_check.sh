@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything hwbench checks on a GPU box, through its own CLI, writing as it goes under $OUT.
-#   OUT=/tmp/out bash scripts/device_check.sh [steps...]     (steps: inventory monitor bench matmul cancel overhead track snake)
+#   OUT=/tmp/out bash scripts/gpu_box_check.sh [steps...]     (steps: inventory monitor bench matmul cancel overhead track snake)
 set -u
 OUT=${OUT:-/tmp/hwbench-device}
 mkdir -p "$OUT"
@@ -29,7 +29,7 @@ bench)
     hw run "$b" --quiet >>"$LOG" 2>&1; echo "exit $?" >>"$LOG"
   done
   hw run gpu.p2p >>"$LOG" 2>&1; echo "gpu.p2p exit $? (one GPU: expected to refuse with a reason)" >>"$LOG"
-  python3 scripts/summarize_results.py /tmp/hwbench-results/*.json >>"$LOG" 2>&1
+  hw compare /tmp/hwbench-results/*.json >>"$LOG" 2>&1
   tar -C /tmp -czf "$OUT/results.tar.gz" hwbench-results ;;
 cancel)
   say "cancel a GPU run with SIGINT, then check the GPU memory is freed"
@@ -44,7 +44,7 @@ tf32)
   say "ResNet-50 TF32 training: channels_last at batch 128 and 256"
   hw run model.resnet50 --param precision=tf32 --param channels_last=true --param batch=128 --param steps=30 --param warmup=5 --quiet >>"$LOG" 2>&1
   hw run model.resnet50 --param precision=tf32 --param channels_last=true --param batch=256 --param steps=30 --param warmup=5 --quiet >>"$LOG" 2>&1
-  python3 scripts/summarize_results.py /tmp/hwbench-results/*model.resnet50*.json >>"$LOG" 2>&1 ;;
+  hw compare /tmp/hwbench-results/*model.resnet50*.json >>"$LOG" 2>&1 ;;
 overhead)
   say "sampler overhead"
   python3 scripts/telemetry_overhead.py --seconds 20 >>"$LOG" 2>&1 ;;
@@ -52,7 +52,7 @@ matmul)
   say "gpu.matmul burst (default) and sustained"
   hw run gpu.matmul --quiet --json >"$OUT/matmul_burst.json" 2>>"$LOG"; echo "exit $?" >>"$LOG"
   hw run gpu.matmul --param mode=sustained --param precision=bf16 --param sizes=8192 --quiet --json >"$OUT/matmul_sustained.json" 2>>"$LOG"
-  python3 scripts/summarize_results.py "$OUT/matmul_burst.json" "$OUT/matmul_sustained.json" >>"$LOG" 2>&1 ;;
+  hw compare "$OUT/matmul_burst.json" "$OUT/matmul_sustained.json" >>"$LOG" 2>&1 ;;
 track)
   say "tracking: YOLOv3 416 on CUDA with random weights (speed only) + Deep SORT"
   python3 scripts/tracking_speed.py --detector yolov3 --device cuda --random-weights --size 416 --json "$OUT/track_h200.json" >>"$LOG" 2>&1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #17 on a GPU box, through hwbench's own CLI, writing as it goes under $OUT:
+# Figures to trust, on a GPU box, through hwbench's own CLI, writing as it goes under $OUT:
 #   dmon   a ResNet-50 BF16 training run with `nvidia-smi dmon` sampled beside it: the result's
 #          timed-phase GPU utilisation against dmon's over the same windows (scripts/dmon_compare.py)
 #   refs   the micro-benchmarks and ResNet-50 FP32 training with default parameters: the H200 reference
@@ -7,7 +7,7 @@
 #   demo   a tracking demo run on the GPU leaves its result document
 #   orphans  the CLI SIGKILLed during a GPU training run that reads a folder with 8 loader workers:
 #          the worker, its loader workers and the GPU memory must be gone a second later
-#   OUT=/tmp/out bash scripts/h200_trust.sh [dmon refs demo]
+#   OUT=/tmp/out bash scripts/gpu_box_trust.sh [dmon refs demo]
 set -u
 OUT=${OUT:-/tmp/hwbench-trust}
 mkdir -p "$OUT"

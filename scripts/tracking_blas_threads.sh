@@ -3,12 +3,12 @@
 # thread settings and appearance on/off, each with nvidia-smi sampling the SM clock. Found: idle
 # OpenBLAS threads spinning (31.5 vs 68.6 FPS); the pipeline now caps BLAS itself, so today the first
 # two rows should agree. Stages run one after the other here (--no-overlap) to isolate the effect.
-#   OUT=/tmp/out bash scripts/track_diag.sh
+#   OUT=/tmp/out bash scripts/tracking_blas_threads.sh
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/hwbench-device}; mkdir -p "$OUT"
 export PYTHONPATH=. PYTHONUNBUFFERED=1
-LOG="$OUT/track_diag.txt"
+LOG="$OUT/tracking_blas_threads.txt"
 python3 -c "import numpy, torch, os; print('numpy', numpy.__version__, 'torch', torch.__version__, 'threads', torch.get_num_threads(), 'cores', os.cpu_count()); numpy.show_config()" >>"$LOG" 2>&1
 python3 -c "import threadpoolctl, pprint; pprint.pprint(threadpoolctl.threadpool_info())" >>"$LOG" 2>&1
 common="--detector yolov3 --device cuda --random-weights --size 416 --precision fp16 --cuda-graph --frames 200 --repeats 2 --no-overlap"
