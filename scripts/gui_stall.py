@@ -43,7 +43,8 @@ def main() -> int:
         if phase["running"]:
             gaps.append(now - last[0])
             if now - last[0] > 0.05:
-                print(f"  stall {1e3 * (now - last[0]):.0f} ms on tab {window.tabs.tabText(window.tabs.currentIndex())}")
+                print(f"  stall {1e3 * (now - last[0]):.0f} ms on tab "
+                      f"{window.tabs.tabText(window.tabs.currentIndex())}")
         last[0] = now
 
     ticker = QTimer()

@@ -112,7 +112,8 @@ def main(argv=None) -> int:
             machine["gpu"] = torch.cuda.get_device_name(detector.device)
             machine["cuda"] = torch.version.cuda
     h, w = frames[0].shape[:2]
-    print(f"tracking speed: {label}; frames {w}x{h}, {args.warmup} warm-up + {min(args.frames, len(frames) - args.warmup)}"
+    print(f"tracking speed: {label}; frames {w}x{h}, {args.warmup} warm-up + "
+          f"{min(args.frames, len(frames) - args.warmup)}"
           f" timed, {args.repeats} repeats; {cores} CPU cores usable; appearance "
           f"{'off' if args.no_appearance else 'colour histogram + HOG (CPU)'}; next frame's detection "
           f"{'NOT overlapped' if args.no_overlap else 'overlapped'} with tracking", flush=True)

@@ -272,7 +272,8 @@ def test_model_benchmarks_say_when_tensorflow_will_see_no_gpu(tab, monkeypatch):
     import hwbench_gui.ui.tf_status as tf_status
 
     monkeypatch.setattr(tf_status, "tensorflow_gpu_note",
-                        lambda software, gpu_reason: "TensorFlow will see no GPU: its CUDA 12 libraries are not installed")
+                        lambda software, gpu_reason:
+                        "TensorFlow will see no GPU: its CUDA 12 libraries are not installed")
     bench = next((b for b in registry.all_benchmarks()
                   if any(p.name == "framework" and "tf" in p.choices for p in b.params)
                   and registry.availability(b) is None), None)

@@ -83,7 +83,8 @@ def test_h200_bf16_training_timed_gpu_util_agrees_with_nvidia_smi_dmon():
     dmon's over the same windows; the whole run's, with model build and warm-up, is far lower."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("dmon_compare", FIXTURES.parent.parent / "scripts" / "dmon_compare.py")
+    spec = importlib.util.spec_from_file_location("dmon_compare",
+                                                  FIXTURES.parent.parent / "scripts" / "dmon_compare.py")
     dmon_compare = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(dmon_compare)
     (doc,) = [d for d in _h200_docs("2026-12-03T08-18-57_model.resnet50_*.json")]

@@ -141,7 +141,8 @@ def test_a_worker_reports_on_the_gui_thread_in_order(qtbot):
     worker = create_worker(work, 3)
     for name in ("started", "yielded", "returned", "errored", "finished"):
         getattr(worker, name).connect(
-            lambda *value, name=name: seen.append((name, *value, threading.current_thread() is threading.main_thread())))
+            lambda *value, name=name: seen.append(
+                (name, *value, threading.current_thread() is threading.main_thread())))
     with qtbot.waitSignal(worker.finished, timeout=10000):
         worker.start()
     assert seen == [("started", True), ("yielded", "first", True), ("yielded", 0, True), ("yielded", 1, True),

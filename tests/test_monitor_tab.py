@@ -70,7 +70,8 @@ def test_interval_pause_and_export(qtbot, tab, sampler, tmp_path):
 def test_recorded_csv_with_gpus_renders(qtbot, tab, tmp_path):
     # Synthetic two-GPU recording made here in the test, only to exercise the GPU plots offline.
     t = 1.7e9 + np.arange(50) * 0.5
-    values = {"cpu_percent": np.linspace(0, 100, 50), "cpu0_percent": np.full(50, 30.0), "ram_used_bytes": np.full(50, 2.0**33)}
+    values = {"cpu_percent": np.linspace(0, 100, 50), "cpu0_percent": np.full(50, 30.0),
+              "ram_used_bytes": np.full(50, 2.0**33)}
     for i in range(2):
         values[f"gpu{i}_util_percent"] = np.linspace(0, 90, 50)
         values[f"gpu{i}_temp_c"] = np.full(50, 60.0)

@@ -22,7 +22,8 @@ def test_xcb_is_expected_only_on_linux_with_an_x_display_and_no_override():
 
 
 def test_a_missing_library_is_named_in_one_line_with_its_package():
-    libs = platform_check.XCB_LIBS + (SystemLib("libhwbench-no-such-lib.so.7", "libhwbench-nothing7", "hwbench-nothing"),)
+    libs = platform_check.XCB_LIBS + (
+        SystemLib("libhwbench-no-such-lib.so.7", "libhwbench-nothing7", "hwbench-nothing"),)
     problem = platform_check.startup_problem({"DISPLAY": ":0"}, "linux", libs=libs)
     assert problem is not None and "\n" not in problem
     assert "libhwbench-no-such-lib.so.7" in problem

@@ -211,8 +211,8 @@ def test_load_rejects_bad_files(tmp_path, content, reason):
 
 def test_list_skips_and_reports_corrupt_files(tmp_path):
     later = build(out=outcome())
-    earlier = build_document(BENCH, {}, status="failed", reason="x", started_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
-                             duration_s=0.0, machine=MACHINE)
+    earlier = build_document(BENCH, {}, status="failed", reason="x",
+                             started_at=datetime(2026, 1, 1, tzinfo=timezone.utc), duration_s=0.0, machine=MACHINE)
     good_later = write_result(later, tmp_path)
     good_earlier = write_result(earlier, tmp_path)
     (tmp_path / "broken.json").write_text('{"schema_version": 1, "benchm')

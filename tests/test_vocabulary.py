@@ -172,7 +172,8 @@ def test_apply_torch_sets_the_tf32_switches_and_the_autocast_dtype():
              torch.get_float32_matmul_precision())
     try:
         off = precision.apply_torch(precision.FP32, "cpu").settings
-        assert off == {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": False, "float32_matmul_precision": "highest"}
+        assert off == {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": False,
+                       "float32_matmul_precision": "highest"}
         on = precision.apply_torch(precision.TF32, "cpu").settings
         assert on == {"cuda.matmul.allow_tf32": True, "cudnn.allow_tf32": True, "float32_matmul_precision": "high"}
         amp = precision.apply_torch(precision.BF16_AMP, "cpu")

@@ -32,11 +32,13 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
     p.add_argument("--random-weights", action="store_true",
                    help="yolov3 with random weights (speed tests only: detections are noise)")
     p.add_argument("--device", default="cpu", help="cpu or cuda[:N] (yolov3)")
-    p.add_argument("--size", type=int_between(32, 2048, multiple_of=32), default=416, help="yolov3 input side, multiple of 32 (default 416)")
+    p.add_argument("--size", type=int_between(32, 2048, multiple_of=32), default=416,
+                   help="yolov3 input side, multiple of 32 (default 416)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "fp16"], help="yolov3 on CUDA")
     p.add_argument("--classes", help="yolov3: keep only these classes, names or ids, comma-separated (e.g. person)")
     p.add_argument("--conf", type=number_between(0, 1), help="confidence threshold (detector's default if omitted)")
-    p.add_argument("--max-det", type=at_least(1), default=100, help="yolov3: boxes kept per frame after NMS (default 100)")
+    p.add_argument("--max-det", type=at_least(1), default=100,
+                   help="yolov3: boxes kept per frame after NMS (default 100)")
     p.add_argument("--cuda-graph", action="store_true", help="yolov3 on CUDA: replay the network as a CUDA graph")
     p.add_argument("--nms", type=number_between(0, 1), help="NMS IoU threshold (detector's default if omitted)")
     p.add_argument("--no-appearance", action="store_true", help="track without appearance features")
@@ -183,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
                "precision": getattr(detector, "precision", None),
                "random_weights": bool(getattr(detector, "random_weights", False)),
                "appearance": None if args.no_appearance else DESCRIPTION,
-               "overlap": not args.no_overlap, "tracks_file": str(Path(args.out)), "video_file": args.video, "track_ids": len(ids),
+               "overlap": not args.no_overlap, "tracks_file": str(Path(args.out)), "video_file": args.video,
+               "track_ids": len(ids),
                "timing": stats.summary(), "wall_s": wall_s, "metrics": metrics}
     t = summary["timing"]
     if t["frames"]:
@@ -213,13 +216,15 @@ def run(args: argparse.Namespace) -> int:
     if t["frames"]:
         how = "one after the other" if args.no_overlap else "detection overlapped with tracking"
         print(f"{t['wall_fps']:.1f} FPS end to end (video decode, tracking, drawing and writing); tracking capacity "
-              f"{t['capacity_fps']:.1f} FPS ({how}); per frame mean ms: detect {t['detect_ms']['mean']:.2f}  embed {t['embed_ms']['mean']:.2f}  "
+              f"{t['capacity_fps']:.1f} FPS ({how}); per frame mean ms: detect {t['detect_ms']['mean']:.2f}  "
+              f"embed {t['embed_ms']['mean']:.2f}  "
               f"associate {t['associate_ms']['mean']:.2f}")
         if t.get("steady_fps"):
             print(f"steady: {t['steady_fps']:.1f} FPS end to end (median of {t['fps_windows']} windows of 30 frames; "
                   "the mean above includes the warm-up)")
     if metrics:
-        print(f"against {args.gt}: MOTA {metrics['MOTA']:.3f}  IDF1 {metrics['IDF1']:.3f}  ID switches {metrics['IDSW']}  "
+        print(f"against {args.gt}: MOTA {metrics['MOTA']:.3f}  IDF1 {metrics['IDF1']:.3f}  "
+              f"ID switches {metrics['IDSW']}  "
               f"({len(ids)} track ids for {metrics['GT_ids']} objects)")
     if "result_file" in summary:
         print(f"result → {summary['result_file']}")

@@ -49,7 +49,8 @@ class Block:
         try:
             return int(self.options[key])
         except ValueError:
-            raise CfgError(f"[{self.type}] at line {self.line}: {key}={self.options[key]!r} is not an integer") from None
+            raise CfgError(f"[{self.type}] at line {self.line}: "
+                           f"{key}={self.options[key]!r} is not an integer") from None
 
     def ints(self, key: str) -> list[int]:
         raw = self.options.get(key, "")

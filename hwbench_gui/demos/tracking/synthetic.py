@@ -186,7 +186,8 @@ def lanes_spec(n_frames: int = 200, width: int = 640, height: int = 480, n_objec
             vx, vy = speed, drift
         else:
             x0 = float(rng.uniform(0.3, 0.7) * (width - w))
-            y0 = float(rng.uniform(0.05, 0.3) * (height - h)) if speed > 0 else float(rng.uniform(0.7, 0.95) * (height - h))
+            y0 = (float(rng.uniform(0.05, 0.3) * (height - h)) if speed > 0
+                  else float(rng.uniform(0.7, 0.95) * (height - h)))
             vx, vy = drift, speed
         figures.append(FigureSpec(k + 1, w, h, 1, x0, y0, vx, vy, _figure_colors(rng, k)))
     return SequenceSpec(width, height, n_frames, figures, _pillars(rng, width, height, pillars), seed=seed)

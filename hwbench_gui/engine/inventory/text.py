@@ -282,7 +282,8 @@ def software_rows(sw: dict[str, Any]) -> list[Row]:
         return [Row("Error", sw["error"], True)]
     labels = (("OS", "os"), ("Kernel", "kernel"), ("Python", "python"), ("NVIDIA driver", "driver"),
               ("CUDA (driver)", "cuda_driver"), ("CUDA runtime", "cuda_runtime"), ("cuDNN", "cudnn"),
-              ("PyTorch", "torch"), ("CUDA (torch)", "torch_cuda"), ("cuDNN (torch)", "torch_cudnn"), ("torchvision", "torchvision"), ("TensorFlow", "tensorflow"),
+              ("PyTorch", "torch"), ("CUDA (torch)", "torch_cuda"), ("cuDNN (torch)", "torch_cudnn"),
+              ("torchvision", "torchvision"), ("TensorFlow", "tensorflow"),
               ("OpenCV", "opencv"), ("NumPy", "numpy"), ("PySide6", "pyside6"), ("nvidia-ml-py", "nvidia_ml_py"))
     rows = []
     for label, key in labels:

@@ -238,7 +238,8 @@ class GpuReader:
             pid = int(p.pid)
             used = getattr(p, "usedGpuMemory", None)
             processes.append(
-                {"gpu": i, "pid": pid, "name": self._process_name(pid), "used_bytes": None if used is None else int(used)}
+                {"gpu": i, "pid": pid, "name": self._process_name(pid),
+                 "used_bytes": None if used is None else int(used)}
             )
 
     def _process_name(self, pid: int) -> str | None:
