@@ -129,7 +129,7 @@ def test_a_suite_has_one_progress_bar_resumes_and_writes_its_report(qtbot, tab, 
     assert tab.queue.pending() == []
 
 
-# --- issue #19: forms of every benchmark, live plot, log, unwritable results folder ---------------
+# --- forms of every benchmark, live plot, log, unwritable results folder ---------------------------
 
 def test_every_registered_benchmark_form_builds_and_round_trips(qtbot):
     """gpu.pcie's min_bytes (max 2^34) raised OverflowError in a QSpinBox; every form must build and

@@ -202,7 +202,7 @@ def test_the_app_exits_cleanly_past_a_worker_that_will_not_stop(tmp_path):
 
 
 def test_window_fits_a_1366x768_screen_and_keeps_its_status_bar_on_it(qtbot, qsettings, monkeypatch):
-    """Issue #19: 1280x820 plus the frame does not fit a laptop's 1366x768 (minus its panel)."""
+    """The window and its status bar fit a laptop's 1366x768 minus its panel (1280x820 plus the frame did not)."""
     from PySide6.QtCore import QRect
 
     laptop = QRect(0, 0, 1366, 768 - 32)  # a 32 px desktop panel
@@ -244,7 +244,7 @@ def test_about_names_the_log_file(qtbot):
 
 
 def test_switching_theme_recolours_plots_and_the_catalogue(window):
-    """Issue #19: plots and the tree kept the old palette after a live theme switch."""
+    """A live theme switch recolours the plots and the tree (they used to keep the old palette)."""
     from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QApplication
 

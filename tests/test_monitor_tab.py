@@ -111,7 +111,7 @@ def test_recorded_h200_csv_renders(qtbot, tab):
 
 
 def test_without_a_gpu_the_gpu_plots_are_left_out_and_one_line_says_why(tab, sampler):
-    """Issue #19: five empty GPU plots repeated one NVML error."""
+    """With no GPU, one line gives the NVML reason instead of five empty GPU plots repeating it."""
     tab._pause_button.setChecked(True)  # the sampler here has no gpu0 column to redraw from
     tab._build_plots(sampler.metric_names() + ["gpu0_util_percent"], "NVML Shared Library Not Found")
     assert not any(p.spec.gpu for p in tab._plots)

@@ -87,3 +87,23 @@ def test_report_of_one_machine_is_the_evaluation(cli_env, tmp_path):
     assert 'class="matrixrow"' in (tmp_path / "e.html").read_text(encoding="utf-8")
     proc = run_cli(["report", str(folder), "--layout", "comparison"], cli_env)
     assert proc.returncode == 0 and "BENCHMARK · FIGURE" in proc.stdout
+
+
+def test_compare_json_carries_values_spreads_ratios_and_marks(cli_env):
+    import json
+
+    from support import run_cli
+
+    from hwbench_gui.engine.results import library
+
+    reference = library.reference_dir()
+    proc = run_cli(["compare", str(reference / "h200"), *map(str, sorted(reference.glob("*.json"))), "--json"],
+                   cli_env)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["baseline_name"] == data["sides"][0]["name"]
+    assert len(data["summaries"]) == len(data["sides"]) >= 2
+    row = next(r for r in data["rows"] if any(c["ratio"] is not None and c["mark"] != "baseline" for c in r["cells"]))
+    assert {"benchmark", "figure", "unit", "precision", "params", "cells"} <= set(row)
+    measured = next(c for c in row["cells"] if c["metric"] and not c["metric"]["failed"])
+    assert measured["metric"]["value"] is not None and "spread" in measured["metric"]

@@ -1,4 +1,4 @@
-"""Telemetry sampler: timing, host and process figures, NVML failure isolation, ring, summary, CSV, CLI."""
+"""Telemetry sampler: timing, host, process and top-process figures, NVML failure isolation, ring, summary, CSV, CLI."""
 
 from __future__ import annotations
 
@@ -99,6 +99,20 @@ def test_unwatched_process_metrics_are_na():
     sample = sampler.sample_once()
     assert sample["proc_cpu_percent"] is None and sample["proc_rss_bytes"] is None
     assert sample["cpu_percent"] is not None and sample["ram_used_bytes"] > 0
+
+
+def test_top_processes_lists_this_busy_process():
+    from hwbench_gui.engine.telemetry.processes import TopProcesses
+
+    top = TopProcesses()
+    top.sample(limit=10_000)
+    end = time.process_time() + 0.2
+    while time.process_time() < end:  # CPU time of our own, so the second sample has an interval to measure
+        pass
+    rows = top.sample(limit=10_000)
+    me = next(row for row in rows if row.pid == os.getpid())
+    assert me.cpu_percent > 0 and (me.rss_bytes or 0) > 0
+    assert rows == sorted(rows, key=lambda r: (-r.cpu_percent, -(r.rss_bytes or 0)))
 
 
 # -- a fake NVML layer (test scaffolding: this machine has no GPU) ---------------------------------
