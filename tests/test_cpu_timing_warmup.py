@@ -11,6 +11,7 @@ from __future__ import annotations
 import types
 
 import pytest
+from support import InProcessPool
 from recording import Recorder
 
 from hwbench_gui.engine.measure import decode, timing
@@ -71,31 +72,13 @@ def test_host_membw_warms_each_kernel_up_untimed(clock, monkeypatch):
     assert outcome.figures["copy, 2 threads"]["samples"] == pytest.approx([2 * 2**20 / 1e9] * 3)
 
 
-class _InProcessPool:
-    """multiprocessing's Pool interface, run in this process so the decode calls can be counted."""
-
-    def __init__(self, workers, initializer, initargs):
-        self.workers = workers
-        for _ in range(workers):
-            initializer(*initargs)
-
-    def map(self, func, items, chunksize=1):
-        return [func(item) for item in items]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 def test_decode_rates_keep_worker_setup_and_warm_up_pass_untimed(monkeypatch):
     clock = VirtualClock()
     monkeypatch.setattr(decode, "time", types.SimpleNamespace(perf_counter=clock.perf_counter))
     monkeypatch.setattr(decode, "die_with_parent", lambda pid: None)
     monkeypatch.setattr(decode, "decoder", lambda library: lambda data: clock.work() or data)
     monkeypatch.setattr(decode.multiprocessing, "get_context", lambda method: types.SimpleNamespace(
-        Pool=lambda workers, initializer, initargs: _InProcessPool(workers, initializer, initargs)))
+        Pool=lambda workers, initializer, initargs: InProcessPool(workers, initializer, initargs)))
     monkeypatch.setattr(decode, "_worker_state", {})
     jpegs = [b"one", b"two", b"three"]
     rates = decode.decode_rates("opencv", jpegs, workers=2, passes=4, repeats=3)

@@ -14,6 +14,7 @@ import importlib.util
 import types
 
 import pytest
+from support import InProcessPool
 from recording import Recorder
 from test_microbench_gpu_paths import fake_cuda  # noqa: F401  (the CPU stand-in for torch.cuda, a fixture)
 
@@ -62,21 +63,6 @@ def test_disk_read(tmp_path):
     assert outcome.figures["random 4 KiB read IOPS"]["higher_is_better"] is True
 
 
-class _InProcessPool:
-    def __init__(self, workers, initializer, initargs):
-        for _ in range(workers):
-            initializer(*initargs)
-
-    def map(self, func, items, chunksize=1):
-        return [func(item) for item in items]
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 @pytest.mark.skipif(importlib.util.find_spec("cv2") is None, reason="OpenCV not installed")
 def test_cpu_decode(monkeypatch):
     from hwbench_gui.engine.measure import decode
@@ -85,7 +71,7 @@ def test_cpu_decode(monkeypatch):
     monkeypatch.setattr(decode, "die_with_parent", lambda pid: None)
     monkeypatch.setattr(decode, "_worker_state", {})
     monkeypatch.setattr(decode.multiprocessing, "get_context",
-                        lambda method: types.SimpleNamespace(Pool=_InProcessPool))
+                        lambda method: types.SimpleNamespace(Pool=InProcessPool))
     bench = registry.get("cpu.decode")
     outcome = bench.run(bench.resolve_params({"count": 2, "image_size": 16, "workers": "1", "repeats": 1,
                                               "repeat_s": 0.01}), Recorder())
