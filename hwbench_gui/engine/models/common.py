@@ -15,12 +15,9 @@ from typing import Any, Callable
 from hwbench_gui.engine.measure.stats import median, percentile
 from hwbench_gui.engine.spec.benchmark import Outcome, Param, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA
-from hwbench_gui.engine.spec.precision import MODEL_KEYS, from_key, label_of
+from hwbench_gui.engine.spec.precision import from_key, model_param
 
 GIB = 1 << 30
-
-#: Parameter value -> the label in results. FP32 means TF32 off; TF32 is never called FP32.
-PRECISION_LABELS = {key: label_of(key) for key in MODEL_KEYS}
 
 
 @dataclass(frozen=True)
@@ -94,8 +91,7 @@ def resolve_channels_last(requested: Any, framework: str, device_kind: str, prec
         return False
     if requested != "auto":
         return requested is True or str(requested).lower() == "true"
-    precision = from_key(precision_key)
-    return device_kind == CUDA and (bool(precision.tf32) or precision.autocast_dtype is not None)
+    return device_kind == CUDA and from_key(precision_key).uses_tensor_cores
 
 
 def model_params(spec: ModelSpec) -> tuple[Param, ...]:
@@ -104,10 +100,7 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
         Param("framework", "choice", "torch", "PyTorch (torch) or TensorFlow/Keras (tf).", choices=("torch", "tf")),
         Param("mode", "choice", "train", "Training steps (forward, backward, SGD update) or inference.",
               choices=("train", "infer")),
-        Param("precision", "choice", "fp32",
-              "fp32 = IEEE FP32 with TF32 off; tf32 = FP32 tensors on TF32 tensor cores; fp16-amp / bf16-amp = "
-              "automatic mixed precision (FP32 weights, FP16/BF16 compute; FP16 with loss scaling).",
-              choices=tuple(PRECISION_LABELS)),
+        model_param(),
         Param("batch", "int", 0, f"Images per step per GPU; 0 = the model's default: {spec.batch} on a GPU "
               f"({spec.batch_note}), {max(1, spec.batch // CPU_BATCH_DIVISOR)} on the CPU (the GPU default / "
               f"{CPU_BATCH_DIVISOR}: a CPU step takes seconds and fits in a few GiB). The result stores the batch "
@@ -389,7 +382,6 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
                   single_gpu: TimedRun | None = None) -> Outcome:
     """The Outcome of a model run: images/s = all images of all ranks / the longest rank's timed wall
     time (never a mean of per-step rates), step time and latency percentiles, peak memory, data wait."""
-    label = label_of(params["precision"])
     ranks = rank_runs or [run]
     total_images = sum(r.images for r in ranks)
     total_s = max(r.total_s for r in ranks)
@@ -445,7 +437,7 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
                + (f" (sized so that together they last at least {params['min_time_s']:g} s)"
                   if run.extra.get("calibration") else ""))
     method = (
-        f"{spec.title} {what} in {framework_label}, {label}, batch {run.batch} per GPU × {world_size} GPU(s), "
+        f"{spec.title} {what} in {framework_label}, batch {run.batch} per GPU × {world_size} GPU(s), "
         f"{params['image_size']} px, {data}. {params['warmup']} warm-up steps, then {windows}; each window's "
         f"images/s = all images of its steps (all ranks) / its wall time from a synchronized start to a synchronize "
         f"after its last step (not a mean of per-step rates); the figure is the median of the windows, and "
@@ -460,7 +452,6 @@ def build_outcome(spec: ModelSpec, params: dict[str, Any], run: TimedRun, *, fra
         unit="images/s",
         samples=samples,
         higher_is_better=True,
-        precision=label,
         method=method,
         figures=figures,
         warnings=warnings,

@@ -142,6 +142,10 @@ def build_document(
     }
     if outcome is not None:
         doc.update(_from_outcome(outcome, all_warnings))
+        if outcome.get("precision"):  # the benchmark measured another than its parameter names (matmul's "all")
+            doc["precision"] = str(outcome["precision"])
+        elif doc["precision"] is None:
+            doc["precision"] = NOT_APPLICABLE
         chosen = outcome.get("resolved_params")
         if isinstance(chosen, dict):
             chosen = {k: v for k, v in jsonable(chosen).items() if k in doc["params"] and doc["params"][k] != v}
@@ -188,7 +192,6 @@ def _from_outcome(outcome: dict[str, Any], warnings: list[str]) -> dict[str, Any
         figures[str(fig_name)] = _figure_entry(fig if isinstance(fig, dict) else {"value": fig})
     warnings.extend(str(w) for w in outcome.get("warnings") or [])
     return {
-        "precision": str(outcome.get("precision") or NOT_APPLICABLE),
         "figure": {"name": name, "value": summary["median"], "unit": outcome.get("unit", ""),
                    "higher_is_better": bool(outcome.get("higher_is_better", True))},
         "samples": [s if isinstance(s, (int, float)) and not isinstance(s, bool) else None for s in samples],

@@ -187,13 +187,15 @@ class Outcome:
     ``samples`` are the per-repeat values of ``figure``'s quantity (the result document computes
     median and spread from them). ``figures`` holds further named figures of the same run
     (e.g. D2H beside H2D), each ``{"value", "unit", "higher_is_better", "samples"}``.
+    ``precision``: the label of what was measured when the benchmark chose it (gpu.matmul's headline of
+    several); empty, the document names the run's own ``precision`` parameter (or "n/a" without one).
     """
 
     figure_name: str
     unit: str
     samples: list[float]
     higher_is_better: bool = True
-    precision: str = "n/a"
+    precision: str = ""
     method: str = ""
     figures: dict[str, dict[str, Any]] = field(default_factory=dict)
     series: list[Series] = field(default_factory=list)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hwbench_gui.engine.spec.benchmark import ParamError
+from hwbench_gui.engine.spec.benchmark import Param, ParamError
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,11 @@ class Precision:
 
     def __str__(self) -> str:
         return self.label
+
+    @property
+    def uses_tensor_cores(self) -> bool:
+        """FP32 tensors on TF32 tensor cores, or autocast to FP16/BF16 (what NHWC convolutions speed up)."""
+        return bool(self.tf32) or self.autocast_dtype is not None
 
 
 FP64 = Precision("fp64", "FP64", "IEEE double precision", tensor_dtype="float64", keras_policy="float64")
@@ -62,6 +67,17 @@ LABELS = tuple(p.label for p in PRECISIONS) + (NOT_APPLICABLE,)
 #: The precisions of the model benchmarks and of the matrix-multiply benchmark.
 MODEL_KEYS = tuple(p.key for p in (FP32, TF32, FP16_AMP, BF16_AMP))
 MATMUL_KEYS = tuple(p.key for p in (FP32, TF32, FP16, BF16, FP8))
+#: Parameter value -> the label in results, for the model benchmarks. FP32 means TF32 off.
+MODEL_LABELS = {key: _BY_KEY[key].label for key in MODEL_KEYS}
+
+
+def model_param() -> Param:
+    """The model benchmarks' ``precision`` parameter. A run's document names the precision of that
+    parameter (``precision``); a benchmark names another only when it measured several (gpu.matmul)."""
+    return Param("precision", "choice", FP32.key,
+                 "fp32 = IEEE FP32 with TF32 off; tf32 = FP32 tensors on TF32 tensor cores; fp16-amp / bf16-amp = "
+                 "automatic mixed precision (FP32 weights, FP16/BF16 compute; FP16 with loss scaling).",
+                 choices=MODEL_KEYS)
 
 
 def from_key(key: str) -> Precision:
