@@ -50,6 +50,16 @@ def test_without_a_driver_the_status_bar_says_so_plainly_with_nvmls_message_in_i
     assert window._gpu_label.toolTip() == detail and "NVML" in detail
 
 
+def test_every_tab_fits_a_1024_px_wide_screen(window, qtbot):
+    """No tab asks for more width than a 1024x700 screen has (the Reports library's row of nine buttons did,
+    and pushed the whole window past the screen's edge)."""
+    for i in range(window.tabs.count()):
+        window.tabs.setCurrentIndex(i)
+        qtbot.wait(10)
+        page = window.tabs.widget(i)
+        assert page.minimumSizeHint().width() <= 1000, (window.tabs.tabText(i), page.minimumSizeHint())
+
+
 def test_last_tab_and_geometry_are_remembered(qtbot, qsettings):
     first = build_window(qsettings, start_sampler=False)
     qtbot.addWidget(first)

@@ -90,12 +90,17 @@ class LibraryView(QWidget):
         self.delete_button = button("Delete", self.delete_selected, buttons)
         self.undo_button = button("Undo delete", self.undo_delete, buttons)
         self.undo_button.setEnabled(False)
-        self.run_like_button = button("Run like this here", lambda: self.run_like(self.selected_documents()), buttons)
+        buttons.addStretch(1)
+        # What acts on the selection gets a row of its own: nine buttons in one row made the tab (and so the
+        # window) wider than a 1024 px screen.
+        selection = QHBoxLayout()
+        self.run_like_button = button("Run like this here", lambda: self.run_like(self.selected_documents()),
+                                      selection)
         self.run_like_button.setToolTip("Run the selected result's benchmark on this machine with the parameters "
                                         "that make the two comparable (the rest at this machine's defaults)")
-        buttons.addStretch(1)
-        button("Compare selected runs", lambda: self.compare_requested.emit("run"), buttons)
-        button("Compare machines", lambda: self.compare_requested.emit("machine"), buttons)
+        selection.addStretch(1)
+        button("Compare selected runs", lambda: self.compare_requested.emit("run"), selection)
+        button("Compare machines", lambda: self.compare_requested.emit("machine"), selection)
 
         self.count_label = QLabel()
         self.errors_label = QLabel()
@@ -111,6 +116,7 @@ class LibraryView(QWidget):
         layout.addWidget(self.count_label)
         layout.addWidget(self.errors_label)
         layout.addLayout(buttons)
+        layout.addLayout(selection)
 
     @property
     def results_dir(self) -> Path:
