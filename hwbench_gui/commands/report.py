@@ -148,28 +148,39 @@ def comparison_json(comparison) -> dict[str, Any]:
     }
 
 
+def _write_outputs(args: argparse.Namespace, docs, *, html, pdf) -> int:
+    """Write each output the user asked for (--csv of ``docs``, --html, --pdf, in that order; ``html`` and
+    ``pdf`` return what to print after the label); 0, or EXIT_NOTHING after one line when a write fails
+    (read-only, full, a folder, or a path under a file: one line, not a traceback)."""
+    from hwbench_gui.engine.atomic import write_error_text
+    from hwbench_gui.engine.reports.csv_export import write_csv
+
+    writers = {"csv": lambda target: write_csv(docs, target), "html": html, "pdf": pdf}
+    for name in ("csv", "html", "pdf"):
+        target = getattr(args, name)
+        if not target:
+            continue
+        try:
+            written = writers[name](target)
+        except OSError as exc:
+            print(f"hwbench report: {write_error_text(target, exc)}", file=sys.stderr)
+            return EXIT_NOTHING
+        print(f"{name.upper() + ':':5} {written}")
+    return 0
+
+
 def _evaluation_report(args: argparse.Namespace, found) -> int:
-    from hwbench_gui.engine.atomic import write_atomic, write_error_text
+    from hwbench_gui.engine.atomic import write_atomic
     from hwbench_gui.engine.reports import evaluation
 
     ev = evaluation.build_evaluation(found.docs, found.errors, title=args.title,
                                      with_charts=bool(args.html or args.pdf))
-    target = None
-    try:
-        if args.csv:
-            from hwbench_gui.engine.reports.csv_export import write_csv
-
-            target = args.csv
-            print(f"CSV:  {write_csv(ev.docs, target)}")
-        if args.html:
-            target = args.html
-            print(f"HTML: {write_atomic(Path(target), evaluation.render_evaluation_html(ev).encode('utf-8'))}")
-        if args.pdf:
-            target = args.pdf
-            print(f"PDF:  {write_atomic(Path(target), evaluation.evaluation_pdf_bytes(ev))}")
-    except OSError as exc:
-        print(f"hwbench report: {write_error_text(target, exc)}", file=sys.stderr)
-        return EXIT_NOTHING
+    failed = _write_outputs(args, ev.docs,
+                            html=lambda target: write_atomic(Path(target),
+                                                             evaluation.render_evaluation_html(ev).encode("utf-8")),
+                            pdf=lambda target: write_atomic(Path(target), evaluation.evaluation_pdf_bytes(ev)))
+    if failed:
+        return failed
     if not (args.csv or args.html or args.pdf):
         sys.stdout.write(terminal_text(evaluation.format_evaluation(ev)))
     return EXIT_OK
@@ -202,28 +213,20 @@ def report_command(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
-    try:
-        if args.csv:
-            from hwbench_gui.engine.reports.csv_export import write_csv
 
-            target = args.csv
-            print(f"CSV:  {write_csv(report.docs, target)}")
-        if args.html:
-            from hwbench_gui.engine.reports.html import write_html
+    def html(target):
+        from hwbench_gui.engine.reports.html import write_html
 
-            target = args.html
-            print(f"HTML: {write_html(report, target)}")
-        if args.pdf:
-            from hwbench_gui.engine.reports.pdf import write_pdf
+        return write_html(report, target)
 
-            target = args.pdf
-            print(f"PDF:  {write_pdf(report, target)} ({1 + len(report.charts)}+ pages: table, "
-                  f"{len(report.charts)} chart(s))")
-    except OSError as exc:  # read-only, full, a folder, or a path under a file: one line, not a traceback
-        from hwbench_gui.engine.atomic import write_error_text
+    def pdf(target):
+        from hwbench_gui.engine.reports.pdf import write_pdf
 
-        print(f"hwbench report: {write_error_text(target, exc)}", file=sys.stderr)
-        return EXIT_NOTHING
+        return f"{write_pdf(report, target)} ({1 + len(report.charts)}+ pages: table, {len(report.charts)} chart(s))"
+
+    failed = _write_outputs(args, report.docs, html=html, pdf=pdf)
+    if failed:
+        return failed
     if not (args.csv or args.html or args.pdf):
         sys.stdout.write(terminal_text(compare.format_table(report.comparison)))
     return EXIT_OK
