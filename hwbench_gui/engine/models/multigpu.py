@@ -110,7 +110,10 @@ def launch(bench_id: str, params: dict[str, Any], nproc: int, nnodes: int, endpo
            reporter: Reporter) -> list[dict[str, Any]]:
     """Start ``nproc`` ranks here (of ``nnodes`` machines) and return the rank records written here.
 
-    Raises OutOfMemoryError when a rank ran out of memory, RuntimeError when one failed otherwise.
+    Raises OutOfMemoryError when a rank ran out of memory, RuntimeError when one failed otherwise. A rank
+    that ends abnormally after every rank here wrote its timings (gloo's teardown can abort a process at
+    exit) does not discard the measurement: the warning is reported through ``reporter.log`` and kept in
+    each record's ``teardown_warning``.
     """
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
@@ -149,7 +152,13 @@ def launch(bench_id: str, params: dict[str, Any], nproc: int, nnodes: int, endpo
     if errors:
         raise RuntimeError(f"rank {errors[0]['rank']} failed: {errors[0]['message']}")
     if failure is not None:
-        raise RuntimeError(f"a DDP rank failed without a report: {failure}")
+        if len(records) < nproc:
+            raise RuntimeError(f"a DDP rank failed without a report: {failure}")
+        summary = " ".join(str(failure).split())[:300]
+        warning = f"a DDP rank ended abnormally after every rank had written its timings: {summary}"
+        reporter.log(warning)
+        for record in records:
+            record["teardown_warning"] = warning
     if not records:
         raise RuntimeError("the DDP ranks wrote no results")
     return records
@@ -173,7 +182,8 @@ def run_torch_ddp(bench_id: str, spec: ModelSpec, params: dict[str, Any], report
     reporter.log(f"one GPU: {single.images_per_s():.1f} images/s; now {gpus} GPU(s) × {nnodes} machine(s)")
     records = launch(bench_id, params, gpus, nnodes, endpoint, reporter)
     lead = next((r for r in records if r["rank"] == 0), None)
-    warnings: list[str] = []
+    warnings: list[str] = sorted({r["teardown_warning"] for r in [*single_records, *records]
+                                  if "teardown_warning" in r})
     if lead is not None:
         runs = [TimedRun.from_json(r) for r in lead["runs"]]
     else:
