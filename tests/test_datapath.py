@@ -412,7 +412,8 @@ def test_tryout_candidates_combination_and_code():
     assert tr.worker_counts(16) == [16, 15, 14, 8] and tr.worker_counts(2) == [2, 1, 0]
     base = LoaderConfig(15, 4, True, False)
     keys = [k for k, _ in tr.candidates(base, 16, cuda=True)]
-    assert keys == ["channels_last", "gpu_decode", "workers_16", "workers_14", "workers_8", "prefetch_8", "pin_off"]
+    assert keys == ["channels_last", "gpu_decode", "normalize_on_device", "workers_16", "workers_14", "workers_8",
+                    "prefetch_8", "pin_off"]
     cpu_keys = [k for k, _ in tr.candidates(LoaderConfig(1, 4, False, False), 2, cuda=False)]
     assert cpu_keys == ["workers_2", "workers_0", "channels_last", "prefetch_8"]
     tried = [Tried("channels_last", replace(base, channels_last=True), 2800.0, [], 9.0),
@@ -436,6 +437,72 @@ def test_tryout_candidates_combination_and_code():
                           image_size=224, cuda=True)
     compile(gpu_code, "snippet", "exec")
     assert "decode_jpeg(jpegs, device='cuda')" in gpu_code and "collate_fn=collate" in gpu_code
+
+
+def test_uint8_batches_combine_with_decode_in_the_workers_only():
+    """The uint8 what-if (normalise on the device) joins the combination that decodes in the workers
+    when it measured better; the GPU-decode combination normalises on the device anyway."""
+    from hwbench_gui.engine.datapath import tryouts as tr
+
+    base = LoaderConfig(15, 4, True, False)
+    assert [k for k, _ in tr.candidates(base, 16, cuda=False)].count("normalize_on_device") == 0
+    tried = [Tried("channels_last", replace(base, channels_last=True), 2800.0, [], 9.0),
+             Tried("gpu_decode", replace(base, gpu_decode=True), 2300.0, [], 9.0),
+             Tried("normalize_on_device", replace(base, normalize_on_device=True), 2600.0, [], 9.0)]
+    assert tr.combined(base, 2000.0, tried, gpu_decode=False) == LoaderConfig(15, 4, True, True, False, True)
+    assert tr.combined(base, 2000.0, tried, gpu_decode=True) == LoaderConfig(15, 4, True, True, True, False)
+    slower = [*tried[:2], Tried("normalize_on_device", replace(base, normalize_on_device=True), 2050.0, [], 9.0)]
+    assert tr.combined(base, 2000.0, slower, gpu_decode=False) == LoaderConfig(15, 4, True, True, False, False)
+    config = LoaderConfig(15, 4, True, True, False, True)
+    assert config.changes_from(base) == ("channels-last on, uint8 batches, float conversion + normalise on the "
+                                         "device")
+    assert config.describe().endswith("uint8 batches normalised on the device")
+    code = tr.snippet(config, model="resnet50", precision="BF16-AMP", batch=128, image_size=224, cuda=True)
+    compile(code, "snippet", "exec")
+    for text in ("v2.PILToTensor()", ".float()", "(images - mean) / std", "memory_format=torch.channels_last"):
+        assert text in code, text
+    assert "Normalize(" not in code and "ToDtype" not in code
+
+
+def test_uint8_batches_are_normalised_on_the_device():
+    """The workers' uint8 crop and the device's float conversion give the float pipeline's values."""
+    torch = pytest.importorskip("torch")
+    from PIL import Image
+
+    from hwbench_gui.engine.datapath.gpu_augment import DeviceNormalize
+    from hwbench_gui.engine.datapath.stages import uint8_transform
+
+    crop = uint8_transform(16)(Image.new("RGB", (40, 30), (128, 64, 200)))
+    assert crop.dtype == torch.uint8 and tuple(crop.shape) == (3, 16, 16)
+    batch = (torch.stack([crop, crop]), torch.tensor([3, 5]))
+    images, labels = DeviceNormalize(torch.device("cpu"), channels_last=True)(batch)
+    assert images.dtype == torch.float32 and images.is_contiguous(memory_format=torch.channels_last)
+    expected = torch.tensor([(v / 255 - m) / s for v, m, s in
+                             zip((128, 64, 200), (0.485, 0.456, 0.406), (0.229, 0.224, 0.225))])
+    assert torch.allclose(images[:, :, 4, 4], expected.expand(2, 3), atol=1e-5)
+    assert labels.tolist() == [3, 5]
+    plain, _ = DeviceNormalize(torch.device("cpu"), channels_last=False)(batch)
+    assert plain.is_contiguous() and torch.equal(plain, images)
+
+
+def test_uint8_what_if_is_priced_against_the_stages_it_used():
+    """The best-found gap of a uint8 configuration leaves out the CPU and copy stages, which were
+    measured with float batches; a cause is named when the uint8 what-if recovers the loss."""
+    from hwbench_gui.engine.benchmarks.datapath_analyze import _config_limit
+
+    base = LoaderConfig(15, 4, True, False)
+    rates = {"disk_cached": 8000.0, "compute": 2300.0, "compute_channels_last": 4300.0, "cpu_n": 2800.0,
+             "transfer": 50000.0}
+    assert _config_limit(replace(base, channels_last=True), base, rates) == (2800.0, "cpu_n")
+    assert _config_limit(LoaderConfig(15, 4, True, True, False, True), base, rates) == (4300.0, "compute_channels_last")
+    tried = [_tried("normalize_on_device", 2150.0, normalize_on_device=True)]
+    verdict = analyze(_rates(cpu_n=2300.0, compute=4000.0, end_to_end=1700.0), _ctx(workers=16),
+                      data_wait_fraction=0.3, tried=tried, base=BASE)
+    (cause,) = verdict.loss["causes"]
+    assert cause["key"] == "float_batches" and cause["recovered"] == pytest.approx(450 / 600)
+    cpu = analyze(_rates(cpu_n=2300.0, compute=4000.0, end_to_end=1700.0), _ctx(workers=16, device="cpu"),
+                  data_wait_fraction=0.3, tried=tried, base=BASE)
+    assert not any(c["key"] == "float_batches" for c in cpu.loss.get("causes", []))
 
 
 def test_epoch_start_share_for_the_users_epoch():

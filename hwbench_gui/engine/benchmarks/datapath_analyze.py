@@ -374,10 +374,12 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 def _config_limit(config: Any, base: Any, rates: dict[str, Any]) -> tuple[float | None, str | None]:
     """(rate, stage key) of the slowest stage alone that applies to ``config``: the stages measured
     with its settings (channels-last compute when it switches the layout; no CPU decode or copy
-    stage when the GPU decodes)."""
+    stage when the GPU decodes or normalises)."""
     compute = "compute_channels_last" if config.channels_last != base.channels_last else "compute"
-    keys = ["disk_cached", compute] + ([] if config.gpu_decode else ["transfer"])
-    if not config.gpu_decode and config.workers == base.workers:
+    # The CPU and copy stages were measured with float batches made in the workers.
+    in_workers_as_measured = not config.gpu_decode and not config.normalize_on_device
+    keys = ["disk_cached", compute] + (["transfer"] if in_workers_as_measured else [])
+    if in_workers_as_measured and config.workers == base.workers:
         keys.append("cpu_n")  # measured with the default's workers only
     present = [(rates[k], k) for k in keys if rates.get(k)]
     return min(present) if present else (None, None)

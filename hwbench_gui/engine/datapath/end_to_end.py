@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from hwbench_gui.engine.datapath import gpu_augment
 from hwbench_gui.engine.datapath.sampler import PassesSampler, passes_for
-from hwbench_gui.engine.datapath.stages import FileImages, train_transform
+from hwbench_gui.engine.datapath.stages import FileImages, train_transform, uint8_transform
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried, candidates, combined
 from hwbench_gui.engine.models.data import LoaderOptions
 from hwbench_gui.engine.spec.benchmark import Reporter
@@ -68,8 +68,17 @@ def window_steps(rate: float | None, batch: int, kind: str) -> int:
 def _dataset(config: LoaderConfig, setup: Setup) -> Any:
     if config.gpu_decode:
         return gpu_augment.JpegFiles(setup.files, setup.labels, setup.classes, setup.read_delay_s)
-    return FileImages(setup.files, setup.labels, setup.classes, train_transform(setup.params["image_size"]),
+    transform = uint8_transform if config.normalize_on_device else train_transform
+    return FileImages(setup.files, setup.labels, setup.classes, transform(setup.params["image_size"]),
                       setup.read_delay_s)
+
+
+def _on_device(config: LoaderConfig, setup: Setup) -> Callable[[Any, Any, bool], Any] | None:
+    if config.gpu_decode:
+        return gpu_augment.device_decode(setup.params["image_size"])
+    if config.normalize_on_device:
+        return gpu_augment.device_normalize
+    return None
 
 
 def measure_config(config: LoaderConfig, setup: Setup, steps: int, warmup: int, reporter: Reporter,
@@ -83,7 +92,7 @@ def measure_config(config: LoaderConfig, setup: Setup, steps: int, warmup: int, 
         prefetch_factor=config.prefetch, pin_memory=config.pin_memory,
         sampler=PassesSampler(len(setup.files), passes_for(len(setup.files), setup.batch, loader_steps)),
         collate_fn=gpu_augment.collate_jpegs if config.gpu_decode else None,
-        on_device=gpu_augment.device_decode(setup.params["image_size"]) if config.gpu_decode else None,
+        on_device=_on_device(config, setup),
         epoch_starts=epoch_starts, start_after_warmup=True, settle_windows=SETTLE_WINDOWS[setup.kind])
     params = dict(setup.params, workers=config.workers, channels_last=config.channels_last, steps=steps,
                   warmup=warmup, drain_loader_steps=0)

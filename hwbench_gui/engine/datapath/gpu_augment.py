@@ -10,6 +10,11 @@ The training process does that work in a thread of its own, on its own CUDA stre
 batches ahead of the step (:class:`DevicePrefetch`), as DALI's pipeline does: the step's kernels and
 the next batch's decode then overlap, and the step waits only when the decode is the slower.
 
+:class:`DeviceNormalize` is the lighter variant: the workers still decode and crop, but stop at
+uint8 tensors, and the float conversion and normalisation run on the device (NVIDIA
+DeepLearningExamples' ``fast_collate``): less work per image in the workers and a quarter of the bytes
+through shared memory, pinning and PCIe.
+
 The crop boxes follow ``RandomResizedCrop``'s rule (area 8-100 % of the image, aspect ratio 3/4 to
 4/3, ten tries, then the centre crop of the clamped ratio). torch and torchvision are imported
 inside.
@@ -123,6 +128,30 @@ class DeviceDecodeAugment:
         return out, labels.to(self.device, non_blocking=True)
 
 
+class DeviceNormalize:
+    """Turns a loader batch of uint8 images (N, 3, H, W) into the step's normalised float batch on
+    ``device``: the copy moves bytes, the device does ``(x / 255 - mean) / std`` as one multiply-add."""
+
+    def __init__(self, device: Any, channels_last: bool):
+        import torch
+
+        self.device, self.channels_last = device, channels_last
+        std = torch.tensor(STD, device=device).view(1, 3, 1, 1)
+        self.scale = 1 / (255 * std)
+        self.shift = -torch.tensor(MEAN, device=device).view(1, 3, 1, 1) / std
+
+    def __call__(self, batch: tuple[Any, Any]) -> tuple[Any, Any]:
+        import torch
+
+        images, labels = batch
+        images = images.to(self.device, non_blocking=True)
+        if self.channels_last:  # the layout first, on uint8: the float batch is then written once, in NHWC
+            images = images.contiguous(memory_format=torch.channels_last)
+        out = images.float()  # keeps the layout; so do the in-place operations
+        out.mul_(self.scale).add_(self.shift)
+        return out, labels.to(self.device, non_blocking=True)
+
+
 #: Device batches the prefetch thread may hold ready.
 PREFETCH_DEPTH = 2
 
@@ -215,3 +244,9 @@ def device_decode(image_size: int) -> Callable[[Iterable, Any, bool], DevicePref
     device by :class:`DeviceDecodeAugment`, prefetched by :class:`DevicePrefetch`."""
     return lambda loader, device, channels_last: DevicePrefetch(
         loader, DeviceDecodeAugment(device, channels_last, image_size), device)
+
+
+def device_normalize(loader: Iterable, device: Any, channels_last: bool) -> DevicePrefetch:
+    """A ``LoaderOptions.on_device``: the loader's uint8 batches copied, converted and normalised on
+    the device by :class:`DeviceNormalize`, prefetched by :class:`DevicePrefetch`."""
+    return DevicePrefetch(loader, DeviceNormalize(device, channels_last), device)

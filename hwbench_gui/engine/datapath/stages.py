@@ -154,6 +154,15 @@ def train_transform(image_size: int) -> Any:
                        v2.ToDtype(torch.float32, scale=True), v2.Normalize(MEAN, STD)])
 
 
+def uint8_transform(image_size: int) -> Any:
+    """:func:`train_transform` up to the crop and flip, ending in a uint8 tensor: the float
+    conversion and normalisation are left to the device (``gpu_augment.DeviceNormalize``)."""
+    from torchvision.transforms import v2
+
+    return v2.Compose([v2.RandomResizedCrop(image_size, antialias=True), v2.RandomHorizontalFlip(),
+                       v2.PILToTensor()])
+
+
 class FileImages:
     """Map-style dataset over files: read (after ``read_delay_s``), PIL decode, ``transform``.
 

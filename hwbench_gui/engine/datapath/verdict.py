@@ -236,6 +236,9 @@ _HYPOTHESES = (
      lambda config, base: config.pin_memory != base.pin_memory),
     ("cpu_side", "decode and augmentation in the workers compete with the training process for memory bandwidth",
      "gpu_decode", lambda config, base: config.gpu_decode and not base.gpu_decode),
+    ("float_batches", "the workers' float conversion and normalisation (four times the bytes of uint8 through shared "
+     "memory, pinning and the copy)", "normalize_on_device",
+     lambda config, base: config.normalize_on_device and not base.normalize_on_device),
 )
 
 
@@ -255,7 +258,7 @@ def explain_loss(link_rates: dict[str, float | None], slowest_link: str, e2e: fl
     out["ruled_out"].extend(f"{link} ({_fmt(rate)} alone)" for link, rate in link_rates.items()
                             if link != slowest_link and rate is not None)
     for key, words, field_name, removes in _HYPOTHESES:
-        if key == "cpu_side" and ctx.device != "cuda":
+        if key in ("cpu_side", "float_batches") and ctx.device != "cuda":
             continue
         trials = [t for t in tried if t.rate is not None and base is not None
                   and changed_fields(t.config, base) == {field_name} and removes(t.config, base)]
@@ -436,7 +439,8 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
             advice.append(_advice("Nothing to gain in the data path", f"The input pipeline can deliver "
                                   f"{_fmt(feed)}; the model is the limit.", None, None, "stage rates measured here"))
 
-    if stage_bottleneck == "transfer" and not interfere and cuda:
+    tried_uint8 = any(t.config.normalize_on_device for t in tried if t.rate is not None)
+    if stage_bottleneck == "transfer" and not interfere and cuda and not tried_uint8:
         expected = _min_rate([r.get("storage"), r.get("cpu"), r["transfer"] * 4, r.get("compute")])
         advice.append(_advice("Copy uint8 images and normalise on the GPU",
                               "Float32 batches are 4× the bytes of uint8; convert and normalise after the copy.",
