@@ -13,7 +13,7 @@ import sys
 import pytest
 from recording import Recorder
 
-from hwbench_gui.engine.models.common import time_windows
+from hwbench_gui.engine.models.common import GPU_WINDOW_MIN_STEPS, time_windows
 from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.run import registry
 
@@ -89,10 +89,13 @@ def test_gpu_windows_fill_min_time_in_all():
     assert len(windows.step_s) == 5 * 200
 
 
-def test_gpu_windows_never_shrink_below_the_steps():
-    windows, _, _ = _windows(1.5, on_gpu=True)  # 10 steps already take 15 s
-    assert windows.window_steps == [10] * 5
-    assert sum(windows.window_s) == pytest.approx(75.0)
+def test_gpu_windows_of_slow_steps_fill_their_share_with_a_few_steps():
+    windows, steps, _ = _windows(0.8, on_gpu=True)  # the sizing window's 10 steps take 8 s
+    assert steps.calls[0][0] == 10
+    assert windows.window_steps == [3] * 5  # 2 s a window needs 2.5 steps: 3, not the sizing window's 10
+    assert sum(windows.window_s) == pytest.approx(12.0)
+    windows, _, _ = _windows(5.0, on_gpu=True)  # one step is longer than a window's share
+    assert windows.window_steps == [GPU_WINDOW_MIN_STEPS] * 5
 
 
 def test_gpu_window_rounds_up_to_reach_the_target():

@@ -70,6 +70,11 @@ CHANNELS_LAST_CHOICES = ("auto", "true", "false")
 #: Steps timed at batch 1 for the latency figures of an inference run (at most).
 LATENCY_STEPS_MAX = 100
 
+#: Least steps in a timed window on a GPU, where windows are sized by time: a model whose step takes
+#: most of a second (U-Net training in FP32) then times windows of its share of ``min_time_s``,
+#: not of ten steps (four times as long, and the suite with it).
+GPU_WINDOW_MIN_STEPS = 3
+
 
 def default_batch(spec: ModelSpec, device_kind: str) -> int:
     """The batch a run uses when none is given (``batch=0``): the model's GPU default on a GPU, that
@@ -108,7 +113,9 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
               minimum=0, maximum=1 << 16),
         Param("image_size", "int", spec.image_size, "Square image side in pixels.", minimum=32, maximum=4096,
               unit="px"),
-        Param("steps", "int", 10, "Timed steps per repeat (at least; on a GPU more, to fill min_time_s).",
+        Param("steps", "int", 10, "Timed steps per repeat on the CPU (or with min_time_s 0). On a GPU, the "
+              f"untimed window that sizes the timed ones: each then holds as many steps as fill its share of "
+              f"min_time_s (at least {GPU_WINDOW_MIN_STEPS}).",
               minimum=1, maximum=100000, decides_comparability=False),
         Param("repeats", "int", 5, "Timed windows; each gives one images/s sample (median and spread).",
               minimum=1, maximum=1000, decides_comparability=False),
@@ -266,7 +273,7 @@ class StepProgress:
             estimate = self.step_s()
             per_window = self.steps
             if estimate:
-                per_window = max(self.steps, math.ceil(self.min_time_s / self.repeats / estimate))
+                per_window = max(GPU_WINDOW_MIN_STEPS, math.ceil(self.min_time_s / self.repeats / estimate))
             timed_total = self.repeats * per_window
         sizing = self.steps if self.min_time_s > 0 else 0
         return (max(0, self.warmup - self.done["warm-up"]) + max(0, sizing - self.done["sizing"])
@@ -327,7 +334,8 @@ def time_windows(run_steps: RunSteps, params: dict[str, Any], reporter: Reporter
 
     On a GPU a first, untimed window of ``steps`` steps sizes the windows so that together they last
     at least ``min_time_s`` (a GPU holds its boost clock for about a second before its power limit
-    brings it down: a short run measures the boost, not what training gets). ``agree`` makes every
+    brings it down: a short run measures the boost, not what training gets), each of at least
+    :data:`GPU_WINDOW_MIN_STEPS` steps. ``agree`` makes every
     rank of a multi-GPU run use the same count (the largest). ``run_steps`` calls
     ``progress.step()`` after each step; this function tells ``progress`` the phase and window size.
     """
@@ -340,7 +348,7 @@ def time_windows(run_steps: RunSteps, params: dict[str, Any], reporter: Reporter
             progress.begin("sizing")
         seconds, _, _ = run_steps(steps)
         target = min_time_s / repeats
-        per_window = max(steps, math.ceil(steps * target / max(seconds, 1e-9)))
+        per_window = max(GPU_WINDOW_MIN_STEPS, math.ceil(steps * target / max(seconds, 1e-9)))
         out.calibration = {"steps": steps, "seconds": seconds, "target_window_s": target}
     if agree is not None:
         per_window = agree(per_window)
