@@ -1,5 +1,9 @@
 """What keeps the window responsive while a benchmark runs: the Demos tab builds one page at a time,
-as each is first shown, and the plots' axes repaint from a cache when their tab comes forward."""
+as each is first shown; the plots' axes repaint from a cache when their tab comes forward, and that
+cache outlives the tab being hidden; a tab built before it is shown is made ready for its first show
+one piece per event-loop turn; the Monitor draws the data gathered while it was hidden after the tab
+switch, not inside it. None of this is timed here (CI is a busy 2-core box): the tests count the
+work done where the stalls were measured (scripts/gui_stall.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtWidgets import QGraphicsItem
+import pytest
+from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from hwbench_gui.ui.context import AppContext
 
@@ -48,4 +53,123 @@ def test_the_plots_axes_repaint_from_a_cache(qtbot, qsettings, tmp_path):
     snake = win.tab_widget("Demos").page("Snake")
     assert all(_axes_cached(plot.getPlotItem()) for plot in snake.plots.plots())
     assert _axes_cached(win.tab_widget("Benchmarks").plot.getPlotItem())
+    win.close()
+
+
+@pytest.fixture
+def axis_paints(monkeypatch):
+    """Counts the pyqtgraph axes' paints (each one replays its ticks, labels and grid lines)."""
+    painted = []
+    original = pg.AxisItem.paint
+
+    def paint(self, *args):
+        painted.append(self)
+        return original(self, *args)
+
+    monkeypatch.setattr(pg.AxisItem, "paint", paint)
+    return painted
+
+
+def _shown_window(qtbot, qsettings):
+    from hwbench_gui.ui.app import build_window
+
+    win = build_window(qsettings, start_sampler=False)
+    qtbot.addWidget(win)
+    win.resize(1100, 700)
+    with qtbot.waitSignal(win.ready, timeout=10000):
+        win.show()
+    win.activateWindow()  # the cache was lost on the view's window (de)activation: the window must be active
+    qtbot.waitUntil(win.isActiveWindow, timeout=5000)
+    return win
+
+
+def _titles(win) -> list[str]:
+    return [win.tabs.tabText(i) for i in range(win.tabs.count())]
+
+
+def _settle(qtbot, ms: int = 200) -> None:
+    qtbot.wait(ms)
+    QApplication.processEvents()
+
+
+def test_the_axes_cache_outlives_the_tab_being_hidden(qtbot, qsettings, axis_paints):
+    """Showing a tab again draws its axes from their cache: no axis repaints (the Snake page's six did,
+    on every tab switch, because a view's window activation on show threw every cache away)."""
+    win = _shown_window(qtbot, qsettings)
+    titles = _titles(win)
+    win.tabs.setCurrentIndex(titles.index("Demos"))
+    _settle(qtbot, 500)
+    snake = win.tab_widget("Demos").page("Snake")
+    assert snake.plots.score_plot.isVisible() and axis_paints  # drawn once, into the caches
+    for _ in range(2):
+        win.tabs.setCurrentIndex(titles.index("Inventory"))
+        _settle(qtbot)
+        axis_paints.clear()
+        win.tabs.setCurrentIndex(titles.index("Demos"))
+        _settle(qtbot)
+        assert axis_paints == []
+    win.close()
+
+
+def test_a_tab_built_before_it_is_shown_is_made_ready_one_piece_per_turn(qtbot, qsettings, axis_paints, monkeypatch):
+    """Built while another tab is shown, the Demos tab is laid out, then each plot view rendered off screen
+    in a step of its own (never two views in one step, nothing drawn inside the build), so its first show
+    repaints no axis, as a later show would not."""
+    from hwbench_gui.ui import page_prep
+
+    steps_run = []
+    original_steps = page_prep.preparation_steps
+
+    def recorded_steps(page, size):
+        def recorded(step):
+            def run():
+                before = len(axis_paints)
+                step()
+                steps_run.append({id(axis.linkedView()) for axis in axis_paints[before:]})
+            return run
+        return [recorded(step) for step in original_steps(page, size)]
+
+    monkeypatch.setattr(page_prep, "preparation_steps", recorded_steps)
+    win = _shown_window(qtbot, qsettings)
+    titles = _titles(win)
+    assert win.tabs.currentIndex() == titles.index("Inventory")
+    demos = win.tab_widget("Demos")
+    assert axis_paints == [] and steps_run == []  # nothing laid out or drawn inside the build
+    views = demos.page("Snake").plots.plots()
+    qtbot.waitUntil(lambda: len(steps_run) == 1 + 2 * len(views), timeout=10000)
+    assert steps_run[0] == set()  # the layout step draws no plot
+    assert all(len(viewboxes) <= 1 for viewboxes in steps_run[1:])  # one plot per step at most
+    assert {id(view.getPlotItem().getViewBox()) for view in views} == set().union(*steps_run)
+
+    _settle(qtbot)
+    axis_paints.clear()
+    win.tabs.setCurrentIndex(titles.index("Demos"))
+    _settle(qtbot)
+    assert views[0].isVisible() and axis_paints == []
+    win.close()
+
+
+def test_the_monitor_draws_what_it_missed_after_the_tab_switch_not_in_it(qtbot, qsettings, monkeypatch):
+    """Neither the switch nor the 100 ms redraw timer draws the samples gathered while the tab was hidden:
+    the redraw comes REDRAW_AFTER_SHOW_MS later, in an event-loop turn of its own (the timer fired in step
+    with the stall script's tab switches and put the redraw and its repaint into the switch's turn)."""
+    from hwbench_gui.ui import monitor
+    from hwbench_gui.ui.monitor import tab as monitor_tab
+
+    monkeypatch.setattr(monitor_tab, "REDRAW_AFTER_SHOW_MS", 400)  # long enough to see the timer wait
+    win = _shown_window(qtbot, qsettings)
+    titles = _titles(win)
+    win.tabs.setCurrentIndex(titles.index("Monitor"))
+    tab = win.tab_widget("Monitor")
+    assert isinstance(tab, monitor.MonitorTab)
+    qtbot.waitUntil(lambda: tab.redraw_count >= 1, timeout=10000)
+    win.tabs.setCurrentIndex(titles.index("Inventory"))
+    shown = tab._sampler.latest()["timestamp"]
+    qtbot.waitUntil(lambda: tab._sampler.latest()["timestamp"] != shown, timeout=10000)  # a sample it missed
+    count = tab.redraw_count
+    win.tabs.setCurrentIndex(titles.index("Monitor"))
+    assert tab.isVisible() and tab.redraw_count == count  # not drawn inside the switch
+    qtbot.wait(250)  # the redraw timer (every 100 ms) fires meanwhile, and waits
+    assert tab.redraw_count == count
+    qtbot.waitUntil(lambda: tab.redraw_count == count + 1, timeout=5000)  # drawn in a later turn
     win.close()

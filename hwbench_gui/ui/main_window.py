@@ -1,9 +1,10 @@
 """The main window: a tab per area, menus, status bar, remembered geometry, theme.
 
 Tabs are built the first time they are shown: each tab module is imported then, so the window
-appears before pyqtgraph or a tab's heavier dependencies load. The window owns every tab, the
-shared telemetry sampler and every worker thread (``context.workers``), and stops them all in
-``closeEvent``.
+appears before pyqtgraph or a tab's heavier dependencies load; a tab built before it is shown (by
+:meth:`MainWindow.tab_widget`) is made ready for its first show while the window is idle
+(:mod:`.page_prep`). The window owns every tab, the shared telemetry sampler and every worker
+thread (``context.workers``), and stops them all in ``closeEvent``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.page_prep import prepare_in_steps
 from hwbench_gui.ui.theme import THEMES, apply_theme
 
 log = logging.getLogger(__name__)
@@ -85,6 +87,9 @@ class _LazyTab(QWidget):
             self.widget.setAlignment(Qt.AlignCenter)
             self.widget.setWordWrap(True)
         self._layout.addWidget(self.widget)
+        stack = self.parentWidget()
+        if stack is not None and not self.isVisible():  # built before it is shown: get it ready while idle
+            prepare_in_steps(self, lambda: stack.contentsRect().size())
         return self.widget
 
     def shutdown(self) -> None:

@@ -3,7 +3,7 @@ processes (:mod:`hwbench_gui.engine.telemetry.processes`)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -23,6 +23,8 @@ from hwbench_gui.ui.workers import Worker, WorkerPool, create_worker
 PROCESS_REFRESH_S = 2.0
 #: Host processes listed.
 TOP_PROCESSES = 8
+#: How long after it is asked for a host process scan starts (see ``update_host_processes``).
+SCAN_DELAY_MS = 150
 
 
 def _scan_processes(_control, top: TopProcesses, limit: int) -> list:
@@ -86,16 +88,20 @@ class ProcessTables(QSplitter):
     def update_host_processes(self) -> None:
         """Refill the host process table from one engine sample, taken on a worker thread when the
         tables have a pool: reading every process takes tens of milliseconds on a busy machine, a
-        stall the window would show. One scan at a time; a call during a scan is dropped."""
+        stall the window would show. One scan at a time; a call during a scan is dropped.
+
+        The scan starts :data:`SCAN_DELAY_MS` after the call: the Monitor asks for it as it redraws,
+        and a scan running beside that repaint (its Python holds the GIL, and while a benchmark runs it
+        wants the one core left to the window too) added its 20 ms to the repaint's stall."""
         if self._workers is None:
             self._fill_host_table(self._top.sample(TOP_PROCESSES))
             return
         if self._scan is not None:
             return
-        self._scan = create_worker(_scan_processes, self._top, TOP_PROCESSES)
-        self._scan.returned.connect(self._fill_host_table)
-        self._scan.finished.connect(self._scan_finished)
-        self._workers.start(self._scan)
+        scan = self._scan = create_worker(_scan_processes, self._top, TOP_PROCESSES)
+        scan.returned.connect(self._fill_host_table)
+        scan.finished.connect(self._scan_finished)
+        QTimer.singleShot(SCAN_DELAY_MS, self, lambda: self._workers.start(scan))
 
     def _scan_finished(self) -> None:
         self._scan = None

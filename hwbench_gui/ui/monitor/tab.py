@@ -24,6 +24,8 @@ from hwbench_gui.ui.monitor.plots import PlotGrid
 from hwbench_gui.ui.monitor.processes import PROCESS_REFRESH_S, ProcessTables
 
 REDRAW_MS = 100
+#: Delay of the redraw when the tab is shown (see :meth:`MonitorTab.showEvent`).
+REDRAW_AFTER_SHOW_MS = 10
 #: How often the GPU process table is refreshed.
 GPU_TABLE_REFRESH_S = 1.0
 
@@ -46,6 +48,7 @@ class MonitorTab(QWidget):
         self._recorded: tuple[np.ndarray, dict[str, np.ndarray]] | None = None
         self._recorded_path: Path | None = None
         self.redraw_count = 0
+        self._drawing_after_show = False
 
         self.controls = MonitorControls(self._sampler.interval_s)
         self.controls.window_changed.connect(self._on_window_changed)
@@ -88,7 +91,7 @@ class MonitorTab(QWidget):
         self._build_plots(self._sampler.metric_names(), self._sampler.gpu_unavailable_reason)
         self._timer = QTimer(self)
         self._timer.setInterval(REDRAW_MS)
-        self._timer.timeout.connect(self.redraw)
+        self._timer.timeout.connect(self._on_redraw_timer)
         self._timer.start()
 
     @property
@@ -112,8 +115,21 @@ class MonitorTab(QWidget):
     # -- drawing -----------------------------------------------------------------------------
     def showEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
-        self._last_ts = None  # draw the history gathered while hidden at once
+        # Draw the history gathered while hidden at once, but in a later event-loop turn: the tab comes
+        # forward with the plots as they were (their axes from the cache), and the new data and its
+        # repaint are turns of their own, not added to the tab switch's. Until then the redraw timer
+        # waits too. (A 0 ms timer would be a posted event, delivered with the switch's repaint.)
+        self._drawing_after_show = True
+        QTimer.singleShot(REDRAW_AFTER_SHOW_MS, self, self._redraw_after_show)
+
+    def _redraw_after_show(self) -> None:
+        self._drawing_after_show = False
+        self._last_ts = None
         self.redraw()
+
+    def _on_redraw_timer(self) -> None:
+        if not self._drawing_after_show:
+            self.redraw()
 
     def redraw(self) -> bool:
         """Redraw from the sampler if a new sample arrived (timer slot). Returns whether it drew."""
