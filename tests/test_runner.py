@@ -122,6 +122,20 @@ def test_ok_run_writes_document_with_stats(tmp_path):
     assert_all_gone(recorder.pids)
 
 
+def test_a_slow_teardown_after_the_result_is_waited_for(tmp_path, monkeypatch):
+    """A child that takes seconds to end after its result (loader workers, pinned memory) is not
+    killed for it; one that takes longer than the grace is, and its document says so."""
+    result, recorder = run("test.slow_exit", tmp_path, params={"exit_s": 3.0})
+    assert result.status == "ok" and result.document["exit_code"] == 0
+    assert not any("did not exit" in w or "after reporting" in w for w in result.document["warnings"])
+    assert result.document["duration_s"] >= 3.0
+    monkeypatch.setattr(runner, "EXIT_GRACE_S", 0.5)
+    result, recorder = run("test.slow_exit", tmp_path, params={"exit_s": 30.0})
+    assert result.status == "ok"
+    assert "the worker closed its output but did not exit; it was killed" in result.document["warnings"]
+    assert_all_gone(recorder.pids)
+
+
 def test_params_are_resolved_and_passed_to_the_child(tmp_path):
     result, _ = run("test.params", tmp_path, params={"mode": "b"}, save=False)
     assert result.status == "ok", result.document["reason"]

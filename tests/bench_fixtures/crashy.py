@@ -33,6 +33,21 @@ def _ok(params, reporter):
     )
 
 
+def _slow_exit(params, reporter):
+    """Reports its result, then takes ``exit_s`` to end with its output closed: as the kernel does
+    when it closes a process's files first and then frees gigabytes of pinned memory."""
+    import threading
+
+    def teardown():
+        time.sleep(0.5)  # the result is written and the protocol stream closed
+        os.close(1)
+        os.close(2)
+        time.sleep(params["exit_s"])
+
+    threading.Thread(target=teardown, daemon=False).start()
+    return _ok({"samples": [1, 2, 3], "scale": 1.0}, reporter)
+
+
 def _segfault(params, reporter):
     reporter.log("about to segfault")
     os.kill(os.getpid(), signal.SIGSEGV)
@@ -138,6 +153,8 @@ BENCHMARKS = [
         Param("samples", "int_list", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "the samples to return"),
         Param("scale", "float", 1.0, "multiplies every sample", minimum=0.0, maximum=100.0),
     ]),
+    _b("test.slow_exit", _slow_exit, "takes exit_s to end after its result", [
+        Param("exit_s", "float", 3.0, "seconds from the result to the end", minimum=0.0, maximum=60.0)]),
     _b("test.segfault", _segfault, "segfaults"),
     _b("test.sigkill", _sigkill, "is SIGKILLed"),
     _b("test.hang", _hang, "hangs past its timeout, ignoring SIGTERM", default_timeout_s=1.5),
