@@ -574,3 +574,23 @@ def test_batch_stream_records_the_wait_at_each_new_epoch():
     assert [stream.next() for _ in range(7)] == [1, 2, 3, 1, 2, 3, 1]
     assert stream.epoch == 2 and len(stream.epoch_start_waits_s) == 2
     assert all(w >= 0 for w in stream.epoch_start_waits_s)
+
+
+def test_a_slow_first_window_moves_the_mean_not_the_rate_the_verdict_uses():
+    """The H200 default run of 2026-12-04: windows of 28 steps at 1,547, 2,286 and 2,274 images/s (the
+    first slowed by the loader's start); the stage rate is the median, as the document's headline is,
+    and the all-windows rate is kept beside it."""
+    from hwbench_gui.engine.datapath.stages import timed_run_stage
+    from hwbench_gui.engine.models.common import TimedRun
+
+    rates = [1546.88, 2285.79, 2274.20]
+    window_s = [28 * 128 / r for r in rates]
+    run = TimedRun(batch=128, steps=84, total_s=sum(window_s), step_s=[], window_s=window_s, window_steps=[28] * 3)
+    stage = timed_run_stage("end_to_end", run, "method")
+    assert stage.rate == pytest.approx(2274.20)
+    assert stage.extra["total_images_per_s"] == pytest.approx(84 * 128 / sum(window_s))
+    assert stage.extra["total_images_per_s"] == pytest.approx(1969.0, abs=1.0)
+    verdict = analyze(_rates(cpu_n=2744.0, compute=2342.0, end_to_end=stage.rate), _ctx(workers=15),
+                      data_wait_fraction=0.003, tried=[_tried("workers_14", 2281.0, workers=14)],
+                      base=replace(BASE, workers=15))
+    assert verdict.bottleneck == "compute" and verdict.causes == [] and verdict.loss == {}

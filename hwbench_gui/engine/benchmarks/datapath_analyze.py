@@ -279,7 +279,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         f"on a random batch made once on the device: no loader, no copy. {params['warmup']} warm-up steps, then "
         "untimed windows until two in a row agree within 4 % (as end to end), then "
         f"{params['repeats']} timed windows of {compute_run.window_steps[0] if compute_run.window_steps else '?'} "
-        f"steps; images/s = images / timed wall time (samples: each window's). {method_common}")
+        f"steps; images/s = the median of the windows' images/s (each: images / its wall time). {method_common}")
 
     sub = _PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
     sub.progress(0.0, f"end-to-end: loader with {workers} workers feeding the training step")
@@ -308,7 +308,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         f"cache when they fit (they were just read). {params['warmup']} warm-up steps on a synthetic batch, then the "
         f"loader starts and its first {max(1, workers) + 2} steps (the start from empty) are untimed; "
         f"{params['repeats']} timed windows of {e2e_steps} steps; data wait = time the step spent in next(loader); "
-        "samples: each window's images/s. Every what-if configuration is measured the same way.")
+        "images/s = the median of the windows' images/s (one window slowed by a start-up transient moves the mean, "
+        "not the median of three). Every what-if configuration is measured the same way.")
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
     refill_fraction = _epoch_refill(e2e_run, results["end_to_end"].extra)
     costs = list(e2e_run.extra.get("epoch_start_cost_s") or [])
@@ -347,7 +348,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         results.update(what_ifs)
         rates.update({key: result.rate for key, result in what_ifs.items()})
 
-    e2e_rate = e2e_run.images_per_s()
+    e2e_rate = results["end_to_end"].rate  # the headline: the median of its timed windows
     sub = _PhaseReporter(reporter, _PHASES["tryouts"], _PHASES["verdict"])
     tried = e2e_mod.try_configs(base, e2e_rate, setup, params["budget_s"], e2e_steps, reporter, sub.progress)
 
@@ -501,8 +502,9 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
     e2e = results["end_to_end"]
     method = (f"Each stage of the input pipeline measured alone in images/s, then the model benchmark's training "
               f"step fed by the real loader in steady state, with this run's default configuration (the headline: "
-              f"images / timed wall time); then each cheap change of the loader and model settings measured end to "
-              f"end the same way within budget_s, and the best configuration found. Dataset: {dataset.describe()}. "
+              f"the median of its timed windows' images/s); then each cheap change of the loader and model settings "
+              f"measured end to end the same way within budget_s, and the best configuration found. Dataset: "
+              f"{dataset.describe()}. "
               "Stage methods are in details.stages; the verdict compares end-to-end with the slowest link of "
               "storage → decode/augment → copy → compute (interference when end-to-end is below "
               f"70 % of it). Allocator: {e2e_details.get('allocator')}.")

@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from hwbench_gui.engine.datapath import gpu_augment
 from hwbench_gui.engine.datapath.sampler import PassesSampler, passes_for
-from hwbench_gui.engine.datapath.stages import FileImages, train_transform, uint8_transform
+from hwbench_gui.engine.datapath.stages import FileImages, train_transform, uint8_transform, window_median
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried, candidates, combined
 from hwbench_gui.engine.models.data import LoaderOptions
 from hwbench_gui.engine.spec.benchmark import Reporter
@@ -132,8 +132,9 @@ def try_configs(base: LoaderConfig, base_rate: float, setup: Setup, budget_s: fl
         seconds = time.perf_counter() - t0
         longest = max(longest, seconds)
         wait = run.data_wait_s / run.total_s if run.total_s else None
-        tried.append(Tried(key, config, run.images_per_s(), run.window_rates(), seconds, data_wait_fraction=wait))
-        reporter.log(f"what-if {key} ({config.describe()}): {run.images_per_s():,.0f} images/s in {seconds:.0f} s")
+        rate = window_median(run)
+        tried.append(Tried(key, config, rate, run.window_rates(), seconds, data_wait_fraction=wait))
+        reporter.log(f"what-if {key} ({config.describe()}): {rate:,.0f} images/s in {seconds:.0f} s")
 
     for key, config in singles:
         one(key, config, SINGLES_SHARE * budget_s)
