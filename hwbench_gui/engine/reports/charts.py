@@ -30,6 +30,7 @@ from typing import Any, Sequence
 # Figure objects without pyplot: no GUI backend is chosen or needed, and nothing global changes.
 from matplotlib.figure import Figure
 
+from hwbench_gui.engine.models.common import MODELS
 from hwbench_gui.engine.reports.compare import Comparison, Side
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
@@ -110,8 +111,19 @@ def _is_model(doc: dict[str, Any]) -> bool:
 
 
 def _model_name(doc: dict[str, Any]) -> str:
+    """The model alone ("ResNet-50"): every chart adds the mode itself, so the benchmark's title
+    ("ResNet-50 training / inference") would name both modes on each bar."""
     bench = doc.get("benchmark") or {}
-    return str(bench.get("title") or bench.get("id", "").removeprefix("model."))
+    key = str(bench.get("id", "")).removeprefix("model.")
+    spec = MODELS.get(key)
+    if spec is not None:
+        return spec.title
+    return str(bench.get("title") or key).removesuffix(" training / inference")
+
+
+def _mode_word(doc: dict[str, Any]) -> str:
+    mode = _p(doc, "mode", "")
+    return {"train": "training", "infer": "inference"}.get(mode, str(mode))
 
 
 def _p(doc: dict[str, Any], key: str, default: Any = None) -> Any:
@@ -149,7 +161,8 @@ def _grouped_bars(ax, groups: list[str], series: dict[str, dict[str, float]], yl
         ax.bar_label(bars, labels=[value_format.format(v) for _, v in present], fontsize=7, padding=1)
     # Wrapped, not rotated and cut: a group's whole name stays readable under its bars.
     per_group = max(10, int(90 / max(len(groups), 1)))
-    ax.set_xticks(range(len(groups)), [_short(g, per_group) for g in groups], fontsize=8 if len(groups) <= 6 else 7)
+    ax.set_xticks(range(len(groups)), [_short(g, per_group, lines=4) for g in groups],
+                  fontsize=8 if len(groups) <= 6 else 7)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
@@ -253,7 +266,7 @@ def throughput_chart(sides: Sequence[Side]) -> Chart | None:
         for doc in _ok(side.docs):
             if not _is_model(doc) or int(_p(doc, "gpus", 1) or 1) != 1:
                 continue
-            group = f"{_model_name(doc)} {_p(doc, 'mode', '')}".strip()
+            group = f"{_model_name(doc)} {_mode_word(doc)}".strip()
             hue = _hue(side, sides, _p(doc, "framework"), precision_of(doc))
             if group not in groups:
                 groups.append(group)
