@@ -136,6 +136,13 @@ def test_a_slow_teardown_after_the_result_is_waited_for(tmp_path, monkeypatch):
     assert_all_gone(recorder.pids)
 
 
+def test_a_benchmark_adds_notes_from_its_runs_telemetry(tmp_path):
+    result, _ = run("test.noted", tmp_path)
+    assert result.status == "ok"
+    warnings = result.document["warnings"]
+    assert "note: cpu (fixture), telemetry" in warnings or any(w.startswith("busy machine") for w in warnings)
+
+
 def test_params_are_resolved_and_passed_to_the_child(tmp_path):
     result, _ = run("test.params", tmp_path, params={"mode": "b"}, save=False)
     assert result.status == "ok", result.document["reason"]

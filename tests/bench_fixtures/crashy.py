@@ -153,6 +153,11 @@ BENCHMARKS = [
         Param("samples", "int_list", [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "the samples to return"),
         Param("scale", "float", 1.0, "multiplies every sample", minimum=0.0, maximum=100.0),
     ]),
+    _b("test.noted", _ok, "completes; its declaration adds a note from the run's telemetry", [
+        Param("samples", "int_list", [1, 2, 3], "the samples to return"),
+        Param("scale", "float", 1.0, "multiplies every sample", minimum=0.0, maximum=100.0)],
+       telemetry_notes=lambda params, outcome, telemetry: [
+           f"note: {outcome['device']}, {'telemetry' if 'interval_s' in telemetry else 'none'}"]),
     _b("test.slow_exit", _slow_exit, "takes exit_s to end after its result", [
         Param("exit_s", "float", 3.0, "seconds from the result to the end", minimum=0.0, maximum=60.0)]),
     _b("test.segfault", _segfault, "segfaults"),

@@ -14,6 +14,7 @@ from hwbench_gui.engine.models.common import (
     ModelSpec,
     build_outcome,
     default_batch,
+    gpu_idle_notes,
     model_params,
     resolve_channels_last,
 )
@@ -118,6 +119,7 @@ def _benchmark(spec: ModelSpec) -> Benchmark:
         version="1",
         availability=_availability,
         default_timeout_s=1800.0,
+        telemetry_notes=gpu_idle_notes,
     )
 
 

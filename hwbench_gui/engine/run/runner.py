@@ -312,6 +312,9 @@ class _Run:
                 if noise.get("busy"):
                     self.warnings.append("busy machine: " + "; ".join(noise.get("reasons") or []) +
                                          " (figures may be low and spread wide)")
+                elif self.bench.telemetry_notes is not None and self.outcome is not None and self.telemetry_result[0]:
+                    self.warnings.extend(self.bench.telemetry_notes(self.params, self.outcome,
+                                                                    self.telemetry_result[0]))
             self.telemetry.close()
 
     def build_document(self, started_at) -> dict[str, Any]:

@@ -225,6 +225,9 @@ class Benchmark:
     needs: frozenset[str] = frozenset()
     availability: Callable[[], str | None] | None = None
     default_timeout_s: float = 600.0
+    #: ``notes(params, outcome, telemetry)``: warnings the run's timed-phase telemetry implies for this
+    #: benchmark's figure (the runner adds them to the document), e.g. a GPU left idle by the CPU.
+    telemetry_notes: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], list[str]] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
