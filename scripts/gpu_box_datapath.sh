@@ -4,8 +4,8 @@
 # loader-fed ResNet-50 BF16 training with 15 workers, then its own advice tried end to end within
 # its 180 s budget), then a summary of each run: stages, verdict, the what-ifs with their measured
 # rates, the best configuration found (overall, with decode in the workers, with decode on the GPU)
-# and the epoch-start cost. About 7 minutes for the first run on a fresh box (it generates the 16,384 JPEGs),
-# less for later ones:
+# and the epoch-start cost. About 10 minutes for the first run on a fresh box (608 s on an H200 on 2026-12-04,
+# with the 16,384 JPEGs generated), less for later ones:
 #   bash scripts/gpu_box_datapath.sh [RUNS [DEADLINE_S [MIN_LEFT_S]]]   (default: 3 runs; none started after 1500 s
 #                                                              or with less than 240 s left)
 # PARAMS adds parameters to every run (e.g. PARAMS="-p budget_s=10": the same defaults with less time for the
