@@ -119,8 +119,7 @@ def test_h200_datapath_default_run_is_steady_and_its_best_found_is_measured():
     """scripts/gpu_box_datapath.sh, the analyzer with its defaults on the H200 box (16 cores): the
     default configuration (15 workers, ResNet-50 BF16 NCHW, batch 128) in steady state, its advice
     tried end to end within the 180 s budget, and the best configuration found."""
-    from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried, best
-    from hwbench_gui.engine.datapath.verdict import Context, analyze
+    from hwbench_gui.engine.datapath.tryouts import best
 
     (doc,) = _h200_docs("2026-12-03T18-40-55_datapath.analyze_*.json")
     details = doc["details"]
@@ -147,16 +146,7 @@ def test_h200_datapath_default_run_is_steady_and_its_best_found_is_measured():
     assert "decode_jpeg(jpegs, device='cuda')" in found["code"] and "channels_last" in found["code"]
     assert doc["figure"]["value"] < doc["figures"]["best_found"]["value"]  # the headline stays the default's
     # The stored verdict and best found follow from the stored numbers.
-    base = LoaderConfig(**details["base_config"])
-    tried = [Tried(t["key"], LoaderConfig(**t["config"]), t["rate_images_per_s"], t["samples"], t["seconds"],
-                   t["reason"], t["data_wait_fraction"]) for t in details["tried"]]
-    c = details["context"]
-    ctx = Context(device="cuda", workers=c["workers"], cpus=c["cpus"], batch=c["batch"],
-                  images=details["dataset"]["images"], dataset_bytes=details["dataset"]["bytes"],
-                  available_ram_bytes=c["available_ram_bytes"], precision=doc["precision"], channels_last=False,
-                  model=c["model"], image_size=c["image_size"], stored_width_px=500, stored_height_px=375)
-    again = analyze(rates, ctx, data_wait_fraction=details["data_wait_fraction"], tried=tried, base=base,
-                    epoch_start=start)
+    again, base, tried = _reanalyze(doc, rates)
     assert again.bottleneck == details["bottleneck"] and again.loss == {} and again.causes == []
     assert [a.action for a in again.advice][:2] == [a["action"] for a in details["advice"]][:2]
     assert best(rates["end_to_end"], base, tried).key == found["key"] == "combined_gpu_decode"
@@ -171,9 +161,6 @@ def test_h200_datapath_default_run_with_the_uint8_what_if():
     against 2,286 and 2,274): the analyzer recorded the mean (1,969) and named four causes; the median,
     which the document's headline already was, names none. Re-derived here with today's rule."""
     from statistics import median
-
-    from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
-    from hwbench_gui.engine.datapath.verdict import Context, analyze
 
     doc = json.loads((FIXTURES / "h200_datapath_2026-12-04.json").read_text())
     details = doc["details"]
@@ -193,18 +180,29 @@ def test_h200_datapath_default_run_with_the_uint8_what_if():
     assert found["gpu_decode"]["rate_images_per_s"] >= 0.9 * rates["compute_channels_last"]
     compile(cpu["code"], "best_found", "exec")
     assert "v2.PILToTensor()" in cpu["code"] and "(images - mean) / std" in cpu["code"]
-    base = LoaderConfig(**details["base_config"])
-    tried = [Tried(t["key"], LoaderConfig(**t["config"]), t["rate_images_per_s"], t["samples"], t["seconds"],
-                   t["reason"], t["data_wait_fraction"]) for t in details["tried"]]
+    again, _, tried = _reanalyze(doc, rates)
     # What the what-ifs measured, as their medians (today's rule): uint8 alone +3 %, with channels-last ×1.7.
     uint8 = next(t for t in tried if t.key == "normalize_on_device")
     assert median(uint8.samples) == pytest.approx(2342, abs=1)
+    assert again.bottleneck == "compute" and again.loss == {} and again.causes == []
+    assert len(details["causes"]) == 4  # what the mean named at the time
+
+
+def _reanalyze(doc, rates):
+    """(verdict, base configuration, what-ifs) of a recorded data-path document, analysed again from
+    ``rates`` and its stored what-ifs with today's rules."""
+    from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
+    from hwbench_gui.engine.datapath.verdict import Context, analyze
+
+    details = doc["details"]
+    base = LoaderConfig(**details["base_config"])
+    tried = [Tried(t["key"], LoaderConfig(**t["config"]), t["rate_images_per_s"], t["samples"], t["seconds"],
+                   t["reason"], t["data_wait_fraction"]) for t in details["tried"]]
     c = details["context"]
     ctx = Context(device="cuda", workers=c["workers"], cpus=c["cpus"], batch=c["batch"],
                   images=details["dataset"]["images"], dataset_bytes=details["dataset"]["bytes"],
                   available_ram_bytes=c["available_ram_bytes"], precision=doc["precision"], channels_last=False,
                   model=c["model"], image_size=c["image_size"], stored_width_px=500, stored_height_px=375)
-    again = analyze(rates, ctx, data_wait_fraction=details["data_wait_fraction"], tried=tried, base=base,
-                    epoch_start=details["epoch_start"])
-    assert again.bottleneck == "compute" and again.loss == {} and again.causes == []
-    assert len(details["causes"]) == 4  # what the mean named at the time
+    verdict = analyze(rates, ctx, data_wait_fraction=details["data_wait_fraction"], tried=tried, base=base,
+                      epoch_start=details["epoch_start"])
+    return verdict, base, tried
