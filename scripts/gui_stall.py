@@ -6,7 +6,9 @@ plots when shown). The stall is the largest tick gap minus the timer interval.
 
 Each stall over 50 ms is listed with what the GUI thread did in it: its CPU time (the window's own
 work) and, on Linux, the time it was ready to run but waited for a core (a machine too busy to give
-the window one: not the window's code). A tab's first show since the script built it is marked.
+the window one: not the window's code). A tab's first show since the script built it is marked; the
+time is since the benchmark was queued (the run's end, with its result document and row, is a stall
+of its own).
 
     QT_QPA_PLATFORM=offscreen python scripts/gui_stall.py [--switch-tabs] [--bench host.membw] [--param NAME=VALUE]
         [--size 1280x696]
@@ -60,7 +62,7 @@ def main() -> int:
                 title = window.tabs.tabText(window.tabs.currentIndex())
                 stall_cpu_ms.append(1e3 * (cpu - last[1]))
                 wait_text = f", {1e3 * (waited - last[2]):.0f} ms waiting for a core" if waited is not None else ""
-                print(f"  stall {1e3 * (now - last[0]):.0f} ms on tab {title}"
+                print(f"  stall {1e3 * (now - last[0]):.0f} ms at {now - begin['at']:.1f} s on tab {title}"
                       f"{' (first show)' if title not in shown else ''}: GUI thread {stall_cpu_ms[-1]:.0f} ms CPU"
                       + wait_text)
         shown.add(window.tabs.tabText(window.tabs.currentIndex()))
