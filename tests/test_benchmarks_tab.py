@@ -252,7 +252,8 @@ def test_unwritable_results_folder_is_said_and_the_result_can_be_saved_elsewhere
     tab.show()
     try:
         tab.enqueue("test.ok", {"samples": [1, 2, 3], "scale": 1.0})
-        assert tab.folder_warning.isVisible() and "a-file" in tab.folder_warning.text()
+        qtbot.waitUntil(tab.folder_warning.isVisible, timeout=10000)  # probed on a worker thread
+        assert "a-file" in tab.folder_warning.text()
         _wait_idle(qtbot, tab)
         assert "NOT SAVED" in tab.run_status.text()
         row = _last_row(tab)

@@ -173,3 +173,34 @@ def test_the_monitor_draws_what_it_missed_after_the_tab_switch_not_in_it(qtbot, 
     assert tab.redraw_count == count
     qtbot.waitUntil(lambda: tab.redraw_count == count + 1, timeout=5000)  # drawn in a later turn
     win.close()
+
+
+def test_queuing_a_run_probes_the_results_folder_off_the_gui_thread(qtbot, qsettings, tmp_path, monkeypatch,
+                                                                   fixture_benchmarks):
+    """The probe writes and fsyncs a file (100-200 ms of a frozen window on this VM's disk, at every run's
+    start); it runs on a worker thread, and its warning still shows."""
+    import threading
+
+    from hwbench_gui.engine.results import store
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+
+    probed_on = []
+    original = store.check_writable
+
+    def check_writable(directory=None):
+        probed_on.append(threading.current_thread())
+        return original(directory)
+
+    monkeypatch.setattr(store, "check_writable", check_writable)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    context = AppContext(settings=qsettings, results_dir=blocker / "results")
+    tab = BenchmarksTab(context)
+    qtbot.addWidget(tab)
+    tab.show()
+    tab.enqueue("test.ok", {"samples": [1, 2, 3], "scale": 1.0})
+    qtbot.waitUntil(lambda: tab.folder_warning.isVisible() and not tab.is_running(), timeout=20000)
+    assert probed_on and threading.main_thread() not in probed_on
+    assert "a-file" in tab.folder_warning.text()
+    tab.shutdown()
+    assert not context.workers.shutdown(timeout_s=10)

@@ -37,6 +37,7 @@ from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.elided_label import ElidedLabel
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.theme import ERROR_COLOR, WARNING_COLOR
+from hwbench_gui.ui.workers import create_worker
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class RunPanel(QWidget):
         self.context = context
         self._current: Benchmark | None = None
         self._form: ParamForm | None = None
+        self._folder_probe = None  # the last results-folder probe's worker (kept until it reports)
         self._tf_note_cache: dict[str, str | None] = {}
         #: The clock for a run's elapsed time (tests replace it).
         self.clock = time.monotonic
@@ -194,6 +196,20 @@ class RunPanel(QWidget):
         from hwbench_gui.engine.results.store import check_writable
 
         problem = check_writable(self.context.results_dir)
+        self._show_folder_problem(problem)
+        return problem
+
+    def check_results_folder_in_background(self) -> None:
+        """As :meth:`check_results_folder`, on a worker thread: the probe writes and fsyncs a file,
+        100-200 ms on a slow disk that queuing a run spent with the window frozen."""
+        from hwbench_gui.engine.results.store import check_writable
+
+        worker = self._folder_probe = create_worker(lambda _control, folder: check_writable(folder),
+                                                    self.context.results_dir)
+        worker.returned.connect(self._show_folder_problem)
+        self.context.workers.start(worker)
+
+    def _show_folder_problem(self, problem: str | None) -> None:
         if problem is None:
             self.folder_warning.hide()
         else:
@@ -201,7 +217,6 @@ class RunPanel(QWidget):
                                         "stays in the Results table, where “Save as…” writes it elsewhere.")
             self.folder_warning.show()
             self.log.appendPlainText(f"warning: {problem}")
-        return problem
 
     def cancel_current(self) -> None:
         if self.runner.cancel():

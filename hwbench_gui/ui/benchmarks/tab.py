@@ -140,7 +140,7 @@ class BenchmarksTab(QWidget):
         self.run_panel.enqueue_current()
 
     def enqueue(self, bench_id: str, params: dict[str, Any]) -> None:
-        self.check_results_folder()
+        self.run_panel.check_results_folder_in_background()
         self.queue.add(bench_id, params)
         self._start_next()
 
@@ -158,7 +158,7 @@ class BenchmarksTab(QWidget):
     def enqueue_suite(self, name: str, resume: bool = False) -> int:
         """Queue every run of suite ``name`` that can run here (with ``resume``, those without an ok result
         from this machine in the results folder); the log lists once why the others were left out."""
-        self.check_results_folder()
+        self.run_panel.check_results_folder_in_background()
         plan = plan_suite(name, results_dir=self.context.results_dir, resume=resume)
         queued = []
         for run in plan.to_run:
