@@ -86,18 +86,22 @@ def crop_box(width: int, height: int, rng: random.Random) -> tuple[float, float,
     return float(x), float(y), float(x + w), float(y + h)
 
 
+def normalise_uint8(device: Any) -> tuple[Any, Any]:
+    """(scale, shift) on ``device`` that turn uint8 pixels x into ``(x / 255 - mean) / std`` as one
+    multiply-add, ImageNet's mean and std per channel, shaped (1, 3, 1, 1)."""
+    import torch
+
+    std = torch.tensor(STD, device=device).view(1, 3, 1, 1)
+    return 1 / (255 * std), -torch.tensor(MEAN, device=device).view(1, 3, 1, 1) / std
+
+
 class DeviceDecodeAugment:
     """Turns a loader batch of encoded JPEGs into the step's normalised float batch on ``device``."""
 
     def __init__(self, device: Any, channels_last: bool, image_size: int, seed: int = 0):
-        import torch
-
         self.device, self.channels_last, self.size = device, channels_last, image_size
         self.rng = random.Random(seed)
-        std = torch.tensor(STD, device=device).view(1, 3, 1, 1)
-        # normalise((x / 255 - mean) / std) as one multiply-add
-        self.scale = 1 / (255 * std)
-        self.shift = -torch.tensor(MEAN, device=device).view(1, 3, 1, 1) / std
+        self.scale, self.shift = normalise_uint8(device)
 
     def __call__(self, batch: tuple[Any, Any, Any]) -> tuple[Any, Any]:
         import torch
@@ -133,12 +137,8 @@ class DeviceNormalize:
     ``device``: the copy moves bytes, the device does ``(x / 255 - mean) / std`` as one multiply-add."""
 
     def __init__(self, device: Any, channels_last: bool):
-        import torch
-
         self.device, self.channels_last = device, channels_last
-        std = torch.tensor(STD, device=device).view(1, 3, 1, 1)
-        self.scale = 1 / (255 * std)
-        self.shift = -torch.tensor(MEAN, device=device).view(1, 3, 1, 1) / std
+        self.scale, self.shift = normalise_uint8(device)
 
     def __call__(self, batch: tuple[Any, Any]) -> tuple[Any, Any]:
         import torch

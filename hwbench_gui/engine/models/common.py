@@ -144,8 +144,8 @@ def model_params(spec: ModelSpec) -> tuple[Param, ...]:
     )
 
 
-#: Below this mean GPU utilisation in the timed phase, a one-GPU run on synthetic data (nothing to
-#: wait for but the CPU) is said to be held back by the CPU side of the step.
+#: Below this mean GPU utilisation in the timed phase (over its GPUs), a run on synthetic data (nothing
+#: to wait for but the CPU) is said to be held back by the CPU side of the step.
 GPU_IDLE_NOTE_BELOW_PERCENT = 90.0
 
 
