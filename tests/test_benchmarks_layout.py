@@ -25,7 +25,7 @@ def _maximize(win, screen) -> None:
 
 
 def _window(qtbot, qsettings, screen):
-    win = build_window(qsettings, start_sampler=False)
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.ready, timeout=10000):
         win.show()

@@ -258,6 +258,7 @@ def test_unwritable_results_folder_is_said_and_the_result_can_be_saved_elsewhere
         assert "NOT SAVED" in tab.run_status.text()
         row = _last_row(tab)
         assert _status(row[_col(STATUS)]) == "ok (not saved)"
+        qtbot.waitUntil(lambda: tab.selected_document() is not None, timeout=5000)  # a turn after the row
         document = tab.selected_document()
         assert document is not None and document["status"] == "ok"
         assert tab.save_as_button.isEnabled()
@@ -354,3 +355,65 @@ def test_a_deleted_tab_leaves_the_contexts_queue_usable(qsettings, tmp_path, fix
     run = context.run_queue.add("test.ok", {})
     assert context.run_queue.pending() == [run]
     assert context.run_queue.clear() == [run]
+
+
+def test_saved_results_are_read_off_the_gui_thread_and_sit_above_this_sessions_runs(qtbot, qsettings, tmp_path,
+                                                                                    fixture_benchmarks, monkeypatch):
+    """The results folder is read on a worker (hundreds of documents took 0.6 s of the click that opened
+    the tab), its documents come in a few rows per turn, oldest first, a corrupt file is named in the log,
+    and a run of this session lands below them."""
+    import threading
+
+    from reports_data import make_doc, write_bad_files, write_docs
+
+    from hwbench_gui.engine.results import library
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+    from hwbench_gui.ui.benchmarks import results_table as rt
+
+    results = tmp_path / "results"
+    write_docs(results, [make_doc("t.throughput", minutes=m) for m in (30, 10, 20, 0, 40)])
+    write_bad_files(results)
+    readers, real_list = [], library.list_results
+    monkeypatch.setattr(library, "list_results",
+                        lambda *a, **k: (readers.append(threading.current_thread()), real_list(*a, **k))[1])
+    monkeypatch.setattr(rt, "SAVED_ROWS_PER_TURN", 2)
+    context = AppContext(settings=qsettings, results_dir=results)
+    tab = BenchmarksTab(context)
+    qtbot.addWidget(tab)
+    assert tab.results.rowCount() == 0  # nothing read in the constructor: the tab comes up at once
+    with qtbot.waitSignal(tab.results_table.saved_loaded, timeout=10000):
+        pass
+    assert readers and all(thread is not threading.main_thread() for thread in readers)
+    started = [tab.results.item(r, _col("Started")).text() for r in range(tab.results.rowCount())]
+    assert len(started) == 5 and started == sorted(started)
+    assert "corrupt.json" in tab.log.toPlainText()
+    tab.select("test.ok")
+    tab.enqueue_current()
+    _wait_idle(qtbot, tab)
+    assert tab.results.rowCount() == 6 and _last_row(tab)[_col("Benchmark")] == "test.ok"
+    tab.results.selectRow(5)
+    assert tab.selected_document()["benchmark"]["id"] == "test.ok"
+    tab.shutdown()
+    context.workers.shutdown(timeout_s=10)
+
+
+def test_a_finished_run_is_shown_over_several_turns(qtbot, tab):
+    """The turn in which a run ends adds its row and nothing more; fitting the columns and selecting the
+    row (which draws its document) each come in a later turn: done in one, they held the window 50-80 ms."""
+    from PySide6.QtCore import QTimer
+
+    seen = []
+
+    def in_the_finished_turn(run):
+        seen.append(("row", tab.results.rowCount(), tab.selected_document()))
+        widths_before = [tab.results.columnWidth(c) for c in range(tab.results.columnCount())]
+        QTimer.singleShot(0, lambda: seen.append(("next turn", tab.selected_document(), widths_before)))
+
+    tab.runner.run_finished.connect(in_the_finished_turn)  # after the table's own slot
+    tab.enqueue("test.ok", {"samples": [1, 2, 3], "scale": 1.0})
+    _wait_idle(qtbot, tab)
+    qtbot.waitUntil(lambda: tab.selected_document() is not None, timeout=5000)
+    assert seen[0][0] == "row" and seen[0][1] == 1 and seen[0][2] is None  # the row, not yet selected
+    assert seen[1][0] == "next turn" and seen[1][1] is None  # the selection waits another turn
+    assert tab.selected_document()["benchmark"]["id"] == "test.ok"
+    assert tab.plot.getPlotItem().titleLabel.text  # the selection drew the document

@@ -49,6 +49,15 @@ def test_an_output_that_is_a_folder_or_under_a_missing_one_is_refused_at_once(tm
     assert proc.returncode == 2 and f"the folder {tmp_path / 'missing'} does not exist" in proc.stderr
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc, where no file can be made")
+def test_an_output_folder_that_refuses_files_is_found_before_the_work(tmp_path):
+    """A folder that permission bits would allow but that refuses files (/proc, a read-only mount; root
+    passes os.access on both): refused in one line at once, not a traceback after the whole training."""
+    proc = _cli(["demo", "snake", "train", "--minutes", "60", "--out", "/proc/hwbench-snake.pt"], cwd=tmp_path)
+    assert proc.returncode == 2 and "argument --out: the folder /proc cannot be written" in proc.stderr
+    assert "Traceback" not in proc.stderr and os.listdir(tmp_path) == []
+
+
 def test_a_tilde_in_the_results_folder_is_the_home_folder(tmp_path):
     env = dict(os.environ, HOME=str(tmp_path / "home"), HWBENCH_RESULTS_DIR="~/results")
     (tmp_path / "home").mkdir()

@@ -159,6 +159,36 @@ def test_what_ifs_the_budget_did_not_reach_say_so():
     assert "spread 20% (the loader had not settled)" in line.detail
 
 
+def test_what_if_progress_stays_in_its_range_and_never_goes_back():
+    from hwbench_gui.engine.datapath import end_to_end as e2e
+    from hwbench_gui.engine.models.common import TimedRun
+
+    events = []
+
+    class Reporter:
+        def progress(self, fraction, message=""):
+            events.append((fraction, message))
+
+        def log(self, message):
+            pass
+
+    def measure(spec, params, reporter, dataset=None, loader=None):
+        for fraction in (0.0, 0.5, 1.0):  # each what-if's own run reports from 0 to 1
+            reporter.progress(fraction, "timed step")
+        rate = 100.0 + params["workers"]  # more workers measure faster: the combination is tried too
+        return TimedRun(batch=4, steps=6, total_s=6 * 4 / rate, step_s=[4 / rate] * 6, window_s=[12 / rate] * 2,
+                        window_steps=[3, 3]), {}, "cpu"
+
+    setup = e2e.Setup(spec=None, params={"batch": 4, "image_size": 32, "repeats": 2, "warmup": 2},
+                      files=["x.jpg"] * 64, labels=[0] * 64, classes=["c"], read_delay_s=0.0, kind="cpu", cpus=4,
+                      measure=measure)
+    tried = e2e.try_configs(replace(BASE, workers=1), 90.0, setup, 60.0, 3, e2e.PhaseReporter(Reporter(), 0.55, 0.99))
+    assert len([t for t in tried if t.rate]) >= 4
+    fractions = [f for f, _ in events]
+    assert all(0.55 <= f <= 0.99 for f in fractions)
+    assert fractions == sorted(fractions)
+
+
 def test_end_to_end_above_the_slowest_stage_is_flagged():
     verdict = analyze(_rates(end_to_end=2500.0), _ctx(), data_wait_fraction=0.1)
     assert verdict.consistency["consistent"] is False
@@ -379,7 +409,8 @@ def test_auto_parameters_for_a_gpu_box_and_for_cpu_training():
     assert (gpu["precision"], gpu["budget_s"], gpu["stage_s"]) == ("bf16-amp", 180.0, 1.0) and "workers 15" in chosen
     cpu, _ = resolve(params, "cpu", 2)
     assert (cpu["model"], cpu["image_size"], cpu["batch"], cpu["workers"], cpu["count"], cpu["precision"]) == \
-        ("resnet18", 112, 16, 1, 2048, "fp32")
+        ("resnet18", 64, 16, 1, 1024, "fp32")
+    assert resolve(params, "cpu", 16)[0]["count"] == 8192 and resolve(params, "cuda", 1)[0]["count"] == 1024
     mine, chosen = resolve({**params, "workers": 3, "batch": 64, "dataset": "/data/x"}, "cuda", 16)
     assert (mine["workers"], mine["batch"], mine["count"]) == (3, 64, 0) and not any("workers" in c for c in chosen)
     assert epoch_images(params, 4096, generated=True) == IMAGENET_TRAIN_IMAGES

@@ -547,3 +547,23 @@ def test_write_json_is_atomic(tmp_path):
     target = write_json({"schema_version": 1, "x": [1, 2]}, tmp_path / "sub" / "inv.json")
     assert json.loads(target.read_text()) == {"schema_version": 1, "x": [1, 2]}
     assert [p.name for p in target.parent.iterdir()] == ["inv.json"]
+
+
+def test_wheel_versions_are_looked_up_by_name_not_by_reading_every_package(tmp_path, monkeypatch):
+    """The cuDNN and CUDA-runtime wheels are found by their names: walking every installed distribution
+    parsed hundreds of METADATA files, 2.4 s of CPU at the end of each run's first document."""
+    import importlib.metadata
+
+    from hwbench_gui.engine.inventory import software
+
+    info = tmp_path / "nvidia_cudnn_cu11-8.9.7.29.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: nvidia-cudnn-cu11\nVersion: 8.9.7.29\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    read = []
+    real_read = importlib.metadata.PathDistribution.read_text
+    monkeypatch.setattr(importlib.metadata.PathDistribution, "read_text",
+                        lambda self, name: (read.append(name), real_read(self, name))[1])
+    sw = software.software_versions(use_nvml=False)
+    assert sw["cudnn"] == "8.9.7" and sw["sources"]["cudnn"] == "nvidia-cudnn-cu11"
+    assert read.count("METADATA") < 30  # the packages asked for, not every one installed

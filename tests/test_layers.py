@@ -68,6 +68,33 @@ def test_gui_start_does_not_import_frameworks():
     assert "heavy: []" in proc.stdout
 
 
+def test_building_every_tab_while_idle_does_not_import_frameworks():
+    """The tabs the window builds ahead, while idle, load neither torch nor TensorFlow either (the GUI
+    process stays small: frameworks live in the benchmarks' and demos' child processes)."""
+    proc = _run_isolated("""
+        import sys, tempfile, os, gc
+        os.environ["HWBENCH_DATA_DIR"] = tempfile.mkdtemp()
+        from PySide6.QtCore import QSettings, QTimer
+        from hwbench_gui.ui.app import create_app, build_window
+        app = create_app([])
+        settings = QSettings(os.path.join(tempfile.mkdtemp(), "s.ini"), QSettings.IniFormat)
+        window = build_window(settings, start_sampler=False)
+        def check():
+            if gc.get_freeze_count() and all(h.widget is not None for h in window._lazy):
+                window.close()
+        poll = QTimer(); poll.timeout.connect(check); poll.start(100)
+        QTimer.singleShot(60000, window.close)
+        window.show()
+        app.exec()
+        print("built:", sum(h.widget is not None for h in window._lazy), "of", len(window._lazy))
+        heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'tensorflow', 'keras', 'jax'))
+        print("heavy:", heavy[:5])
+        assert not heavy, heavy
+    """)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "heavy: []" in proc.stdout and "built: 5 of 5" in proc.stdout
+
+
 def test_the_lazy_import_check_can_fail():
     """The check above really sees torch when something imports it (so a pass means something)."""
     proc = _run_isolated("""

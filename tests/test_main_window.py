@@ -14,7 +14,7 @@ from hwbench_gui.ui.theme import is_dark
 
 @pytest.fixture
 def window(qtbot, qsettings):
-    win = build_window(qsettings, start_sampler=False)
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.ready, timeout=10000):
         win.show()
@@ -61,7 +61,7 @@ def test_every_tab_fits_a_1024_px_wide_screen(window, qtbot):
 
 
 def test_last_tab_and_geometry_are_remembered(qtbot, qsettings):
-    first = build_window(qsettings, start_sampler=False)
+    first = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(first)
     with qtbot.waitSignal(first.ready, timeout=10000):
         first.show()
@@ -69,7 +69,7 @@ def test_last_tab_and_geometry_are_remembered(qtbot, qsettings):
     first.tabs.setCurrentIndex(_tab_titles(first).index("Monitor"))
     first.close()
 
-    second = build_window(qsettings, start_sampler=False)
+    second = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(second)
     assert second.tabs.tabText(second.tabs.currentIndex()) == "Monitor"
     assert (second.size().width(), second.size().height()) == (700, 500)
@@ -95,7 +95,7 @@ def test_about_lists_versions():
 def test_a_broken_tab_shows_its_error_and_the_window_lives(qtbot, qsettings, monkeypatch):
     broken = mw.TabSpec("Broken", "hwbench_gui.ui.about", "NoSuchClass")
     monkeypatch.setattr(mw, "TABS", mw.TABS + (broken,))
-    win = build_window(qsettings, start_sampler=False)
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     widget = win.tab_widget("Broken")
     assert isinstance(widget, QLabel) and "could not start" in widget.text()
@@ -120,7 +120,7 @@ def _counting(control):
 def test_closing_the_window_aborts_every_worker_and_waits_for_them(qtbot, qsettings, monkeypatch):
     from hwbench_gui.ui.workers import create_worker
 
-    win = build_window(qsettings, start_sampler=False)
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     release = threading.Event()
     workers = [create_worker(_until_aborted), create_worker(_counting),
@@ -195,7 +195,7 @@ def test_the_app_exits_cleanly_past_a_worker_that_will_not_stop(tmp_path):
 
         main_window.SHUTDOWN_WAIT_S = 0.2
         app = create_app([])
-        window = build_window(QSettings(sys.argv[1], QSettings.IniFormat), start_sampler=False)
+        window = build_window(QSettings(sys.argv[1], QSettings.IniFormat), start_sampler=False, build_hidden_tabs=False)
         worker = window.context.workers.start(create_worker(stubborn))
         worker.yielded.connect(lambda value: None)
         window.ready.connect(lambda: QTimer.singleShot(200, window.close))
@@ -217,7 +217,7 @@ def test_window_fits_a_1366x768_screen_and_keeps_its_status_bar_on_it(qtbot, qse
 
     laptop = QRect(0, 0, 1366, 768 - 32)  # a 32 px desktop panel
     monkeypatch.setattr(mw.MainWindow, "available_geometry", lambda self: laptop)
-    win = build_window(qsettings, start_sampler=False)
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     assert win.height() + mw.FRAME_ALLOWANCE[1] <= laptop.height()
     assert laptop.contains(win.geometry())
@@ -231,14 +231,14 @@ def test_window_fits_a_1366x768_screen_and_keeps_its_status_bar_on_it(qtbot, qse
 def test_a_saved_geometry_that_does_not_fit_this_screen_is_not_restored(qtbot, qsettings, monkeypatch):
     from PySide6.QtCore import QRect
 
-    big = build_window(qsettings, start_sampler=False)
+    big = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(big)
     big.setGeometry(QRect(100, 100, 760, 560))
     big._save_settings()
     big.close()
     small = QRect(0, 0, 640, 480)
     monkeypatch.setattr(mw.MainWindow, "available_geometry", lambda self: small)
-    win = build_window(qsettings, start_sampler=False)
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     assert small.contains(win.geometry())
     win.close()
@@ -322,7 +322,7 @@ def _answer_the_quit_question(qtbot, button_text: str, seen: list[str]) -> None:
 def test_quitting_during_a_run_asks_and_keep_running_keeps_it(qtbot, qsettings, fixture_benchmarks):
     """Ctrl+Q during a run asks first: "Keep running" leaves the window and the run alone; "Cancel the
     run and quit" cancels the run and closes the window."""
-    win = build_window(qsettings, start_sampler=False)
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.ready, timeout=10000):
         win.show()

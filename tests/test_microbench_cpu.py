@@ -25,6 +25,27 @@ def test_generated_jpegs_have_real_content():
     assert imagegen.make_jpegs(2, 64, seed=7) == imagegen.make_jpegs(2, 64, seed=7)
 
 
+def _image_as_first_drawn(side_px: int, rng) -> np.ndarray:
+    """make_image's first, plain formulation: the pixels every shipped cpu.decode reference and
+    generated data-path dataset were measured on."""
+    y, x = np.mgrid[0:side_px, 0:side_px].astype(np.float32) / max(1, side_px - 1)
+    channels = []
+    for _ in range(3):
+        a, b, c = rng.uniform(-1, 1, 3)
+        wave = np.sin((x * a + y * b) * rng.uniform(1, 6) + c * np.pi)
+        channels.append(128 + 60 * (a * x + b * y) + 50 * wave)
+    canvas = np.clip(np.stack(channels, axis=-1), 0, 255).astype(np.uint8)
+    imagegen.draw_shapes(canvas, rng)  # unchanged since
+    return np.clip(canvas + rng.normal(0, 6, canvas.shape), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("side_px", [37, 120])
+def test_generated_pixels_stay_those_the_references_were_measured_on(side_px):
+    for seed in range(3):
+        expected = _image_as_first_drawn(side_px, np.random.default_rng(seed))
+        np.testing.assert_array_equal(imagegen.make_image(side_px, np.random.default_rng(seed)), expected)
+
+
 def test_decode_with_one_and_two_workers():
     bench = cpu_decode.BENCHMARK
     rec = Recorder()

@@ -100,6 +100,17 @@ def test_progress_reports_every_step_with_an_eta_from_the_step_time():
     assert rec.events[-1][1] == f"timed step 1/8 (repeat 2/2), 1.67 s/step, {format_eta(7 * 5 / 3)}"
 
 
+def test_progress_names_the_steps_past_the_warm_up_as_the_loader_settling():
+    clock, rec = Clock(), Recorder()
+    progress = StepProgress(rec, {"warmup": 2, "steps": 3, "repeats": 1, "mode": "train"}, on_gpu=False,
+                            interval_s=0.0, clock=clock)
+    for _ in range(5):  # 2 warm-up steps, then 3 while a loader starts and settles
+        clock.now += 1.0
+        progress.step()
+    assert rec.events[-1][1].startswith("settling the loader: step 3, 1 s/step")
+    assert all(not message.startswith("warm-up step 3") for _, message in rec.events)
+
+
 def test_progress_on_a_gpu_counts_the_windows_that_fill_min_time():
     clock, rec = Clock(), Recorder()
     params = {"warmup": 2, "steps": 10, "repeats": 5, "mode": "train", "min_time_s": 10.0}

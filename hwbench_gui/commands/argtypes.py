@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import tempfile
 from collections.abc import Callable
 
 
@@ -88,6 +89,9 @@ def output_file(text: str) -> str:
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise argparse.ArgumentTypeError(f"the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise argparse.ArgumentTypeError(f"the folder {parent} cannot be written")
+    try:  # a real file, not os.access: root passes that check on /proc and on read-only mounts
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"the folder {parent} cannot be written: {exc.strerror or exc}") from None
     return path

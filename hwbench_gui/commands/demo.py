@@ -44,8 +44,12 @@ def _snake_train(args: argparse.Namespace) -> int:
               f"best {p['best_score']:3d}  loss {loss}  epsilon {p['epsilon']:.3f}  moves/s {rate}", flush=True)
 
     result = train(config, TrainCallbacks(progress=progress))
-    path = save_checkpoint(args.out, result.agent, height=args.board, width=args.board,
-                           train_config=config.to_dict(), stats=result.stats)
+    try:
+        path = save_checkpoint(args.out, result.agent, height=args.board, width=args.board,
+                               train_config=config.to_dict(), stats=result.stats)
+    except OSError as exc:  # checked before training; the disk may still fill or the folder go away
+        print(f"error: the checkpoint could not be written to {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(f"saved {path}: {result.stats['transitions']} moves, {result.stats['updates']} updates, "
           f"{result.stats['episodes']} episodes in {result.stats['elapsed_s']:.0f} s on {args.device}")
     if args.eval_episodes > 0:

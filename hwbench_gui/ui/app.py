@@ -67,8 +67,9 @@ def app_icon():
     return icon
 
 
-def build_window(settings=None, start_sampler: bool = True):
-    """Create the main window with its context; ``settings`` defaults to the user's QSettings."""
+def build_window(settings=None, start_sampler: bool = True, build_hidden_tabs: bool = True):
+    """Create the main window with its context; ``settings`` defaults to the user's QSettings.
+    ``build_hidden_tabs``: build the tabs not shown yet while the window is idle."""
     from PySide6.QtCore import QSettings
 
     from hwbench_gui.engine.paths import results_dir
@@ -81,7 +82,7 @@ def build_window(settings=None, start_sampler: bool = True):
 
     apply_theme(QApplication.instance(), str(settings.value("theme", "system")))
     context = AppContext(settings=settings, results_dir=results_dir())
-    return MainWindow(context, start_sampler=start_sampler)
+    return MainWindow(context, start_sampler=start_sampler, build_hidden_tabs=build_hidden_tabs)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,10 +1,15 @@
 """The main window: a tab per area, menus, status bar, remembered geometry, theme.
 
-Tabs are built the first time they are shown: each tab module is imported then, so the window
-appears before pyqtgraph or a tab's heavier dependencies load; a tab built before it is shown (by
-:meth:`MainWindow.tab_widget`) is made ready for its first show while the window is idle
-(:mod:`.page_prep`). The window owns every tab, the shared telemetry sampler and every worker
-thread (``context.workers``), and stops them all in ``closeEvent``.
+The window appears with only its first tab built, before pyqtgraph or a tab's heavier dependencies
+load. Once it is up, the other tabs are built while it is idle: their Qt-free dependencies are
+imported on a worker thread (matplotlib for the reports, the benchmark catalogue), then each tab is
+built, its own module imported there (Qt objects live on the GUI thread only), in an event-loop turn
+of its own, and made ready for its first show piece by piece (:mod:`.page_prep`), so a tab opened
+during a run comes forward without a build or an import in the click. A tab the
+user opens first is built then, as before. With the tabs built, the objects made so far are frozen
+out of the garbage collector's full collections (:mod:`.heap`). The window owns every tab, the
+shared telemetry sampler and every worker thread (``context.workers``), and stops them all in
+``closeEvent``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import QByteArray, QRect, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
@@ -27,9 +33,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hwbench_gui.ui import heap
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.page_prep import prepare_in_steps
+from hwbench_gui.ui.workers import create_worker
 from hwbench_gui.ui.theme import THEMES, apply_theme
+from hwbench_gui.ui.turns import next_turn
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +48,9 @@ SHUTDOWN_WAIT_S = 10.0
 DEFAULT_SIZE = (1280, 820)
 #: Room left for the window manager's title bar and borders, which ``resize`` does not count.
 FRAME_ALLOWANCE = (16, 40)
+#: Milliseconds after the window is ready before the tabs not yet shown start being built: the first
+#: paint and the first tab's own start-up work go first.
+HIDDEN_TABS_DELAY_MS = 700
 
 
 @dataclass(frozen=True)
@@ -46,15 +58,19 @@ class TabSpec:
     title: str
     module: str
     class_name: str
+    #: Qt-free modules the tab needs that take long to import: imported ahead on a worker thread. The tab's
+    #: own module, and anything that touches Qt (pyqtgraph included), is imported on the GUI thread only.
+    preload: tuple[str, ...] = ()
 
 
 #: The window's tabs in order; each class takes ``(context, parent)`` and may define ``shutdown()``.
 TABS = (
     TabSpec("Inventory", "hwbench_gui.ui.inventory", "InventoryTab"),
-    TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks", "BenchmarksTab"),
-    TabSpec("Monitor", "hwbench_gui.ui.monitor", "MonitorTab"),
+    TabSpec("Benchmarks", "hwbench_gui.ui.benchmarks", "BenchmarksTab",
+            ("numpy", "hwbench_gui.engine.run.registry", "hwbench_gui.engine.results.library")),
+    TabSpec("Monitor", "hwbench_gui.ui.monitor", "MonitorTab", ("numpy",)),
     TabSpec("Demos", "hwbench_gui.ui.demos.tab", "DemosTab"),
-    TabSpec("Reports", "hwbench_gui.ui.reports", "ReportsTab"),
+    TabSpec("Reports", "hwbench_gui.ui.reports", "ReportsTab", ("hwbench_gui.engine.reports.report",)),
 )
 
 
@@ -97,16 +113,32 @@ class _LazyTab(QWidget):
             self.widget.shutdown()
 
 
+def _preload(control, specs: list[TabSpec]):
+    """Worker body: import each tab's Qt-free :attr:`TabSpec.preload` modules, yielding the tab's title
+    once they are in (a module that fails is left for the tab to report when it is built). Nothing that
+    touches Qt is imported here: Qt objects made off the GUI thread crash the process."""
+    for spec in specs:
+        if control.aborted:
+            return
+        for module in spec.preload:
+            try:
+                importlib.import_module(module)
+            except Exception:
+                log.exception("importing %s ahead of the %s tab failed", module, spec.title)
+        yield spec.title
+
+
 class MainWindow(QMainWindow):
     #: Emitted once the window has been shown and its first tab built.
     ready = Signal()
 
-    def __init__(self, context: AppContext, start_sampler: bool = True) -> None:
+    def __init__(self, context: AppContext, start_sampler: bool = True, build_hidden_tabs: bool = True) -> None:
         super().__init__()
         self.context = context
         self.context.show_status = self._show_status
         self.context.request_run = self.request_run
         self._start_sampler = start_sampler
+        self._build_hidden = build_hidden_tabs
         self.setWindowTitle("hwbench")
 
         self.tabs = QTabWidget(self)
@@ -247,6 +279,44 @@ class MainWindow(QMainWindow):
         if self._start_sampler:
             self._start_telemetry()
         self.ready.emit()
+        if self._build_hidden:
+            QTimer.singleShot(HIDDEN_TABS_DELAY_MS, self, self.build_hidden_tabs)
+
+    def build_hidden_tabs(self) -> None:
+        """Import the Qt-free modules of the tabs not built yet on a worker; build each tab (hidden, its own
+        module imported here) once they are in, one per event-loop turn; freeze the heap after the last."""
+        holders = {holder.spec.title: holder for holder in self._lazy if holder.widget is None}
+        arrived: list[_LazyTab] = []
+        state = {"imports_done": False, "scheduled": False}
+
+        def build_next() -> None:
+            state["scheduled"] = False
+            if arrived:
+                arrived.pop(0).build()
+                if arrived or state["imports_done"]:  # the next piece gets a turn of its own
+                    schedule()
+            elif state["imports_done"]:
+                heap.freeze()
+
+        def schedule() -> None:
+            if not state["scheduled"]:
+                state["scheduled"] = True
+                next_turn(self, build_next)
+
+        def on_imported(title: str) -> None:
+            if shiboken6.isValid(self):  # the window may be gone (deleted, not closed) before its imports end
+                arrived.append(holders[title])
+                schedule()
+
+        def on_finished() -> None:
+            if shiboken6.isValid(self):
+                state["imports_done"] = True
+                schedule()
+
+        worker = create_worker(_preload, [holder.spec for holder in holders.values()])
+        worker.yielded.connect(on_imported)
+        worker.finished.connect(on_finished)
+        self.context.workers.start(worker)
 
     def _update_gpu_label(self) -> None:
         from hwbench_gui.engine import nvml

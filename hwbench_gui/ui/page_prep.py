@@ -18,8 +18,11 @@ import shiboken6
 from PySide6.QtCore import QRect, QSize, QTimer
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-#: Milliseconds between two steps: the window handles input and repaints in between.
-STEP_GAP_MS = 0
+from hwbench_gui.ui.turns import TURN_GAP_MS
+
+#: Milliseconds between two steps: the window handles input and repaints in between (a 0 ms timer
+#: would not leave it a turn: see :mod:`.turns`).
+STEP_GAP_MS = TURN_GAP_MS
 
 
 def preparation_steps(page: QWidget, size: Callable[[], QSize]) -> list[Callable[[], None]]:

@@ -142,7 +142,7 @@ class SelfTest:
         return f"sizes {', '.join(map(str, sizes))}"
 
     def _open_window(self, app_module, settings) -> str:
-        window = app_module.build_window(settings=settings, start_sampler=True)
+        window = app_module.build_window(settings=settings, start_sampler=True, build_hidden_tabs=False)
         self.window = window
         ready = []
         window.ready.connect(lambda: ready.append(True))

@@ -21,7 +21,7 @@ from typing import Any
 
 from hwbench_gui.engine.datapath.stages import STAGES
 from hwbench_gui.engine.measure.timing import cpu_count
-from hwbench_gui.engine.datapath.end_to_end import SETTLE_WINDOWS
+from hwbench_gui.engine.datapath.end_to_end import SETTLE_WINDOWS, PhaseReporter
 from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES, LoaderOptions
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
 from hwbench_gui.engine.spec.precision import BF16_AMP, FP32, MODEL_KEYS, TF32, from_key
@@ -35,29 +35,6 @@ GPU_UTIL_INTERVAL_S = 0.1
 #: Progress fraction at which each phase starts.
 _PHASES = {"dataset": 0.0, "disk": 0.06, "decode": 0.12, "augment": 0.2, "cpu": 0.24, "transfer": 0.3,
            "compute": 0.33, "end_to_end": 0.42, "what_if": 0.5, "tryouts": 0.55, "verdict": 0.99}
-
-
-class _PhaseReporter:
-    """Maps a sub-task's progress [0, 1] into [start, end] of the whole run; notes when the model
-    benchmark's timed loop has begun (its progress messages read 'step i/n')."""
-
-    def __init__(self, reporter: Reporter, start: float, end: float):
-        self.reporter, self.start, self.end = reporter, start, end
-        self.timed = threading.Event()
-
-    def progress(self, fraction: float, message: str = "") -> None:
-        if message.startswith(("step ", "timed step ")):
-            self.timed.set()
-        self.reporter.progress(self.start + (self.end - self.start) * max(0.0, min(1.0, fraction)), message)
-
-    def log(self, message: str) -> None:
-        self.reporter.log(message)
-
-    def metric(self, name: str, value: float, unit: str, **extra: Any) -> None:
-        self.reporter.metric(name, value, unit, **extra)
-
-    def phase(self, phase: str, state: str, repeat: int | None = None) -> None:
-        self.reporter.phase(phase, state, repeat)
 
 
 class _GpuUtilSampler:
@@ -261,7 +238,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     del augmented, jpegs
 
     spec = model_spec(params["model"])
-    sub = _PhaseReporter(reporter, _PHASES["compute"], _PHASES["end_to_end"])
+    sub = PhaseReporter(reporter, _PHASES["compute"], _PHASES["end_to_end"])
     sub.progress(0.0, "model compute only (synthetic batch on the device)")
     compute_params = _compute_params(params, device, precision, kind)
     # Settled like every end-to-end measurement: like with like when the two are compared.
@@ -281,7 +258,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         f"{params['repeats']} timed windows of {compute_run.window_steps[0] if compute_run.window_steps else '?'} "
         f"steps; images/s = the median of the windows' images/s (each: images / its wall time). {method_common}")
 
-    sub = _PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
+    sub = PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
     sub.progress(0.0, f"end-to-end: loader with {workers} workers feeding the training step")
     setup = e2e_mod.Setup(spec, _model_params(params, device, precision, dataset.root), dataset.files, dataset.labels,
                           dataset.classes, delay_s, kind, cpus, model_torch.measure)
@@ -349,8 +326,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         rates.update({key: result.rate for key, result in what_ifs.items()})
 
     e2e_rate = results["end_to_end"].rate  # the headline: the median of its timed windows
-    sub = _PhaseReporter(reporter, _PHASES["tryouts"], _PHASES["verdict"])
-    tried = e2e_mod.try_configs(base, e2e_rate, setup, params["budget_s"], e2e_steps, reporter, sub.progress)
+    sub = PhaseReporter(reporter, _PHASES["tryouts"], _PHASES["verdict"])
+    tried = e2e_mod.try_configs(base, e2e_rate, setup, params["budget_s"], e2e_steps, sub)
 
     phase("verdict", "verdict")
     verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
@@ -450,7 +427,7 @@ def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision:
         variants.append(("compute_bf16", params, BF16_AMP.key, BF16_AMP.label))
     out = {}
     for key, variant, variant_precision, what in variants:
-        sub = _PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
+        sub = PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
         sub.progress(0.0, f"what-if: model compute with {what}")
         try:
             timed, _, _ = model_torch.measure(spec, _compute_params(variant, device, variant_precision, kind), sub,
@@ -563,14 +540,15 @@ BENCHMARK = Benchmark(
               minimum=16, maximum=8192, unit="px"),
         Param("height", "int", 375, "Height of generated images.", minimum=16, maximum=8192, unit="px"),
         Param("count", "int", 0, "Images to generate, or to take from your folder; 0 = auto: 1024 per CPU "
-              "(2048-16384) generated, or all of your folder's.", minimum=0, maximum=10_000_000),
+              "on a GPU box, 512 when the CPU trains (1024-16384) generated, or all of your folder's.", minimum=0,
+              maximum=10_000_000),
         Param("quality", "int", 90, "JPEG quality of generated images.", minimum=1, maximum=100),
         Param("dataset_disk", "path", tempfile.gettempdir(), "Folder on the disk to test; the generated dataset is "
               "written there (and reused by later runs of the same size and count)."),
         Param("model", "choice", "auto", "Model to train (the model benchmarks' models; ResNet-18 is the small, "
               "data-hungry one); auto = ResNet-50 on a GPU, ResNet-18 on the CPU.", choices=("auto",) + MODEL_CHOICES),
         Param("image_size", "int", 0, "Model input side: RandomResizedCrop's output; 0 = auto (224 px on a GPU, "
-              "112 px on the CPU).", minimum=0, maximum=1024, unit="px"),
+              "64 px on the CPU).", minimum=0, maximum=1024, unit="px"),
         Param("precision", "choice", "auto", "auto = bf16-amp on a GPU, fp32 on the CPU; otherwise as in the model "
               "benchmarks (fp32 means TF32 off).", choices=PRECISION_CHOICES),
         Param("batch", "int", 0, "Images per step; 0 = auto (128 on a GPU, 16 on the CPU).", minimum=0,
@@ -583,7 +561,8 @@ BENCHMARK = Benchmark(
               maximum=1 << 40, decides_comparability=False),
         Param("budget_s", "float", 0.0, "Time for trying the advice end to end (each change of worker count, "
               "prefetch, pinning, channels-last and decode on the GPU, then their best combination); 0 = auto: "
-              "180 s on a GPU, 30 s on the CPU.", minimum=0, maximum=7200, unit="s", decides_comparability=False),
+              "180 s on a GPU, 45 s on the CPU (two what-ifs on two cores).", minimum=0, maximum=7200, unit="s",
+              decides_comparability=False),
         Param("device", "device", "auto", "'auto' (first CUDA GPU, else the CPU), 'cpu', 'cuda' or 'cuda:N'.",
               decides_comparability=False),
         Param("steps", "int", 0, "Timed training steps per window; 0 = auto (windows of about 1.5 s on a GPU, "

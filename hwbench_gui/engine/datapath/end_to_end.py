@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import math
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -23,6 +24,30 @@ from hwbench_gui.engine.datapath.stages import FileImages, train_transform, uint
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried, candidates, combined
 from hwbench_gui.engine.models.data import LoaderOptions
 from hwbench_gui.engine.spec.benchmark import Reporter
+
+
+class PhaseReporter:
+    """Maps a sub-task's progress [0, 1] into [start, end] of the whole run; notes when the model
+    benchmark's timed loop has begun (its progress messages read 'step i/n')."""
+
+    def __init__(self, reporter: Reporter, start: float, end: float):
+        self.reporter, self.start, self.end = reporter, start, end
+        self.timed = threading.Event()
+
+    def progress(self, fraction: float, message: str = "") -> None:
+        if message.startswith(("step ", "timed step ")):
+            self.timed.set()
+        self.reporter.progress(self.start + (self.end - self.start) * max(0.0, min(1.0, fraction)), message)
+
+    def log(self, message: str) -> None:
+        self.reporter.log(message)
+
+    def metric(self, name: str, value: float, unit: str, **extra: Any) -> None:
+        self.reporter.metric(name, value, unit, **extra)
+
+    def phase(self, phase: str, state: str, repeat: int | None = None) -> None:
+        self.reporter.phase(phase, state, repeat)
+
 
 #: Seconds each timed window of an end-to-end measurement should last (steps = this × the
 #: expected rate / batch, at least MIN_STEPS).
@@ -107,25 +132,31 @@ def measure_config(config: LoaderConfig, setup: Setup, steps: int, warmup: int, 
 
 
 def try_configs(base: LoaderConfig, base_rate: float, setup: Setup, budget_s: float, steps: int,
-                reporter: Reporter, progress: Callable[[float, str], None]) -> list[Tried]:
+                reporter: Reporter) -> list[Tried]:
     """Every single change of :func:`candidates`, then the combinations of those that measured
     better (:func:`combined`), each measured end to end while ``budget_s`` lasts; what the budget
-    does not reach is recorded with that reason."""
+    does not reach is recorded with that reason. ``reporter``'s progress runs from 0 to 1 over the
+    budget: each what-if reports within the share of it that the longest one so far took."""
     singles = candidates(base, setup.cpus, setup.kind == "cuda")
     start = time.perf_counter()
+    budget = max(budget_s, 1e-9)
     tried: list[Tried] = []
-    longest = 0.0
+    longest = reached = 0.0
 
     def one(key: str, config: LoaderConfig, limit_s: float) -> None:
-        nonlocal longest
+        nonlocal longest, reached
         spent = time.perf_counter() - start
         if spent + longest > limit_s:
             tried.append(Tried(key, config, None, [], 0.0, reason=f"the budget ({budget_s:g} s, budget_s) was spent"))
             return
-        progress(min(1.0, spent / max(budget_s, 1e-9)), f"what-if end to end: {config.changes_from(base)}")
+        # never back: a what-if quicker than the longest one leaves the next to start where it ended
+        low = max(reached, min(1.0, spent / budget))
+        share = PhaseReporter(reporter, low, min(1.0, low + (longest or limit_s / 4) / budget))
+        reached = share.end
+        share.progress(0.0, f"what-if end to end: {config.changes_from(base)}")
         t0 = time.perf_counter()
         try:
-            run, _, _ = measure_config(config, setup, steps, max(1, int(setup.params["warmup"]) // 2), reporter)
+            run, _, _ = measure_config(config, setup, steps, max(1, int(setup.params["warmup"]) // 2), share)
         except Exception as exc:  # one failing what-if (e.g. a JPEG nvJPEG cannot read) must not cost the rest
             tried.append(Tried(key, config, None, [], time.perf_counter() - t0, reason=f"{type(exc).__name__}: {exc}"))
             return

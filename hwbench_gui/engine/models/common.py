@@ -329,7 +329,10 @@ class StepProgress:
         self.last_report = now
         elapsed = now - self.start
         fraction = elapsed / (elapsed + remaining) if remaining is not None and elapsed + remaining > 0 else 0.0
-        if self.phase == "warm-up":
+        if self.phase == "warm-up" and self.done["warm-up"] > self.warmup:
+            # a loader-fed run steps on untimed until its loader has started and settled
+            where = f"settling the loader: step {self.done['warm-up'] - self.warmup}"
+        elif self.phase == "warm-up":
             where = f"warm-up step {self.done['warm-up']}/{self.warmup}"
         elif self.phase == "sizing":
             where = f"sizing the timed windows: step {self.done['sizing']}/{self.steps}"

@@ -64,6 +64,7 @@ class CurvePlot(pg.PlotWidget):
         self.x_axis = x_axis
         self._live_points: dict[str, tuple[list[float], list[float]]] = {}
         self._live_axis: tuple[str, bool, bool] | None = None
+        self._drawn: tuple | None = None  # what draw_curves drew last
         self.showGrid(x=True, y=True, alpha=0.25)
         self.addLegend(offset=(10, 10))
         cache_axes(self)
@@ -74,6 +75,7 @@ class CurvePlot(pg.PlotWidget):
         """A new run starts on an empty plot: no curves, title, axis labels or log scale of the last one."""
         self._live_points.clear()
         self._live_axis = None
+        self._drawn = None
         self.clear()
         self.setLogMode(x=False, y=False)
         self.x_axis.integer = False
@@ -114,6 +116,10 @@ class CurvePlot(pg.PlotWidget):
         self.setTitle(bench.get("title") or bench.get("id", ""))
 
     def draw_curves(self, curves, x_label: str, y_label: str, x_log: bool, integer_x: bool = False) -> None:
+        drawn = (tuple((label, tuple(xs), tuple(ys)) for label, xs, ys in curves), x_label, y_label, x_log, integer_x)
+        if drawn == self._drawn:  # a finished run's document repeats what its live curves already show
+            return
+        self._drawn = drawn
         self.clear()
         self.x_axis.integer = integer_x
         self.setLogMode(x=x_log, y=False)

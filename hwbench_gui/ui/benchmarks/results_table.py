@@ -3,6 +3,8 @@
 The Status column says how a run ended, whether its document could not be saved (with "Save as…"
 to write it elsewhere) and whether the machine was busy; tooltips carry the full texts and warnings.
 Selecting one row emits :attr:`ResultsTable.document_selected` for the views that show a document.
+The saved documents are read on a worker (hundreds of files took 0.6 s, in the click that first
+opened the tab) and come in a few rows per event-loop turn, above this session's runs.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from hwbench_gui.engine.run.queue import QueuedRun
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR
+from hwbench_gui.ui.turns import next_turn
+from hwbench_gui.ui.workers import create_worker
 
 _STATUS_COLORS = {"ok": OK_COLOR, "failed": ERROR_COLOR, "cancelled": WARNING_COLOR}
 _RESULT_COLUMNS = ("Started", "Benchmark", "Precision", "Figure", "Value", "Spread (p5–p95)", "Status", "Device")
@@ -38,16 +42,34 @@ _RESULT_COLUMNS = ("Started", "Benchmark", "Precision", "Figure", "Value", "Spre
 COLUMN = {name: index for index, name in enumerate(_RESULT_COLUMNS)}
 #: The newest saved documents shown when the tab opens.
 SHOWN_SAVED = 200
+#: Saved documents added as rows per event-loop turn once they are read.
+SAVED_ROWS_PER_TURN = 25
+
+
+def _read_saved(_control, folder) -> tuple[list[dict[str, Any]], list[str]]:
+    """Worker body: the newest :data:`SHOWN_SAVED` documents of ``folder``, oldest first, and what could
+    not be read (in words)."""
+    from hwbench_gui.engine.results.library import list_results
+
+    try:
+        documents, errors = list_results(folder)
+    except Exception as exc:  # a broken results folder must not cost the tab
+        return [], [f"could not read earlier results: {exc}"]
+    newest = sorted(documents, key=lambda d: d.get("started_at") or "")[-SHOWN_SAVED:]
+    return newest, [f"skipped unreadable result file: {error}" for error in errors]
 
 
 class ResultsTable(QWidget):
     #: Exactly one row is selected: its document.
     document_selected = Signal(object)
+    #: The saved documents are all shown: what could not be read, in words (a list of str).
+    saved_loaded = Signal(list)
 
     def __init__(self, runner: QueueRunner, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.context = context
         self._documents: list[dict[str, Any]] = []
+        self._saved_rows = 0  # saved documents shown so far: they sit above this session's runs
         self.table = QTableWidget(0, len(_RESULT_COLUMNS))
         self.table.setHorizontalHeaderLabels(_RESULT_COLUMNS)
         self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
@@ -73,21 +95,29 @@ class ResultsTable(QWidget):
         layout.addLayout(buttons)
         runner.run_finished.connect(self.add_run)
 
-    def load_saved(self) -> list[str]:
-        """Show the newest saved documents of the results folder; returns what could not be read, in words."""
-        try:
-            from hwbench_gui.engine.results.library import list_results
+    def load_saved(self) -> None:
+        """Read the results folder's newest documents on a worker, then show them a few rows per turn;
+        :attr:`saved_loaded` says what could not be read."""
+        worker = create_worker(_read_saved, self.context.results_dir)
+        worker.returned.connect(self._on_saved_read)  # a bound method: dropped if this table is deleted first
+        self.context.workers.start(worker)
 
-            documents, errors = list_results(self.context.results_dir)
-        except Exception as exc:  # a broken results folder must not cost the tab
-            return [f"could not read earlier results: {exc}"]
-        for document in sorted(documents, key=lambda d: d.get("started_at") or "")[-SHOWN_SAVED:]:
-            self.add_document(document)
+    def _on_saved_read(self, found: tuple[list[dict[str, Any]], list[str]]) -> None:
+        self._add_saved(*found)
+
+    def _add_saved(self, documents: list[dict[str, Any]], problems: list[str]) -> None:
+        for document in documents[:SAVED_ROWS_PER_TURN]:
+            self.add_document(document, row=self._saved_rows)
+            self._saved_rows += 1
+        if len(documents) > SAVED_ROWS_PER_TURN:
+            next_turn(self, lambda: self._add_saved(documents[SAVED_ROWS_PER_TURN:], problems))
+            return
         self._fit_columns()
-        return [f"skipped unreadable result file: {error}" for error in errors]
+        self.saved_loaded.emit(problems)
 
     def add_run(self, run: QueuedRun) -> None:
-        """A run of this session ended: its row, selected; the document learns where it was saved."""
+        """A run of this session ended: its row now, then (a turn each) the columns fitted and the row
+        selected, which draws its document; the document learns where it was saved."""
         document = run.document
         if document is None:
             return
@@ -96,8 +126,13 @@ class ResultsTable(QWidget):
             document["_save_error"] = save_error
         elif run.result.path:
             document["_path"] = str(run.result.path)
-        self.add_document(document, select=True)
-        self._fit_columns()
+        self.add_document(document)
+        # one turn each: fitting the columns took 13 ms and drawing the document's plot 25 ms, and in
+        # the turn of the run's end they stalled the window 50-80 ms with its repaint
+        next_turn(self, lambda: (self._fit_columns(), next_turn(self, self._select_newest)))
+
+    def _select_newest(self) -> None:
+        self.table.selectRow(self.table.rowCount() - 1)
 
     def _fit_columns(self) -> None:
         """Columns fit their text, but long figure names and devices elide (full text in the tooltip)."""
@@ -106,9 +141,10 @@ class ResultsTable(QWidget):
             column = COLUMN[name]
             self.table.setColumnWidth(column, min(self.table.columnWidth(column), widest))
 
-    def add_document(self, document: dict[str, Any], select: bool = False) -> None:
-        self._documents.append(document)
-        row = self.table.rowCount()
+    def add_document(self, document: dict[str, Any], select: bool = False, row: int | None = None) -> None:
+        """A row for ``document`` at ``row`` (default: the end)."""
+        row = self.table.rowCount() if row is None else row
+        self._documents.insert(row, document)
         self.table.insertRow(row)
         figure = figure_text(document)
         measured = (document.get("figure") or {}).get("value") is not None

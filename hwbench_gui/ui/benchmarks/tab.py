@@ -44,6 +44,7 @@ class BenchmarksTab(QWidget):
         self.run_panel = RunPanel(self.runner, context)
         self.results_table = ResultsTable(self.runner, context)
         self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
+        self._pipeline_pending: dict[str, Any] | None = None  # a finished run's analysis, shown once selected
         self.suite_bar = SuiteBar()
 
         # The views' widgets and hooks under the names scripts and tests have always used.
@@ -102,8 +103,12 @@ class BenchmarksTab(QWidget):
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
         self.runner.run_finished.connect(self.suite_bar.on_finished)
         self.catalogue.select_first_available()
-        for problem in self.results_table.load_saved():
-            self.log.appendPlainText(problem)
+        self.results_table.saved_loaded.connect(self._log_lines)
+        self.results_table.load_saved()
+
+    def _log_lines(self, lines: list[str]) -> None:
+        for line in lines:
+            self.log.appendPlainText(line)
 
     def _restore_splitters(self) -> None:
         for splitter, key in zip((self.splitter, self.run_splitter), SPLITTER_KEYS):
@@ -220,24 +225,26 @@ class BenchmarksTab(QWidget):
         return self.results_table.save_document_as(document, path)
 
     def _on_document_selected(self, document: dict[str, Any]) -> None:
-        self._show_pipeline(document)
+        if self._show_pipeline(document) and document is self._pipeline_pending:
+            self.bottom.setCurrentWidget(self.pipeline)
+        self._pipeline_pending = None
         self.plot.show_document(document)
 
     def _on_run_finished(self, run: QueuedRun) -> None:
-        """Bring forward what matters about the run that ended: an unsaved result, its curves, its pipeline."""
+        """Bring forward what matters about the run that ended: an unsaved result, its curves, its pipeline
+        (the results table selects the run's row a turn or two later, which draws them)."""
         document = run.document or {}
         if getattr(run.result, "save_error", None):
             self.bottom.setCurrentIndex(0)
         elif document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
-        if self._show_pipeline(document):
-            self.bottom.setCurrentWidget(self.pipeline)
+        self._pipeline_pending = document if _has_pipeline(document) else None
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
                                  f"{document.get('status', 'failed')}", 8000)
 
     def _show_pipeline(self, document: dict[str, Any]) -> bool:
         """Show a finished datapath.analyze document in the "Pipeline" tab; False for other documents."""
-        if (document.get("benchmark") or {}).get("id") != PIPELINE_BENCH_ID or document.get("status") != "ok":
+        if not _has_pipeline(document):
             return False
         if self.pipeline is None:
             self.pipeline = PipelineView()
@@ -250,3 +257,8 @@ class BenchmarksTab(QWidget):
         self._save_splitters()
         self.run_panel.shutdown()
         self.runner.shutdown()
+
+
+def _has_pipeline(document: dict[str, Any]) -> bool:
+    """Whether ``document`` is a finished data-path analysis (it has a pipeline to show)."""
+    return (document.get("benchmark") or {}).get("id") == PIPELINE_BENCH_ID and document.get("status") == "ok"

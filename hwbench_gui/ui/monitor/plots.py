@@ -103,12 +103,14 @@ class PlotGrid(QWidget):
         return [c.metric for p in self.plots for c, _ in p.curves]
 
     def draw(self, t: np.ndarray, values: dict[str, np.ndarray], x0: float, x1: float,
-             force_legend: bool = False) -> None:
-        """Show ``values`` (by metric, sampled at ``t``) over the time range ``x0``..``x1``."""
+             force_legend: bool = False, only: int | None = None) -> None:
+        """Show ``values`` (by metric, sampled at ``t``) over the time range ``x0``..``x1``; ``only``: in
+        the plot of that index alone (the others keep what they show)."""
         self._shown_t, self._shown = t, values
-        self._update_legends(values, force=force_legend)
-        for p in self.plots:
-            if p.spec.gpu and self.gpu_reason:
+        if only is None or only == 0:
+            self._update_legends(values, force=force_legend)
+        for index, p in enumerate(self.plots):
+            if (p.spec.gpu and self.gpu_reason) or (only is not None and index != only):
                 continue
             for curve, data_item in p.curves:
                 y = values[curve.metric]

@@ -26,6 +26,10 @@ from hwbench_gui.ui.monitor.processes import PROCESS_REFRESH_S, ProcessTables
 REDRAW_MS = 100
 #: Delay of the redraw when the tab is shown (see :meth:`MonitorTab.showEvent`).
 REDRAW_AFTER_SHOW_MS = 10
+#: Milliseconds between the plots of one redraw: each plot is drawn (and repainted) in a turn of its
+#: own; the whole grid and its repaint in one turn took 20-50 ms of a busy 2-core machine's GUI thread.
+#: A timer, not a 0 ms posted event, so input and repaints come in between.
+REDRAW_STEP_MS = 10
 #: How often the GPU process table is refreshed.
 GPU_TABLE_REFRESH_S = 1.0
 
@@ -49,6 +53,7 @@ class MonitorTab(QWidget):
         self._recorded_path: Path | None = None
         self.redraw_count = 0
         self._drawing_after_show = False
+        self._stepping = False  # a redraw is drawing its plots one per turn
 
         self.controls = MonitorControls(self._sampler.interval_s)
         self.controls.window_changed.connect(self._on_window_changed)
@@ -144,10 +149,12 @@ class MonitorTab(QWidget):
         ts = latest["timestamp"]
         if ts == self._last_ts:
             return False
+        if self._stepping:  # the last sample's plots are still being drawn: this one waits its turn
+            return False
         self._last_ts = ts
         since = ts - self._window_s
         t, values = self._sampler.history(since=since, metrics=self.grid.plotted_metrics())
-        self.grid.draw(t, values, since, ts)
+        self._draw_step(self.grid.plots, t, values, since, ts, 0)
         now = time.monotonic()
         if now - self._last_table_update >= GPU_TABLE_REFRESH_S and not self.grid.gpu_reason:
             self._last_table_update = now
@@ -162,6 +169,15 @@ class MonitorTab(QWidget):
         )
         self.redraw_count += 1
         return True
+
+    def _draw_step(self, plots: list[Plot], t, values, since: float, until: float, index: int) -> None:
+        """Draw plot ``index`` of one sample's redraw, then schedule the next; stops when the tab is
+        hidden (its show redraws) or the grid was rebuilt meanwhile."""
+        self._stepping = index < len(plots) and self.isVisible() and self.grid.plots is plots
+        if not self._stepping:
+            return
+        self.grid.draw(t, values, since, until, only=index)
+        QTimer.singleShot(REDRAW_STEP_MS, self, lambda: self._draw_step(plots, t, values, since, until, index + 1))
 
     def update_host_processes(self) -> None:
         """Refill the host process table (a low-rate timer slot)."""
