@@ -8,8 +8,9 @@ its workers on the global ``QThreadPool``: that pool starts no more threads than
 
 The work runs on a daemon ``threading.Thread``, not a ``QThread``: a ``QThread`` object still running
 when Python or Qt tears it down aborts the process ("QThread: Destroyed while thread is still
-running"), while a daemon thread that has not stopped by then is simply abandoned. Every signal is
-re-emitted on the GUI thread, so any slot, lambdas included, may touch widgets.
+running"), while a daemon thread that has not stopped by then is simply abandoned. The thread never
+calls into Qt: what it sends goes through the GUI thread's inbox (:mod:`.inbox`, which says why), and
+every signal is emitted on the GUI thread, so any slot, lambdas included, may touch widgets.
 
 Cooperative abort: the function gets a :class:`WorkerControl` as its first argument; its
 ``abort_event`` is what engine code takes as ``cancel=`` or ``stop=``. The window owns one
@@ -24,7 +25,10 @@ import threading
 import time
 from typing import Any, Callable
 
-from PySide6.QtCore import QObject, Qt, Signal
+import shiboken6
+from PySide6.QtCore import QObject, Signal
+
+from hwbench_gui.ui.inbox import gui_inbox
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +68,6 @@ class Worker(QObject):
     #: The exception the function raised; its traceback starts at the function.
     errored = Signal(object)
     finished = Signal()
-    _posted = Signal(str, object)  # from the worker thread, re-emitted as the public signals
 
     def __init__(self, func: Callable[..., Any], args: tuple = (), kwargs: dict[str, Any] | None = None,
                  *, name: str = "") -> None:
@@ -79,13 +82,14 @@ class Worker(QObject):
         self._post_lock = threading.Lock()
         self._muted = False
         self._thread: threading.Thread | None = None
-        self._posted.connect(self._dispatch, Qt.QueuedConnection)
+        self._inbox = gui_inbox()
 
     # --- GUI thread -------------------------------------------------------------------------------
     def start(self) -> None:
         if self._thread is not None:
             raise RuntimeError(f"worker {self.name} was already started")
         self._thread = threading.Thread(target=self._run, name=f"hwbench-{self.name}", daemon=True)
+        self._inbox.watch(self)
         self._thread.start()
 
     def abort(self) -> None:
@@ -110,12 +114,14 @@ class Worker(QObject):
         return self._done.wait(timeout_s)
 
     def mute(self) -> None:
-        """Send no more signals, from now on. Once this returns, the thread will not touch this QObject
-        again, so Qt may destroy it (at exit) while the thread still runs."""
+        """Send no more signals from now on (those already posted still arrive, unless Qt has destroyed
+        this QObject by then, at exit)."""
         with self._post_lock:
             self._muted = True
 
     def _dispatch(self, kind: str, value: Any) -> None:
+        if not shiboken6.isValid(self):  # destroyed (at exit) after this was posted
+            return
         signal = {"started": self.started, "yielded": self.yielded, "returned": self.returned,
                   "errored": self.errored, "finished": self.finished}[kind]
         if kind == "finished":
@@ -128,12 +134,8 @@ class Worker(QObject):
     # --- worker thread ----------------------------------------------------------------------------
     def _post(self, kind: str, value: Any) -> None:
         with self._post_lock:
-            if self._muted:
-                return
-            try:
-                self._posted.emit(kind, value)
-            except RuntimeError:  # the QObject is gone: nobody is listening any more
-                pass
+            if not self._muted:
+                self._inbox.post(self._dispatch, kind, value)
 
     def _run(self) -> None:
         self._post("started", None)

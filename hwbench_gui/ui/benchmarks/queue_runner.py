@@ -8,10 +8,12 @@ subscribes here and never to the queue itself.
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 
 from hwbench_gui.engine.run.queue import QueueChange, QueuedRun, RunQueue
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.inbox import gui_inbox
 from hwbench_gui.ui.workers import Worker, create_worker
 
 
@@ -31,23 +33,31 @@ class QueueRunner(QObject):
     run_event = Signal(object)
     #: A run ended (:class:`QueuedRun`, with its ``result``).
     run_finished = Signal(object)
-    #: Every change as it came; queued across threads, so the slot runs on the GUI thread.
-    _changed = Signal(object)
 
     def __init__(self, context: AppContext, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.context = context
         self.queue: RunQueue = context.run_queue
         self._worker: Worker | None = None
-        # Changes made on a worker thread arrive queued; those made here (add, clear) arrive at once.
-        self._changed.connect(self._dispatch)
-        self._listener = self._changed.emit
+        # Changes made on a worker thread come through the GUI thread's inbox (a worker thread
+        # must not emit signals, see .inbox); those made here (add, clear) arrive at once.
+        inbox = gui_inbox()
+
+        def listener(change: QueueChange) -> None:
+            if inbox.on_owner_thread():
+                self._dispatch(change)
+            else:
+                inbox.post(self._dispatch, change)
+
+        self._listener = listener
         self.queue.add_listener(self._listener)
         # The queue belongs to the context and may outlive this object: never call into a deleted one.
         queue, listener = self.queue, self._listener
         self.destroyed.connect(lambda *_: queue.remove_listener(listener))
 
     def _dispatch(self, change: QueueChange) -> None:
+        if not shiboken6.isValid(self):  # destroyed after the change was posted
+            return
         if change.kind in ("queued", "removed"):
             self.pending_changed.emit()
         elif change.kind == "started":
