@@ -144,3 +144,28 @@ def test_host_process_table_lists_busy_processes(qtbot, tab):
     qtbot.waitUntil(lambda: tab.host_table.rowCount() > 0, timeout=10000)
     pids = {int(tab.host_table.item(r, 0).text()) for r in range(tab.host_table.rowCount())}
     assert pids and all(pid > 0 for pid in pids)
+
+
+def test_the_plots_fit_a_narrow_window_and_their_legends_wrap(qtbot, tab, tmp_path):
+    """At 1024 px the host plots' legends (three curves with values) once set their columns' minimum
+    widths and pushed the third plot off the right edge; they wrap under the title instead."""
+    t = 1_700_000_000 + np.arange(20) * 0.5
+    values = {"cpu_percent": np.linspace(10, 55, 20), "ram_used_bytes": np.full(20, 123.456 * 2**30),
+              "swap_used_bytes": np.full(20, 12.345 * 2**30), "disk_read_bytes_per_s": np.full(20, 1234.5e6),
+              "disk_write_bytes_per_s": np.full(20, 987.6e6)}
+    tab.load_csv(write_history_csv(tmp_path / "rec.csv", t, values))
+    view = tab._layout_widget
+    legend_lines = {}
+    narrowest = tab.minimumSizeHint().width()  # the control bar's
+    for width in (1000, narrowest, 1400):
+        tab.resize(width, 660)
+        qtbot.wait(100)  # the layout, then the legends' rewrap  # the layout and the legends' rewrap
+        items = tab.plots()
+        assert {"cpu", "ram", "disk"} <= set(items)
+        right = max(item.mapRectToScene(item.boundingRect()).right() for item in items.values())
+        assert right <= view.viewport().width() + 1, (width, right, view.viewport().width())
+        for item in items.values():  # each legend fits its plot
+            assert item.titleLabel.item.boundingRect().width() <= item.width() + 1
+        legend_lines[width] = items["disk"].titleLabel.text.count("<br>")
+    assert legend_lines[narrowest] > legend_lines[1400]
+    assert "RAM used 123 GiB" in next(p for p in tab._plots if p.spec.key == "ram").legend_text

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 
 from hwbench_gui.ui.monitor.curves import CurveSpec, PlotSpec
 
@@ -17,6 +17,8 @@ from hwbench_gui.ui.monitor.curves import CurveSpec, PlotSpec
 _GLYPHS = ("━━", "╍╍", "┅┅", "━·")
 #: Curves named in one plot's legend line (the hover readout names them all).
 LEGEND_MAX = 6
+#: The legend's font size (points), as the title's HTML sets it.
+LEGEND_PT = 8
 
 
 class Plot:
@@ -53,6 +55,11 @@ class Plot:
             item.vb.sigResized.connect(self._sync_right)
         self.legend_text = ""
         self.fg = "#000000"
+        self._latest: dict[str, float] = {}
+        self._titled_width = -1.0
+        # The title never widens its column (pyqtgraph sets a label's minimum width to its text's):
+        # the legend wraps to the plot's width instead, and is wrapped again when that changes.
+        item.geometryChanged.connect(self._rewrap)
         for curve in spec.curves:
             data_item = pg.PlotDataItem(antialias=False)
             # Items outside the PlotItem's own ViewBox need these set on themselves.
@@ -79,15 +86,31 @@ class Plot:
         return entries
 
     def set_title(self, fg: str, latest: dict[str, float] | None = None) -> None:
-        """Title, and below it the legend line with the latest values."""
+        """Title, and below it the legend with the latest values, in as many lines as the plot's width
+        needs."""
         self.fg = fg
-        entries = self.legend_entries(latest or {})
+        self._latest = latest or {}
+        entries = self.legend_entries(self._latest)
         self.legend_text = "   ".join(text for _, text in entries)
-        legend = " &nbsp; ".join(
-            f"<span style='color:{curve.color}'>{_GLYPHS[curve.style]}</span>&nbsp;"
-            f"<span style='color:{fg}'>{text}</span>" for curve, text in entries)
+        width = self.item.width()
+        self._titled_width = width
+        lines = legend_lines([f"{_GLYPHS[curve.style]} {text}" for curve, text in entries], width - 8)
+        html_lines, n = [], 0
+        for count in lines:
+            html_lines.append(" &nbsp; ".join(
+                f"<span style='color:{curve.color}'>{_GLYPHS[curve.style]}</span>&nbsp;"
+                f"<span style='color:{fg}'>{text}</span>" for curve, text in entries[n:n + count]))
+            n += count
         title = f"<span style='color:{fg}; font-size:9pt'>{self.spec.title}</span>"
-        self.item.setTitle(title + (f"<br><span style='font-size:8pt'>{legend}</span>" if legend else ""))
+        legend = "<br>".join(html_lines)
+        self.item.setTitle(title + (f"<br><span style='font-size:{LEGEND_PT}pt'>{legend}</span>" if legend else ""))
+        label = self.item.titleLabel
+        label.setMinimumWidth(0)
+        label.setPreferredWidth(0)
+
+    def _rewrap(self) -> None:
+        if abs(self.item.width() - self._titled_width) >= 1:
+            self.set_title(self.fg, self._latest)
 
     def _sync_right(self) -> None:
         self.right_vb.setGeometry(self.item.vb.sceneBoundingRect())
@@ -105,6 +128,30 @@ class Plot:
             self.item.setXRange(0, 1, padding=0)
             self.item.setYRange(0, 1, padding=0)
             self.na_text.setPos(0.5, 0.5)
+
+
+def legend_lines(entries: list[str], width: float) -> list[int]:
+    """How many of ``entries`` go on each line of a legend ``width`` pixels wide (at least one per
+    line, however narrow)."""
+    metrics = QFontMetricsF(_legend_font())
+    gap = metrics.horizontalAdvance("   ")
+    lines: list[int] = []
+    used = 0.0
+    for entry in entries:
+        w = metrics.horizontalAdvance(entry)
+        if lines and used + gap + w <= width:
+            lines[-1] += 1
+            used += gap + w
+        else:
+            lines.append(1)
+            used = w
+    return lines
+
+
+def _legend_font() -> QFont:
+    font = QFont()
+    font.setPointSizeF(LEGEND_PT)
+    return font
 
 
 def _value_text(value: float) -> str:

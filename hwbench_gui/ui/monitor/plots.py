@@ -58,6 +58,7 @@ class PlotGrid(QWidget):
                                               axisItems={"bottom": pg.DateAxisItem()})
             self.plots.append(Plot(spec, item))
             cache_axes(item)
+            self.layout_widget.ci.layout.setColumnStretchFactor(n % columns, 1)
         self.gpu_reason = gpu_reason
         # Link the time axes of the plots that draw data; an N/A plot keeps its own 0..1 view.
         live = [p for p in self.plots if p.curves and not (p.spec.gpu and gpu_reason)]
