@@ -151,7 +151,8 @@ def test_the_plots_fit_a_narrow_window_and_their_legends_wrap(qtbot, tab, tmp_pa
     widths and pushed the third plot off the right edge; they wrap under the title instead."""
     t = 1_700_000_000 + np.arange(20) * 0.5
     values = {"cpu_percent": np.linspace(10, 55, 20), "ram_used_bytes": np.full(20, 123.456 * 2**30),
-              "swap_used_bytes": np.full(20, 12.345 * 2**30), "disk_read_bytes_per_s": np.full(20, 1234.5e6),
+              "swap_used_bytes": np.full(20, 12.345 * 2**30), "proc_rss_bytes": np.full(20, 2.5 * 2**30),
+              "disk_read_bytes_per_s": np.full(20, 1234.5e6),
               "disk_write_bytes_per_s": np.full(20, 987.6e6)}
     tab.load_csv(write_history_csv(tmp_path / "rec.csv", t, values))
     view = tab._layout_widget
@@ -164,8 +165,10 @@ def test_the_plots_fit_a_narrow_window_and_their_legends_wrap(qtbot, tab, tmp_pa
         assert {"cpu", "ram", "disk"} <= set(items)
         right = max(item.mapRectToScene(item.boundingRect()).right() for item in items.values())
         assert right <= view.viewport().width() + 1, (width, right, view.viewport().width())
+        widths = [items[key].width() for key in ("cpu", "ram", "disk")]
+        assert max(widths) - min(widths) <= 2, widths  # the columns share the width
         for item in items.values():  # each legend fits its plot
             assert item.titleLabel.item.boundingRect().width() <= item.width() + 1
-        legend_lines[width] = items["disk"].titleLabel.text.count("<br>")
+        legend_lines[width] = items["ram"].titleLabel.text.count("<br>")
     assert legend_lines[narrowest] > legend_lines[1400]
     assert "RAM used 123 GiB" in next(p for p in tab._plots if p.spec.key == "ram").legend_text

@@ -58,6 +58,9 @@ class PlotGrid(QWidget):
                                               axisItems={"bottom": pg.DateAxisItem()})
             self.plots.append(Plot(spec, item))
             cache_axes(item)
+            # Equal columns: the grid grows each column from its preferred width, which would
+            # otherwise follow the curves' count of legend entries.
+            item.setPreferredWidth(200)
             self.layout_widget.ci.layout.setColumnStretchFactor(n % columns, 1)
         self.gpu_reason = gpu_reason
         # Link the time axes of the plots that draw data; an N/A plot keeps its own 0..1 view.
