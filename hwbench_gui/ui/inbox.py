@@ -22,7 +22,8 @@ import sys
 import threading
 from typing import Any, Callable, Protocol
 
-from PySide6.QtCore import QTimer
+import shiboken6
+from PySide6.QtCore import QCoreApplication, QTimer
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,8 @@ class GuiInbox:
         self._items: collections.deque[tuple[Callable[..., Any], tuple]] = collections.deque()
         self._producers: list[Producer] = []
         self._owner = threading.get_ident()
-        self._timer = QTimer()
+        # The application owns the timer, so it goes with the application and never outlives it.
+        self._timer = QTimer(QCoreApplication.instance())
         self._timer.timeout.connect(self.drain)
         self._timer.start(IDLE_MS)
 
@@ -86,6 +88,6 @@ _inbox: GuiInbox | None = None
 def gui_inbox() -> GuiInbox:
     """The process's inbox; made on first use, which must be on the GUI thread."""
     global _inbox
-    if _inbox is None:
+    if _inbox is None or not shiboken6.isValid(_inbox._timer):  # none yet, or its application has gone
         _inbox = GuiInbox()
     return _inbox
