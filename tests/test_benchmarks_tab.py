@@ -377,12 +377,16 @@ def test_saved_results_are_read_off_the_gui_thread_and_sit_above_this_sessions_r
     monkeypatch.setattr(library, "list_results",
                         lambda *a, **k: (readers.append(threading.current_thread()), real_list(*a, **k))[1])
     monkeypatch.setattr(rt, "SAVED_ROWS_PER_TURN", 2)
+    rows_at_each_turn, real_next_turn = [], rt.next_turn
+    monkeypatch.setattr(rt, "next_turn", lambda context, step: (
+        rows_at_each_turn.append(tab.results.rowCount()), real_next_turn(context, step)))
     context = AppContext(settings=qsettings, results_dir=results)
     tab = BenchmarksTab(context)
     qtbot.addWidget(tab)
     assert tab.results.rowCount() == 0  # nothing read in the constructor: the tab comes up at once
     with qtbot.waitSignal(tab.results_table.saved_loaded, timeout=10000):
         pass
+    assert rows_at_each_turn == [2, 4]  # two rows a turn, the fifth in a third turn
     assert readers and all(thread is not threading.main_thread() for thread in readers)
     started = [tab.results.item(r, _col("Started")).text() for r in range(tab.results.rowCount())]
     assert len(started) == 5 and started == sorted(started)

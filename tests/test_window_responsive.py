@@ -266,3 +266,24 @@ def test_queuing_a_run_probes_the_results_folder_off_the_gui_thread(qtbot, qsett
     assert "a-file" in tab.folder_warning.text()
     tab.shutdown()
     assert not context.workers.shutdown(timeout_s=10)
+
+
+def test_next_turn_lets_a_due_timer_fire_before_its_step(qtbot):
+    """A step queued with next_turn comes after the timers already due (the stall script's ticks,
+    repaints, input); a 0 ms timer is a posted event, delivered before any of them."""
+    import time
+
+    from PySide6.QtCore import QObject, QTimer
+
+    from hwbench_gui.ui.turns import next_turn
+
+    context, order = QObject(), []
+
+    def first():
+        QTimer.singleShot(1, lambda: order.append("due timer"))
+        time.sleep(0.003)  # the 1 ms timer is due before the step is queued
+        next_turn(context, lambda: order.append("step"))
+
+    QTimer.singleShot(0, first)
+    qtbot.waitUntil(lambda: len(order) == 2, timeout=5000)
+    assert order == ["due timer", "step"]
