@@ -213,9 +213,9 @@ def test_three_default_h200_runs_of_one_day_name_the_same_bottleneck():
     another, scripts/gpu_box_datapath.sh): each names model compute; each headline is the steady state
     (no epoch start in its timed windows) within 0.9 × compute alone; an epoch start priced at under
     5 % of an ImageNet epoch; the best configuration found above 2,900 images/s. With decode on the GPU
-    the best was 0.94, 0.95 and 0.87 × channels-last compute alone: the GPU then also decodes, and the
-    third run's nvJPEG stage alone was 28 % slower (24,852 against 34,434 images/s) on a box another
-    process kept busy (the document says so)."""
+    the best was 0.94, 0.95 and 0.87 × channels-last compute alone (the GPU then also decodes); the
+    third run's windows spread (3,660-3,771 images/s, against 4,100-4,107 for the same configuration in
+    the run before) on a box another process kept busy, up to 76 % of a core (the document says so)."""
     folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "h200"
     docs = [json.loads((FIXTURES / "h200_datapath_2026-12-04.json").read_text())]
     docs += [json.loads(p.read_text()) for p in sorted(folder.glob("2026-12-04T20-*_datapath.analyze_*.json"))]
