@@ -105,3 +105,17 @@ def test_workers_sending_while_the_gui_thread_builds_widgets_and_lets_ended_work
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["delivered", str(300 * 4 * 50)]
+
+
+def test_one_drain_stops_at_its_time_budget_and_the_next_goes_on_in_order(qtbot):
+    import time
+
+    inbox = GuiInbox()
+    seen = []
+    for i in range(10):
+        inbox.post(lambda i=i: (time.sleep(0.004), seen.append(i)))  # 10 x 4 ms against a 10 ms budget
+    first = inbox.drain()
+    assert 1 <= first <= 3 and seen == list(range(first))
+    while inbox.pending():
+        inbox.drain()
+    assert seen == list(range(10))

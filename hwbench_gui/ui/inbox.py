@@ -20,6 +20,7 @@ import collections
 import logging
 import sys
 import threading
+import time
 from typing import Any, Callable, Protocol
 
 import shiboken6
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 BUSY_MS = 8
 #: Milliseconds between two drains otherwise.
 IDLE_MS = 250
+#: Seconds one drain may spend delivering; what is left waits for the next, so that a flood of
+#: messages (a fast benchmark's progress, a demo's frames) never holds the window for long.
+DRAIN_BUDGET_S = 0.010
 
 
 class Producer(Protocol):
@@ -66,9 +70,13 @@ class GuiInbox:
         return len(self._items)
 
     def drain(self) -> int:
-        """Deliver what was posted before this call; returns how many items were delivered."""
+        """Deliver what was posted before this call, for up to :data:`DRAIN_BUDGET_S`; returns how
+        many items were delivered."""
         delivered = 0
+        deadline = time.perf_counter() + DRAIN_BUDGET_S
         for _ in range(len(self._items)):  # what is posted meanwhile waits for the next drain
+            if delivered and time.perf_counter() > deadline:
+                break
             fn, args = self._items.popleft()
             try:
                 fn(*args)
