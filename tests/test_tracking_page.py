@@ -84,3 +84,35 @@ def test_the_page_names_the_detector_and_what_it_is_good_for(page):
     assert "room or a corridor" in note.text()
     page.detector_combo.setCurrentIndex(page.detector_combo.findData("hog"))
     assert note.text().startswith("hog: OpenCV's HOG people detector")
+
+
+def test_a_view_that_falls_behind_gets_the_newest_frames_not_a_backlog(tmp_path):
+    """The job tracks every frame but sends the view at most MAX_FRAMES_IN_FLIGHT it has not drawn yet;
+    each drawn frame lets one more through."""
+    import threading
+
+    from hwbench_gui.demos.tracking import synthetic
+    from hwbench_gui.ui.demos.frames import MAX_FRAMES_IN_FLIGHT
+    from hwbench_gui.ui.demos.tracking.job import TrackJob
+
+    video = tmp_path / "scene.mp4"
+    synthetic.write_sequence(synthetic.random_spec(n_frames=30, seed=0), video)
+
+    class Control:  # the worker's control, with a view that draws nothing until told
+        abort_event = threading.Event()
+
+        def __init__(self):
+            self.frames = []
+
+        def emit(self, message):
+            if message[0] == "frame":
+                self.frames.append(message[2]["index"])
+                if len(self.frames) == 1:
+                    job.frame_shown()  # the first one is drawn at once, then the view stalls
+
+    job = TrackJob({"source": str(video), "detector": "motion", "conf": 0.25, "nms": 0.5, "realtime": False})
+    control = Control()
+    job.run(control)
+    assert job.frames_done == 30 and job.document["details"]["frames"] == 30
+    assert len(control.frames) == MAX_FRAMES_IN_FLIGHT + 1
+    assert control.frames == sorted(control.frames)

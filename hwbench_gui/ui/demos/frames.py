@@ -5,6 +5,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QImage
 
+#: Frames a demo job sends that the view has not drawn yet; past this the job sends none (it goes on
+#: processing every frame), so a view that falls behind shows the newest frames, not a backlog.
+MAX_FRAMES_IN_FLIGHT = 2
+
 
 def to_qimage(bgr: np.ndarray) -> QImage:
     """A QImage that owns a copy of the BGR ``uint8`` array (safe to send to another thread)."""

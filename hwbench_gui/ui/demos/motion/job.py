@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from hwbench_gui.demos.motion.targets import Target, TargetError
-from hwbench_gui.ui.demos.frames import to_qimage
+from hwbench_gui.ui.demos.frames import MAX_FRAMES_IN_FLIGHT, to_qimage
 
 
 class MotionJob:
@@ -29,7 +29,7 @@ class MotionJob:
         self.source_spec, self.target, self.roi, self.out_size_px = source_spec, target, roi, out_size_px
         self._lock = threading.Lock()
         self._commands: list = []
-        self._shown = 0  # frames emitted but not yet painted: more than 2 and we skip sending
+        self._shown = 0  # frames emitted but not yet painted (see MAX_FRAMES_IN_FLIGHT)
         self.pipeline = None
 
     def command(self, name: str, *args) -> None:
@@ -38,7 +38,8 @@ class MotionJob:
             self._commands.append((name, args))
 
     def frame_shown(self) -> None:
-        self._shown = max(0, self._shown - 1)
+        with self._lock:
+            self._shown = max(0, self._shown - 1)
 
     def run(self, control) -> None:  # on the worker thread: no widgets here
         from hwbench_gui.demos.motion.keypoints import FaceDetectorUnavailable
@@ -90,8 +91,10 @@ class MotionJob:
                 for k, v in result.timing_ms.items():
                     stage_ms[k].append(float(v))
                 frame_wh[:] = [int(result.driver.shape[1]), int(result.driver.shape[0])]
-                if self._shown < 2:
-                    self._shown += 1
+                with self._lock:  # frame_shown() counts down on the GUI thread
+                    send = self._shown < MAX_FRAMES_IN_FLIGHT
+                    self._shown += send
+                if send:
                     stats = {
                         "index": result.index, "status": result.status, "source": source.description,
                         "recording": recorder is not None,

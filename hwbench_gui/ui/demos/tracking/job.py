@@ -8,7 +8,7 @@ import time
 import traceback
 from datetime import datetime, timezone
 
-from hwbench_gui.ui.demos.frames import to_qimage
+from hwbench_gui.ui.demos.frames import MAX_FRAMES_IN_FLIGHT, to_qimage
 
 
 class TrackJob:
@@ -28,6 +28,7 @@ class TrackJob:
         self._record_path: str | None = None
         self._rows: list[str] = []
         self.frames_done = 0
+        self._in_flight = 0  # frames sent to the view and not yet shown (see MAX_FRAMES_IN_FLIGHT)
         self.document: dict | None = None
         self._emit = None
         self._stop: threading.Event | None = None
@@ -35,6 +36,11 @@ class TrackJob:
     def set_recording(self, path: str | None) -> None:
         with self._lock:
             self._record_path = path
+
+    def frame_shown(self) -> None:
+        """The view has drawn a frame this job sent (GUI thread)."""
+        with self._lock:
+            self._in_flight = max(0, self._in_flight - 1)
 
     def track_rows(self) -> list[str]:
         """MOTChallenge lines of every track so far (a copy)."""
@@ -112,13 +118,16 @@ class TrackJob:
                     if writer:
                         writer.write(annotated)
                     h, w = annotated.shape[:2]
-                    image = to_qimage(annotated)
                     self.frames_done = result.index
                     stamps.append(time.perf_counter())
                     frame_wh[:] = [w, h]
-                    self._emit(("frame", image, {
-                        "index": result.index, "tracks": len(result.tracks), "detections": len(result.detections),
-                        **{k.replace("_s", "_ms"): v * 1e3 for k, v in result.timing_s.items()}}))
+                    with self._lock:  # a view that falls behind skips frames; they are tracked and counted all the same
+                        send = self._in_flight < MAX_FRAMES_IN_FLIGHT
+                        self._in_flight += send
+                    if send:
+                        self._emit(("frame", to_qimage(annotated), {
+                            "index": result.index, "tracks": len(result.tracks), "detections": len(result.detections),
+                            **{k.replace("_s", "_ms"): v * 1e3 for k, v in result.timing_s.items()}}))
                     pacer.wait(self._stop)
         finally:
             if writer:

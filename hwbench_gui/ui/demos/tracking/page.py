@@ -159,6 +159,8 @@ class TrackingPage(QWidget):
         self.start_button.setEnabled(self.worker is None and self.controls.start_blocker is None)
 
     def _on_frame(self, image: QImage, stats: dict) -> None:
+        if self.job is not None:
+            self.job.frame_shown()
         pix = QPixmap.fromImage(image).scaled(self.view.size(), Qt.KeepAspectRatio, Qt.SmoothTransformation)
         self.view.setPixmap(pix)
         self.figures.show_frame(stats)
