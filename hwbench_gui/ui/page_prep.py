@@ -15,14 +15,10 @@ from __future__ import annotations
 from typing import Callable
 
 import shiboken6
-from PySide6.QtCore import QRect, QSize, QTimer
+from PySide6.QtCore import QRect, QSize
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
-from hwbench_gui.ui.turns import TURN_GAP_MS
-
-#: Milliseconds between two steps: the window handles input and repaints in between (a 0 ms timer
-#: would not leave it a turn: see :mod:`.turns`).
-STEP_GAP_MS = TURN_GAP_MS
+from hwbench_gui.ui.turns import next_turn
 
 
 def preparation_steps(page: QWidget, size: Callable[[], QSize]) -> list[Callable[[], None]]:
@@ -52,6 +48,6 @@ def prepare_in_steps(page: QWidget, size: Callable[[], QSize]) -> None:
             return
         pending.pop(0)()
         if pending:
-            QTimer.singleShot(STEP_GAP_MS, page, next_step)
+            next_turn(page, next_step)
 
-    QTimer.singleShot(STEP_GAP_MS, page, next_step)
+    next_turn(page, next_step)
