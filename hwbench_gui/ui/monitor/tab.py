@@ -22,13 +22,13 @@ from hwbench_gui.ui.monitor.controls import WINDOWS_S, MonitorControls
 from hwbench_gui.ui.monitor.plot import Plot
 from hwbench_gui.ui.monitor.plots import PlotGrid
 from hwbench_gui.ui.monitor.processes import PROCESS_REFRESH_S, ProcessTables
+from hwbench_gui.ui.turns import next_turn
 
 REDRAW_MS = 100
 #: Delay of the redraw when the tab is shown (see :meth:`MonitorTab.showEvent`).
 REDRAW_AFTER_SHOW_MS = 10
 #: Milliseconds between the plots of one redraw: each plot is drawn (and repainted) in a turn of its
 #: own; the whole grid and its repaint in one turn took 20-50 ms of a busy 2-core machine's GUI thread.
-#: A timer, not a 0 ms posted event, so input and repaints come in between.
 REDRAW_STEP_MS = 10
 #: How often the GPU process table is refreshed.
 GPU_TABLE_REFRESH_S = 1.0
@@ -125,7 +125,7 @@ class MonitorTab(QWidget):
         # repaint are turns of their own, not added to the tab switch's. Until then the redraw timer
         # waits too. (A 0 ms timer would be a posted event, delivered with the switch's repaint.)
         self._drawing_after_show = True
-        QTimer.singleShot(REDRAW_AFTER_SHOW_MS, self, self._redraw_after_show)
+        next_turn(self, self._redraw_after_show, REDRAW_AFTER_SHOW_MS)
 
     def _redraw_after_show(self) -> None:
         self._drawing_after_show = False
@@ -177,7 +177,7 @@ class MonitorTab(QWidget):
         if not self._stepping:
             return
         self.grid.draw(t, values, since, until, only=index)
-        QTimer.singleShot(REDRAW_STEP_MS, self, lambda: self._draw_step(plots, t, values, since, until, index + 1))
+        next_turn(self, lambda: self._draw_step(plots, t, values, since, until, index + 1), REDRAW_STEP_MS)
 
     def update_host_processes(self) -> None:
         """Refill the host process table (a low-rate timer slot)."""
