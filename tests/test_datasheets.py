@@ -46,8 +46,10 @@ def test_peaks_are_dense_and_per_precision():
     assert datasheets.lookup("NVIDIA H200").memory_gb_per_s == 4800
 
 
-def test_every_sheet_names_its_source_and_sparse_figures_never_exceed_fp8():
+def test_every_sheet_names_its_source_and_fp8_is_twice_bf16():
+    # A sparse figure copied into one column by mistake would break the 2:1 ratio of FP8 to BF16
+    # (2% slack: the L40S datasheet itself prints BF16 362.05 beside FP8 733).
     for sheet in datasheets.DATASHEETS:
         assert sheet.source
         if sheet.bf16_tflops and sheet.fp8_tflops:
-            assert sheet.fp8_tflops == pytest.approx(2 * sheet.bf16_tflops, rel=0.01)
+            assert sheet.fp8_tflops == pytest.approx(2 * sheet.bf16_tflops, rel=0.02)
