@@ -39,7 +39,8 @@ def what_if_rows(document: dict[str, Any]) -> tuple[list[Row], float | None, flo
     for t in tried:
         if t not in measured:
             rows.append(Row(_label(t, details), None, None, False, str(t.get("reason") or "not measured")))
-    slowest = (details.get("consistency") or {}).get("slowest_rate")
+    consistency = details.get("consistency") or {}
+    slowest = consistency.get("slowest_alone_rate", consistency.get("slowest_rate"))
     return rows, default, slowest if isinstance(slowest, (int, float)) else None
 
 
