@@ -72,6 +72,16 @@ def test_cpu_run_of_the_issue_names_a_bound_no_measured_configuration_beats():
             assert t.rate <= verdict.limiting_rate
 
 
+def test_more_workers_that_leave_compute_its_threads_raise_the_compute_bound():
+    """Two workers on two CPUs leave the model the one thread one worker left (the CPU run of
+    2026-12-05 on this busy box: compute alone 25 images/s, num_workers 1 → 2 ran 50 end to end)."""
+    rates = dict(CPU_RATES, compute=25.0, end_to_end=18.0)
+    tried = [Tried("workers_2", replace(CPU_BASE, workers=2), 50.0, [50.0] * 3, 9.0)]
+    verdict = _cpu_verdict(rates=rates, tried=tried)
+    assert verdict.raised["compute"] == {"alone": 25.0, "rate": 50.0, "by": "num_workers 1 → 2"}
+    assert verdict.limiting_rate == 50.0 and verdict.moved_by == {}
+
+
 def test_a_configuration_that_runs_the_stage_as_measured_and_beats_it_raises_the_bound():
     # A deeper prefetch leaves compute's threads alone: its 40 images/s show compute delivers at
     # least that, whatever the standalone 36 said.

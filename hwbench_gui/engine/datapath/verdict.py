@@ -88,6 +88,16 @@ def link_settings(link: str, device: str) -> set[str]:
     return CPU_LINK_SETTINGS.get(link, LINK_SETTINGS[link]) if device == "cpu" else LINK_SETTINGS[link]
 
 
+def settings_moved(link: str, config: LoaderConfig, base: LoaderConfig, ctx: Context) -> set[str]:
+    """The settings of ``link``'s standalone measurement that ``config`` changes from ``base`` (a
+    worker count that leaves compute on the CPU the same threads does not count)."""
+    moved = changed_fields(config, base) & link_settings(link, ctx.device)
+    if link == "compute" and ctx.device == "cpu" and "workers" in moved and \
+            max(1, ctx.cpus - config.workers) == max(1, ctx.cpus - base.workers):
+        moved.discard("workers")
+    return moved
+
+
 @dataclass
 class Context:
     """What the verdict needs besides the rates (all known before or during the run)."""
@@ -247,7 +257,7 @@ def measured_bounds(alone: dict[str, float | None], e2e: float | None, ctx: Cont
         if rate is None:
             continue
         same = [(words, r) for words, r, config in runs
-                if config is None or not changed_fields(config, base) & link_settings(link, ctx.device)]
+                if config is None or not settings_moved(link, config, base, ctx)]
         top = max(same, key=lambda run: run[1], default=None)
         bounds[link] = rate
         if top is not None and top[1] > rate:
@@ -354,7 +364,7 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
     beyond = [t for t in tried if t.rate is not None and base is not None and t.rate > slowest_rate]
     if beyond:
         top = max(beyond, key=lambda t: t.rate)
-        fields = sorted(changed_fields(top.config, base) & link_settings(slowest_link, ctx.device))
+        fields = sorted(settings_moved(slowest_link, top.config, base, ctx))
         moved_by = {"key": top.key, "rate": top.rate, "changes": top.config.changes_from(base), "settings": fields}
         settings = ", ".join(SETTING_WORDS[f] for f in fields)
         text += (f" {top.config.changes_from(base)} ran {_fmt(top.rate)} end to end, above this bound: it changes how "

@@ -242,6 +242,14 @@ class BenchmarksTab(QWidget):
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
                                  f"{document.get('status', 'failed')}", 8000)
 
+    def show_pipeline(self, document: dict[str, Any]) -> bool:
+        """Show a finished datapath.analyze document in the "Pipeline" tab and bring it forward (for
+        scripts); False for other documents."""
+        if not self._show_pipeline(document):
+            return False
+        self.bottom.setCurrentWidget(self.pipeline)
+        return True
+
     def _show_pipeline(self, document: dict[str, Any]) -> bool:
         """Show a finished datapath.analyze document in the "Pipeline" tab; False for other documents."""
         if not _has_pipeline(document):
