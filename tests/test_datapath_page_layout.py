@@ -99,3 +99,19 @@ def test_data_path_page_reads_at_every_size(qtbot, qsettings, size, resized_from
         assert view.verdict_text.text() == doc["details"]["verdict"]
         assert view.advice.textFormat() == Qt.RichText and doc["details"]["advice"][0]["action"].split()[0] in \
             view.advice.text()
+
+
+def test_stage_cards_never_cut_a_number_at_any_width(qtbot):
+    """Between the three screens' widths too: a card is never narrower than its widest rate or word."""
+    from hwbench_gui.ui.datapath_chain import ChainView
+
+    view = ChainView()
+    qtbot.addWidget(view)
+    for doc in DOCS.values():
+        view.set_document(doc)
+        for width in range(300, 1500, 20):
+            view.resize(width, 400)
+            for item in view.text_items():
+                needed = QFontMetricsF(item.font).boundingRect(item.rect, item.flags, item.text)
+                assert needed.width() <= item.rect.width() + 0.5, (width, item.text, item.rect.width())
+                assert item.rect.right() <= max(width, view.minimumSizeHint().width()) + 0.5, (width, item.text)
