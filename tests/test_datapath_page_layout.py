@@ -71,6 +71,8 @@ def test_data_path_page_reads_at_every_size(qtbot, qsettings, size, resized_from
     win.resize(*size)
     win.tabs.setCurrentIndex([win.tabs.tabText(i) for i in range(win.tabs.count())].index("Benchmarks"))
     tab = win.tab_widget("Benchmarks")
+    _settle()
+    split = tab.run_splitter.sizes()
     for name, doc in DOCS.items():
         assert tab.show_pipeline(doc)
         _settle()
@@ -99,6 +101,11 @@ def test_data_path_page_reads_at_every_size(qtbot, qsettings, size, resized_from
         assert view.verdict_text.text() == doc["details"]["verdict"]
         assert view.advice.textFormat() == Qt.RichText and doc["details"]["advice"][0]["action"].split()[0] in \
             view.advice.text()
+    # the page took the form's height while shown; the user's split comes back with another lower tab
+    assert tab.run_splitter.sizes()[0] < split[0]
+    tab.bottom.setCurrentIndex(0)
+    _settle()
+    assert tab.run_splitter.sizes() == split
 
 
 def test_stage_cards_never_cut_a_number_at_any_width(qtbot):
