@@ -14,6 +14,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QApplication
 from support import FIXTURES
 
+from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.ui.app import build_window
 from hwbench_gui.ui.main_window import FRAME_ALLOWANCE
 
@@ -98,7 +99,7 @@ def test_data_path_page_reads_at_every_size(qtbot, qsettings, size, resized_from
         for block, what in blocks:
             assert block.right() <= page.width() + 0.5, (name, what[:40])
         # the verdict and the advice are there to read, in full
-        assert view.verdict_text.text() == doc["details"]["verdict"]
+        assert view.verdict_text.text() == verdict_details(doc)["verdict"]
         assert view.advice.textFormat() == Qt.RichText and doc["details"]["advice"][0]["action"].split()[0] in \
             view.advice.text()
     # the page took the form's height while shown; the user's split comes back with another lower tab

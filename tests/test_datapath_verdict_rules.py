@@ -92,6 +92,9 @@ def test_a_configuration_that_runs_the_stage_as_measured_and_beats_it_raises_the
     # and the 11 images/s the default loses below it are the prefetch's, measured
     assert verdict.moved_by == {}
     assert [(c["key"], c["recovered"]) for c in verdict.loss["causes"]] == [("prefetch", 1.0)]
+    # Within BETTER_BY (3 %) of it, a run is the same figure: nothing is raised.
+    assert not _cpu_verdict(tried=_cpu_tried(prefetch_rate=36.0 * 1.029)[1:]).raised
+    assert _cpu_verdict(tried=_cpu_tried(prefetch_rate=36.0 * 1.031)[1:]).raised["compute"]["rate"] == 36.0 * 1.031
     # The default's own end-to-end rate raises it too (a standalone method that underestimates).
     above = analyze(dict(CPU_RATES, end_to_end=38.0), _cpu_ctx(), data_wait_fraction=0.05)
     assert above.limiting_rate == 38.0 and above.raised["compute"]["by"] == "the default configuration"
@@ -219,3 +222,72 @@ def test_a_published_figure_differs_only_outside_the_measured_p5_p95():
         result, test, _ = significance(measured, published(value))
         assert (result, test) == (differs, "p5-p95 overlap"), value
         assert significance(published(value), measured)[0] == differs
+
+
+# -- one verdict, derived from the stored figures, for the page and the reports -----------------------
+
+def _fixture(name: str) -> dict:
+    import json
+
+    from support import FIXTURES
+
+    return json.loads((FIXTURES / name).read_text())
+
+
+def test_a_fresh_run_derives_again_to_its_own_text_and_obeys_every_rule():
+    """The CPU run of 2026-12-05 (this 2-core box, busy: the document says so): the verdict derived
+    again from its stored figures is the one it wrote; its bound is beaten by no configuration it
+    measured; no negative share, no GPU word, an epoch that says whose."""
+    from hwbench_gui.engine.datapath.reread import verdict_details
+
+    doc = _fixture("datapath_cpu_2026-12-05.json")
+    details = verdict_details(doc)
+    assert details["verdict_rederived"] is False and details["verdict"] == doc["details"]["verdict"]
+    bound = details["consistency"]["slowest_rate"]
+    assert all(t["rate_images_per_s"] is None or t["rate_images_per_s"] <= bound for t in doc["details"]["tried"])
+    assert not GPU_WORDS.search(details["verdict"]) and not re.search(r"(^|[\s(])-\d", details["verdict"])
+    assert "of ImageNet-1k's epoch" in details["verdict"] and "80,072 batches of 16" in details["verdict"]
+    assert "gpu_decode" not in {s["key"] for s in doc["details"]["stages"]}
+
+
+def test_the_page_and_the_reports_read_the_verdict_derived_again(qtbot):
+    """The shipped H200 run (2026-12-04) wrote four causes from the mean of its windows; derived again
+    from its headline (the median) with today's rules, it names the host's launch path (GPU busy 51 %),
+    and the Pipeline page, the evaluation report and the report's chart all show that one text."""
+    from hwbench_gui.engine.datapath.reread import verdict_details
+    from hwbench_gui.engine.reports import charts, evaluation
+    from hwbench_gui.engine.reports.compare import Side
+    from hwbench_gui.ui.pipeline_view import REDERIVED_NOTE, PipelineView
+
+    doc = _fixture("h200_datapath_2026-12-04.json")
+    details = verdict_details(doc)
+    assert details["verdict_rederived"] is True and details["bottleneck"] == "launch"
+    assert "End-to-end training: 2,274 images/s" in details["verdict"]  # the headline, not the stored 1,969
+    view = PipelineView()
+    qtbot.addWidget(view)
+    view.set_document(doc)
+    assert view.verdict_text.text() == details["verdict"] and view.verdict_note.text() == REDERIVED_NOTE
+    assert view.verdict_name.text() == "Verdict: the host's launch path (kernel launches, Python)"
+    assert [b.key for b in view.boxes() if b.bottleneck] == ["compute"]
+    assert evaluation._datapath([doc])["verdict"] == details["verdict"]
+    chart = charts.datapath_chart([Side("H200", [doc])])
+    assert chart.caption == details["verdict"]
+    # a CPU run's chart and evaluation rows name no GPU stage
+    cpu = _fixture("datapath_cpu_2026-12-05.json")
+    assert [t for _, t in charts.datapath_stages([cpu])][3:5] == ["Collate", "CPU compute"]
+    assert not any(GPU_WORDS.search(title) for title, _, _ in evaluation._datapath([cpu])["stages"])
+    view.set_document(cpu)
+    assert not view.verdict_note.isVisibleTo(view) and view.verdict_text.text() == cpu["details"]["verdict"]
+    assert not any(GPU_WORDS.search(b.title) for b in view.boxes())
+
+
+def test_a_document_whose_context_is_broken_keeps_its_stored_verdict_with_the_reason():
+    from hwbench_gui.engine.datapath.reread import verdict_details
+
+    doc = _fixture("datapath_cpu_2026-12-05.json")
+    doc["details"]["context"]["batch"] = "16"
+    details = verdict_details(doc)
+    assert details["verdict"] == doc["details"]["verdict"] and details["verdict_rederived"] is False
+    assert "context" in details["verdict_rederived_reason"]
+    doc["details"]["stages"] = "none"
+    assert verdict_details(doc)["verdict_rederived_reason"] == "the document has no stage rates"

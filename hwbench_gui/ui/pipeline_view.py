@@ -13,10 +13,11 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QFont, QFontDatabase, QGuiApplication, QPalette
 from PySide6.QtWidgets import (QBoxLayout, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QScrollArea,
                                QSizePolicy, QVBoxLayout, QWidget)
 
+from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.ui.datapath_chain import Box, ChainView, boxes_of, format_rate
 from hwbench_gui.ui.datapath_whatifs import WhatIfBars
 from hwbench_gui.ui.theme import ERROR_COLOR
@@ -26,6 +27,9 @@ __all__ = ["BENCH_ID", "Box", "PipelineView", "best_found_code", "boxes_of", "fo
 BENCH_ID = "datapath.analyze"
 #: From this page width the what-ifs and the code sit side by side; below it, one under the other.
 SIDE_BY_SIDE_PX = 900
+#: Under a verdict whose text differs from the one the run stored.
+REDERIVED_NOTE = ("Derived again from the run's stored figures with this version's rules; the text the run wrote "
+                  "with its own rules differs (it stays in the document).")
 #: Lines of code the code box shows before it scrolls.
 CODE_LINES = 16
 
@@ -121,6 +125,8 @@ class PipelineView(QScrollArea):
         self.verdict_name = _wrapped(page, bold)
         self.verdict_name.setStyleSheet(f"color: {ERROR_COLOR}")
         self.verdict_text = _wrapped(page)
+        self.verdict_note = _wrapped(page)
+        self.verdict_note.setForegroundRole(QPalette.PlaceholderText)
         self.advice_heading = QLabel("What to change", page)
         self.advice_heading.setFont(bold)
         self.advice = _wrapped(page)
@@ -150,7 +156,7 @@ class PipelineView(QScrollArea):
         page.lower = lower
         layout = QVBoxLayout(page)
         layout.setContentsMargins(8, 8, 8, 8)
-        for widget in (self.chain, self.summary, self.verdict_name, self.verdict_text, advice_box):
+        for widget in (self.chain, self.summary, self.verdict_name, self.verdict_text, self.verdict_note, advice_box):
             layout.addWidget(widget)
         layout.addLayout(lower)
         layout.addStretch(1)
@@ -158,18 +164,21 @@ class PipelineView(QScrollArea):
         self.set_document(None)
 
     def set_document(self, document: dict[str, Any] | None) -> None:
+        """Show ``document`` with its verdict derived again from its figures (what the reports show too)."""
         self._document = document
-        details = (document or {}).get("details") or {}
-        self.chain.set_document(document)
-        self.what_ifs.set_document(document)
-        shown = document is not None
+        details = verdict_details(document) if document else {}
+        shown = {**document, "details": details} if document else None
+        self.chain.set_document(shown)
+        self.what_ifs.set_document(shown)
         for widget in (self.summary, self.verdict_name, self.verdict_text, self.advice.parentWidget(),
                        self.what_ifs, self.best_label, self.code, self.copy_button):
-            widget.setVisible(shown)
+            widget.setVisible(document is not None)
         self.summary.setText(summary_text(document) if document else "")
         name = details.get("bottleneck_name") or details.get("bottleneck") or "?"
         self.verdict_name.setText(f"Verdict: {name}")
         self.verdict_text.setText(str(details.get("verdict") or ""))
+        self.verdict_note.setText(REDERIVED_NOTE if details.get("verdict_rederived") else "")
+        self.verdict_note.setVisible(bool(details.get("verdict_rederived")))
         self.advice.setText(advice_html(details))
         head, code = best_found_code(document) if document else ("", "")
         self.best_label.setText(head)
@@ -192,7 +201,8 @@ class PipelineView(QScrollArea):
 
     def labels(self) -> list[QLabel]:
         """The page's text labels, top to bottom (for tests)."""
-        return [self.summary, self.verdict_name, self.verdict_text, self.advice_heading, self.advice, self.best_label]
+        return [self.summary, self.verdict_name, self.verdict_text, self.verdict_note, self.advice_heading, self.advice,
+                self.best_label]
 
     def copy_code(self) -> None:
         """Put the best configuration's code on the clipboard."""

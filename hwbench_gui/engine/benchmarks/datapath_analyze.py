@@ -499,6 +499,7 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
         "causes": verdict.causes,
         "data_wait_fraction": verdict.data_wait_fraction,
         "epoch_refill_fraction": verdict.epoch_refill_fraction,
+        "step_slowdown": verdict.step_slowdown,
         "gpu_util_percent": verdict.gpu_util_percent,
         "gpu_util_reason": verdict.gpu_util_reason,
         "advice": [a.to_json() for a in verdict.advice],

@@ -245,7 +245,9 @@ def measured_bounds(alone: dict[str, float | None], e2e: float | None, ctx: Cont
     """(link -> the rate the verdict holds it to, link -> how it was raised). A configuration
     measured end to end that runs a link's stage as it was measured alone (the default, or a
     what-if that changes none of :func:`link_settings`) shows the link delivers at least its rate:
-    the link is held to the fastest such rate when that is above the standalone one."""
+    the link is held to the fastest such rate when that beats the standalone one by more than
+    :data:`~hwbench_gui.engine.datapath.tryouts.BETTER_BY` (what the analyzer counts as a
+    difference between two configurations; closer, the two are the same figure)."""
     runs: list[tuple[str, float, LoaderConfig | None]] = []
     if e2e is not None:
         runs.append(("the default configuration", e2e, None))
@@ -260,7 +262,7 @@ def measured_bounds(alone: dict[str, float | None], e2e: float | None, ctx: Cont
                 if config is None or not settings_moved(link, config, base, ctx)]
         top = max(same, key=lambda run: run[1], default=None)
         bounds[link] = rate
-        if top is not None and top[1] > rate:
+        if top is not None and top[1] > rate * (1 + BETTER_BY):
             bounds[link] = top[1]
             raised[link] = {"alone": rate, "rate": top[1], "by": top[0]}
     return bounds, raised
@@ -361,7 +363,7 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
         text += (f" An epoch start costs {epoch_start['cost_s']:.2f} s (measured apart from the headline): "
                  f"{_share(epoch_start['fraction'])} of {epoch_text(epoch_start, ctx.batch)}.")
     moved_by: dict[str, Any] = {}
-    beyond = [t for t in tried if t.rate is not None and base is not None and t.rate > slowest_rate]
+    beyond = [t for t in tried if t.rate is not None and base is not None and t.rate > slowest_rate * (1 + BETTER_BY)]
     if beyond:
         top = max(beyond, key=lambda t: t.rate)
         fields = sorted(settings_moved(slowest_link, top.config, base, ctx))
