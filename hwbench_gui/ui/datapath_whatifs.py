@@ -146,7 +146,8 @@ class WhatIfBars(QWidget):
                 y = HEADING_PX + i * ROW_PX
                 colour = QColor(OK_COLOR) if row.best else (mid if i == 0 else palette.color(QPalette.Highlight))
                 painter.fillRect(QRectF(left, y + 4, (right - left) * row.rate / top, ROW_PX - 8), colour)
-            bottom = HEADING_PX + len(self._rows) * ROW_PX
+            # the lines end above the unmeasured rows (listed last), whose reasons cross the bars' room
+            bottom = HEADING_PX + sum(r.rate is not None for r in self._rows) * ROW_PX
             for value, style in ((self._default, Qt.SolidLine), (self._slowest, Qt.DashLine)):
                 if value:
                     x = left + (right - left) * value / top
