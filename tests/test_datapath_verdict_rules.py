@@ -291,3 +291,15 @@ def test_a_document_whose_context_is_broken_keeps_its_stored_verdict_with_the_re
     assert "context" in details["verdict_rederived_reason"]
     doc["details"]["stages"] = "none"
     assert verdict_details(doc)["verdict_rederived_reason"] == "the document has no stage rates"
+
+
+def test_twice_the_batch_is_measured_when_the_gpu_idles():
+    from hwbench_gui.engine.benchmarks.datapath_analyze import compute_variants
+
+    params = {"channels_last": False, "batch": 128}
+    keys = {key: (variant["batch"], precision) for key, variant, precision, _, _ in
+            compute_variants(params, "cuda", "bf16-amp", 52.0)}
+    assert keys == {"compute_channels_last": (128, "bf16-amp"), "compute_batch2x": (256, "bf16-amp")}
+    assert "compute_batch2x" not in {k for k, *_ in compute_variants(params, "cuda", "bf16-amp", 90.0)}
+    assert "compute_batch2x" not in {k for k, *_ in compute_variants(params, "cuda", "bf16-amp", None)}
+    assert [k for k, *_ in compute_variants(params, "cpu", "fp32", None)] == ["compute_channels_last"]

@@ -411,37 +411,47 @@ def _epoch_refill(run: Any, extra: dict[str, Any]) -> float:
     return excess / run.total_s
 
 
+def compute_variants(params: dict[str, Any], kind: str, precision: str,
+                     gpu_util: float | None) -> list[tuple[str, dict[str, Any], str, str, str]]:
+    """The compute-only what-ifs worth measuring: (stage key, parameters, precision key, what
+    changes, why). Channels-last when off; BF16 autocast on CUDA when the run used FP32/TF32; twice
+    the batch on CUDA when the GPU was busy less than
+    :data:`~hwbench_gui.engine.models.common.GPU_IDLE_NOTE_BELOW_PERCENT` of the end-to-end timed
+    loop (the launch path: more work per kernel the host queues)."""
+    from hwbench_gui.engine.models.common import GPU_IDLE_NOTE_BELOW_PERCENT
+
+    price = "to price the compute advice and the best configuration's gap to its slowest stage alone"
+    variants = []
+    if not params["channels_last"]:
+        variants.append(("compute_channels_last", dict(params, channels_last=True), precision, "channels-last",
+                         price))
+    if kind == "cuda" and from_key(precision) in (FP32, TF32):
+        variants.append(("compute_bf16", params, BF16_AMP.key, BF16_AMP.label, price))
+    if kind == "cuda" and gpu_util is not None and gpu_util < GPU_IDLE_NOTE_BELOW_PERCENT:
+        variants.append(("compute_batch2x", dict(params, batch=2 * params["batch"]), precision,
+                         f"batch {2 * params['batch']}", f"the GPU was busy {gpu_util:.0f} % of the end-to-end timed "
+                         "time: to price a larger batch against the host's launch path"))
+    return variants
+
+
 def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision: str, spec: Any,
                       reporter: Reporter, gpu_util: float | None = None) -> dict[str, Any]:
-    """The compute-only step again with channels-last (if off), with BF16 autocast (on CUDA, if
-    the run used FP32/TF32) and, when the GPU was busy less than
-    :data:`~hwbench_gui.engine.models.common.GPU_IDLE_NOTE_BELOW_PERCENT` of the end-to-end timed
-    loop, at twice the batch: they price the compute and launch-path advice and the best-found
-    configuration's gap to its slowest stage alone."""
-    from hwbench_gui.engine.models.common import GPU_IDLE_NOTE_BELOW_PERCENT
+    """The compute-only step again for each of :func:`compute_variants`."""
     from hwbench_gui.engine.datapath import stages as st
     from hwbench_gui.engine.models import torch_measure as model_torch
 
-    variants = []
-    if not params["channels_last"]:
-        variants.append(("compute_channels_last", dict(params, channels_last=True), precision, "channels-last"))
-    if kind == "cuda" and from_key(precision) in (FP32, TF32):
-        variants.append(("compute_bf16", params, BF16_AMP.key, BF16_AMP.label))
-    if kind == "cuda" and gpu_util is not None and gpu_util < GPU_IDLE_NOTE_BELOW_PERCENT:
-        variants.append(("compute_batch2x", dict(params, batch=2 * params["batch"]), precision,
-                         f"batch {2 * params['batch']}"))
     out = {}
-    for key, variant, variant_precision, what in variants:
+    for key, variant, variant_precision, what, why in compute_variants(params, kind, precision, gpu_util):
         sub = PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
         sub.progress(0.0, f"what-if: model compute with {what}")
         try:
             timed, _, _ = model_torch.measure(spec, _compute_params(variant, device, variant_precision, kind), sub,
                                               loader=LoaderOptions(settle_windows=SETTLE_WINDOWS[kind]))
-        except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU) must not cost the analysis
+        except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU, no memory for 2x the batch)
             out[key] = st.not_measured(key, f"{type(exc).__name__}: {exc}")
             continue
         out[key] = st.timed_run_stage(key, timed, f"the compute-only stage again with {what}, everything else equal "
-                                      "(measured because compute is the slowest link, to price the advice).")
+                                      f"(measured {why}).")
     return out
 
 
