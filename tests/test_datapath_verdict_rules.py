@@ -270,6 +270,8 @@ def test_the_page_and_the_reports_read_the_verdict_derived_again(qtbot):
     assert view.verdict_name.text() == "Verdict: the host's launch path (kernel launches, Python)"
     assert [b.key for b in view.boxes() if b.bottleneck] == ["compute"]
     assert evaluation._datapath([doc])["verdict"] == details["verdict"]
+    # the stage table beside it shows the same end-to-end figure (the run stored its windows' mean there)
+    assert ("End-to-end training", "2,274 images/s", False) in evaluation._datapath([doc])["stages"]
     chart = charts.datapath_chart([Side("H200", [doc])])
     assert chart.caption == details["verdict"]
     # a CPU run's chart and evaluation rows name no GPU stage
