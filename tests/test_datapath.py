@@ -116,7 +116,7 @@ def test_a_cause_is_named_when_its_what_if_recovers_the_loss():
     assert "num_workers 16 → 15" in cause["text"] and "86%" in cause["text"]
     assert any(r.startswith("the prefetch queue is too shallow") and "2%" in r for r in loss["ruled_out"])
     assert "storage (90,000 images/s alone)" in loss["ruled_out"]
-    assert verdict.causes == [cause["text"]] and "Cause of the 35% lost" in verdict.text
+    assert verdict.causes == [cause["text"]] and "(35% of the slowest stage's rate)" in verdict.text
     # The measured changes lead the advice, fastest first, each with its measured rate and gain.
     first = verdict.advice[0]
     assert first.measured and first.action == "num_workers 16 → 15"

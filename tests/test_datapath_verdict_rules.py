@@ -111,7 +111,7 @@ def test_no_negative_loss_and_every_share_is_of_something():
     assert not re.search(r"(^|[\s(])-\d", text), text  # "-240% of the 7 images/s lost" was the issue's
     assert "prefetch_factor 4 → 8: 12 images/s end to end, no faster than the default's 29 images/s" in text
     assert "more than all of the 7 images/s lost" in text  # no worker: 40 against 29, 7 lost
-    assert "Cause of the 19% lost between the stages" in text  # 7 of the slowest stage's 36
+    assert "Cause of the 7 images/s lost between the stages (19% of the slowest stage's rate)" in text
     # The epoch start says whose epoch it is priced for, in images and batches of this run's batch.
     assert ("under 0.1% of ImageNet-1k's epoch (the dataset here is generated; epoch_images sets yours): "
             "1,281,167 images, 80,072 batches of 16") in text

@@ -450,7 +450,8 @@ def explain_loss(link_rates: dict[str, float | None], slowest_link: str, e2e: fl
             out["ruled_out"].append(f"{words} ({evidence})")
     share = f"{lost / slowest:.0%}"
     if out["causes"]:
-        out["text"] = (f"Cause of the {share} lost between the stages: " + " ".join(c["text"] for c in out["causes"]))
+        out["text"] = (f"Cause of the {_fmt(lost)} lost between the stages ({share} of the slowest stage's rate): "
+                       + " ".join(c["text"] for c in out["causes"]))
     else:
         out["unexplained"] = lost
         out["text"] = (f"Unexplained: {_fmt(lost)} ({share}) of the slowest stage's rate is lost end to end, and no "
