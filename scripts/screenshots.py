@@ -11,7 +11,7 @@ fixture) instead of this machine's; ``--monitor-csv FILE`` shows a recorded tele
 Monitor tab; ``--results DIR`` copies result documents into the (temporary) results folder so the
 Benchmarks and Reports tabs have rows, and ``--compare`` compares them in Reports; ``--run ID``
 starts a benchmark and shoots the Benchmarks tab during and after it; ``--select ID`` shows a
-benchmark's form there.
+benchmark's form there; ``--pipeline FILE`` shows a datapath.analyze document's Pipeline tab.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def main() -> int:
     parser.add_argument("--compare", action="store_true", help="compare the --results documents in Reports")
     parser.add_argument("--run", help="benchmark id to run in the Benchmarks tab")
     parser.add_argument("--select", help="benchmark id to show (its form) in the Benchmarks tab")
+    parser.add_argument("--pipeline", help="a datapath.analyze document to show in Benchmarks → Pipeline")
     parser.add_argument("--param", action="append", default=[], help="NAME=VALUE for --run")
     parser.add_argument("--size", default="screen", help="WxH, or 'screen' to let the window fit the screen")
     args = parser.parse_args()
@@ -103,6 +104,8 @@ def main() -> int:
             widget.compare_selected("machine")
         if title == "Benchmarks" and args.select:
             widget.select(args.select)
+        if title == "Benchmarks" and args.pipeline:
+            widget.show_pipeline(json.loads(Path(args.pipeline).read_text()))
         if title == "Benchmarks" and args.run:
             widget.select(args.run)
             bench = widget.catalogue.benchmark(args.run)

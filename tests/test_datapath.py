@@ -116,7 +116,7 @@ def test_a_cause_is_named_when_its_what_if_recovers_the_loss():
     assert "num_workers 16 → 15" in cause["text"] and "86%" in cause["text"]
     assert any(r.startswith("the prefetch queue is too shallow") and "2%" in r for r in loss["ruled_out"])
     assert "storage (90,000 images/s alone)" in loss["ruled_out"]
-    assert verdict.causes == [cause["text"]] and "Cause of the 35% lost" in verdict.text
+    assert verdict.causes == [cause["text"]] and "(35% of the slowest stage's rate)" in verdict.text
     # The measured changes lead the advice, fastest first, each with its measured rate and gain.
     first = verdict.advice[0]
     assert first.measured and first.action == "num_workers 16 → 15"
@@ -259,7 +259,7 @@ def _assert_consistent(doc: dict) -> None:
     """End-to-end never beats the slowest link by more than the allowed noise or that stage's spread
     on a quiet machine, and the document warns when it does."""
     details = doc["details"]
-    slowest = details["consistency"]["slowest_stage"]
+    slowest = details["consistency"]["slowest_alone_stage"]  # the named bound may be raised to end to end
     samples = next(s["samples"] for s in details["stages"] if s["key"] == slowest)
     spread = (max(samples) - min(samples)) / float(np.median(samples)) if len(samples) > 1 else 0.0
     e2e = doc["figure"]["value"]
@@ -268,7 +268,7 @@ def _assert_consistent(doc: dict) -> None:
     # Two timings taken seconds apart compare only on a quiet machine (the run records whether it was).
     # Noise: the larger of the verdict's own allowance, that stage's spread, and 30 % for a shared 2-core test box.
     if not _busy(doc):
-        assert e2e <= details["consistency"]["slowest_rate"] * (1 + max(CONSISTENCY_NOISE, spread, 0.3)), \
+        assert e2e <= details["consistency"]["slowest_alone_rate"] * (1 + max(CONSISTENCY_NOISE, spread, 0.3)), \
             details["verdict"]
 
 
@@ -288,8 +288,10 @@ def test_one_decode_worker_on_big_images_is_decode_bound(tmp_path):
     assert rates["decode_1"] < rates["augment_1"] and rates["cpu_n"] < rates["compute"]
     _assert_consistent(doc)
     # The document carries what the GUI and reports draw.
-    assert set(STAGE_KEYS) <= set(doc["figures"])
-    assert doc["figures"]["gpu_decode"]["value"] is None and doc["figures"]["gpu_decode"]["reason"]
+    assert set(STAGE_KEYS) - {"gpu_decode"} <= set(doc["figures"])
+    assert "gpu_decode" not in doc["figures"]  # no GPU stage on a run without a GPU
+    collate = next(s for s in details["stages"] if s["key"] == "transfer")
+    assert collate["name"] == "Collate (the CPU trains the model)"
     assert doc["figure"]["unit"] == "images/s" and doc["precision"] == "FP32"
     measured = [s for s in details["stages"] if s["rate_images_per_s"] is not None]
     assert len(doc["series"]) == len(measured) and all(len(s["y"]) == 1 for s in doc["series"])

@@ -14,7 +14,6 @@ model benchmark's own training step (``model_torch.measure``).
 from __future__ import annotations
 
 import importlib.util
-import statistics
 import tempfile
 import threading
 from typing import Any
@@ -149,8 +148,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     from hwbench_gui.engine.datapath import end_to_end as e2e_mod
     from hwbench_gui.engine.datapath import stages as st
     from hwbench_gui.engine.datapath import tryouts
-    from hwbench_gui.engine.datapath.verdict import (DATA_WAIT_NOTABLE, Context, analyze, epoch_start_share,
-                                                     usable_workers)
+    from hwbench_gui.engine.datapath.verdict import (DATA_WAIT_NOTABLE, Context, analyze, epoch_start_cost,
+                                                     epoch_start_share, usable_workers)
     from hwbench_gui.engine.models import torch_measure as model_torch
     from hwbench_gui.engine.spec.precision import label_of
 
@@ -231,8 +230,6 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                                                        repeats)
         except Exception as exc:  # an nvJPEG gap must not cost the whole analysis; the advice says "not measured"
             results["gpu_decode"] = st.not_measured("gpu_decode", f"{type(exc).__name__}: {exc}")
-    else:
-        results["gpu_decode"] = st.not_measured("gpu_decode", "the device is the CPU")
     phase("transfer", "collate + pinned copy to the device" if kind == "cuda" else "collate")
     results["transfer"] = st.transfer_rate(augmented, params["batch"], device, stage_s, repeats)
     del augmented, jpegs
@@ -290,12 +287,13 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
     refill_fraction = _epoch_refill(e2e_run, results["end_to_end"].extra)
     costs = list(e2e_run.extra.get("epoch_start_cost_s") or [])
-    epoch_cost = statistics.median(costs) if costs else None
+    epoch_cost = epoch_start_cost(costs)
     user_images = defaults.epoch_images(params, len(dataset.files), dataset.generated)
     user_batches = max(1, user_images // params["batch"])
     step_s = e2e_run.total_s / e2e_run.steps if e2e_run.steps else None
     epoch_start = {"cost_s": epoch_cost, "costs_s": costs, "epoch_images": user_images, "epoch_batches": user_batches,
                    "step_s": step_s, "fraction": epoch_start_share(epoch_cost, step_s, user_batches),
+                   "epoch_of": defaults.epoch_source(params, dataset.generated),
                    "method": f"{len(costs)} epoch starts forced after the timed windows (a new iterator over the "
                    f"loader, its prefetched batches dropped); cost = time of the next {max(1, workers) + 2} steps "
                    "less as many steps at the timed pace; the median, priced for an epoch of "
@@ -321,7 +319,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     # Price the compute advice and the best-found gap with measurements; on the CPU channels-last is
     # tried end to end anyway, and a compute-only repeat costs as much as that.
     if kind == "cuda":
-        what_ifs = _compute_what_ifs(params, device, kind, precision, spec, reporter)
+        what_ifs = _compute_what_ifs(params, device, kind, precision, spec, reporter, gpu_util)
         results.update(what_ifs)
         rates.update({key: result.rate for key, result in what_ifs.items()})
 
@@ -336,8 +334,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     best_found = _best_found(base, e2e_rate, tried, rates, params, label, kind)
     verdict.text += " " + best_found["text"]
     if verdict.consistency.get("consistent") is False:
-        warnings.append(f"end-to-end ({verdict.end_to_end:.0f} images/s) exceeds the slowest stage "
-                        f"({verdict.limiting_stage}, {verdict.limiting_rate:.0f} images/s) by more than "
+        c = verdict.consistency
+        warnings.append(f"end-to-end ({verdict.end_to_end:.0f} images/s) exceeds the slowest stage alone "
+                        f"({c['slowest_alone_stage']}, {c['slowest_alone_rate']:.0f} images/s) by more than "
                         f"{verdict.consistency['noise_allowed']:.0%}: that stage's standalone method underestimates it")
     reporter.log(verdict.text)
     e2e_details["allocator"] = allocator
@@ -412,31 +411,47 @@ def _epoch_refill(run: Any, extra: dict[str, Any]) -> float:
     return excess / run.total_s
 
 
+def compute_variants(params: dict[str, Any], kind: str, precision: str,
+                     gpu_util: float | None) -> list[tuple[str, dict[str, Any], str, str, str]]:
+    """The compute-only what-ifs worth measuring: (stage key, parameters, precision key, what
+    changes, why). Channels-last when off; BF16 autocast on CUDA when the run used FP32/TF32; twice
+    the batch on CUDA when the GPU was busy less than
+    :data:`~hwbench_gui.engine.models.common.GPU_IDLE_NOTE_BELOW_PERCENT` of the end-to-end timed
+    loop (the launch path: more work per kernel the host queues)."""
+    from hwbench_gui.engine.models.common import GPU_IDLE_NOTE_BELOW_PERCENT
+
+    price = "to price the compute advice and the best configuration's gap to its slowest stage alone"
+    variants = []
+    if not params["channels_last"]:
+        variants.append(("compute_channels_last", dict(params, channels_last=True), precision, "channels-last",
+                         price))
+    if kind == "cuda" and from_key(precision) in (FP32, TF32):
+        variants.append(("compute_bf16", params, BF16_AMP.key, BF16_AMP.label, price))
+    if kind == "cuda" and gpu_util is not None and gpu_util < GPU_IDLE_NOTE_BELOW_PERCENT:
+        variants.append(("compute_batch2x", dict(params, batch=2 * params["batch"]), precision,
+                         f"batch {2 * params['batch']}", f"the GPU was busy {gpu_util:.0f} % of the end-to-end timed "
+                         "time: to price a larger batch against the host's launch path"))
+    return variants
+
+
 def _compute_what_ifs(params: dict[str, Any], device: Any, kind: str, precision: str, spec: Any,
-                      reporter: Reporter) -> dict[str, Any]:
-    """The compute-only step again with channels-last (if off) and with BF16 autocast (on CUDA, if
-    the run used FP32/TF32): they price the compute advice and the best-found configuration's gap
-    to its slowest stage alone."""
+                      reporter: Reporter, gpu_util: float | None = None) -> dict[str, Any]:
+    """The compute-only step again for each of :func:`compute_variants`."""
     from hwbench_gui.engine.datapath import stages as st
     from hwbench_gui.engine.models import torch_measure as model_torch
 
-    variants = []
-    if not params["channels_last"]:
-        variants.append(("compute_channels_last", dict(params, channels_last=True), precision, "channels-last"))
-    if kind == "cuda" and from_key(precision) in (FP32, TF32):
-        variants.append(("compute_bf16", params, BF16_AMP.key, BF16_AMP.label))
     out = {}
-    for key, variant, variant_precision, what in variants:
+    for key, variant, variant_precision, what, why in compute_variants(params, kind, precision, gpu_util):
         sub = PhaseReporter(reporter, _PHASES["what_if"], _PHASES["verdict"])
         sub.progress(0.0, f"what-if: model compute with {what}")
         try:
             timed, _, _ = model_torch.measure(spec, _compute_params(variant, device, variant_precision, kind), sub,
                                               loader=LoaderOptions(settle_windows=SETTLE_WINDOWS[kind]))
-        except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU) must not cost the analysis
+        except Exception as exc:  # a what-if that fails (e.g. no BF16 on this GPU, no memory for 2x the batch)
             out[key] = st.not_measured(key, f"{type(exc).__name__}: {exc}")
             continue
         out[key] = st.timed_run_stage(key, timed, f"the compute-only stage again with {what}, everything else equal "
-                                      "(measured because compute is the slowest link, to price the advice).")
+                                      f"(measured {why}).")
     return out
 
 
@@ -494,6 +509,7 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
         "causes": verdict.causes,
         "data_wait_fraction": verdict.data_wait_fraction,
         "epoch_refill_fraction": verdict.epoch_refill_fraction,
+        "step_slowdown": verdict.step_slowdown,
         "gpu_util_percent": verdict.gpu_util_percent,
         "gpu_util_reason": verdict.gpu_util_reason,
         "advice": [a.to_json() for a in verdict.advice],

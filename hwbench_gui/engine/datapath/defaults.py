@@ -63,3 +63,11 @@ def epoch_images(params: dict[str, Any], dataset_images: int, generated: bool) -
     if params.get("epoch_images"):
         return int(params["epoch_images"])
     return IMAGENET_TRAIN_IMAGES if generated else dataset_images
+
+
+def epoch_source(params: dict[str, Any], generated: bool) -> str:
+    """Whose epoch :func:`epoch_images` gives: 'param' (epoch_images), 'folder' (the given folder's
+    images) or 'imagenet' (ImageNet-1k's, for a generated dataset)."""
+    if params.get("epoch_images"):
+        return "param"
+    return "imagenet" if generated else "folder"

@@ -65,8 +65,21 @@ STAGES = {
     "compute": Stage("Model compute only", "model alone", "model compute alone"),
     "compute_channels_last": Stage("Model compute, channels-last (what-if)", "channels-last (what-if)"),
     "compute_bf16": Stage("Model compute, BF16 mixed precision (what-if)", "BF16 (what-if)"),
+    "compute_batch2x": Stage("Model compute, twice the batch (what-if)", "2× batch (what-if)"),
     "end_to_end": Stage("End-to-end training", "end to end"),
 }
+
+#: The stages whose names above speak of a GPU, as they are when the CPU trains: the batch is only
+#: collated (no pinning, no copy) and nothing is decoded on a GPU.
+CPU_STAGES = {
+    "transfer": Stage("Collate (the CPU trains the model)", "collate", "collate into batches"),
+}
+
+
+def stage_named(key: str, device: str) -> Stage:
+    """How stage ``key`` is named on a run whose model trains on ``device`` ('cuda' or 'cpu')."""
+    return CPU_STAGES.get(key, STAGES[key]) if device == "cpu" else STAGES[key]
+
 
 #: Bytes of JPEGs each decode worker holds (a copy per process): enough images for steady rates,
 #: bounded so 16 workers on 8-megapixel photos stay far from the memory limit.
@@ -87,10 +100,11 @@ class StageResult:
     method: str
     reason: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    device: str = "cuda"  # where the model trains: names the stage (stage_named)
 
     @property
     def title(self) -> str:
-        return STAGES[self.key].title
+        return stage_named(self.key, self.device).title
 
     def to_json(self) -> dict[str, Any]:
         return {"key": self.key, "name": self.title, "rate_images_per_s": self.rate, "samples": list(self.samples),
@@ -427,7 +441,7 @@ def transfer_rate(samples_in: list[Any], batch: int, device: Any, stage_s: float
     if not cuda:
         method = (f"default_collate of {batch} augmented float32 samples into one {shape} batch, one thread; no "
                   "pinning or copy: the device is the CPU, the batch is used where it is.")
-        return StageResult("transfer", median(collate_rates), collate_rates, method, extra=extra)
+        return StageResult("transfer", median(collate_rates), collate_rates, method, extra=extra, device="cpu")
     copy_rates = timed(pin_copy)
     method = (f"Pinned copy (Tensor.pin_memory(), as the DataLoader's pin-memory thread does) of a collated {shape} "
               f"float32 batch ({extra['batch_bytes'] / 2**20:.0f} MiB) and its labels, then .to({device}, "

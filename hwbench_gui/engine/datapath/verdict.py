@@ -3,19 +3,27 @@
 Pure functions over numbers (images/s), so a verdict can be recomputed from a stored document and
 tested without running anything. The chain an image passes through is storage → CPU (decode and
 augment in the loader workers) → transfer (pin + host→device copy) → compute; the slowest link is
-the bottleneck. When the end-to-end rate falls below that link, something is lost between the
-stages; a cause for that loss is named only when a configuration measured end to end without it
+the bottleneck. A bound the verdict names is never beaten by a configuration it measured: a
+configuration that runs a link's stage as it was measured alone and goes faster end to end raises
+that link to its rate (the standalone method underestimated it), and one that changes how the
+stage runs (another worker count, memory format, decode placement) is said to move the bound. A
+compute bound with the GPU idle part of the time is the host's launch path. When the end-to-end
+rate falls below the slowest link, something is lost between the stages; a cause for that loss
+is named only when a configuration measured end to end without it
 (:mod:`hwbench_gui.engine.datapath.tryouts`) recovers at least half of the loss. Otherwise the
 verdict says what was ruled out and how much stays unexplained.
 """
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from hwbench_gui.engine.datapath.stages import STAGES
+from hwbench_gui.engine.datapath.defaults import IMAGENET_TRAIN_IMAGES
+from hwbench_gui.engine.datapath.stages import stage_named
 from hwbench_gui.engine.datapath.tryouts import BETTER_BY, LoaderConfig, Tried, changed_fields
+from hwbench_gui.engine.models.common import GPU_IDLE_NOTE_BELOW_PERCENT
 from hwbench_gui.engine.spec.precision import FP32, TF32, from_label
 
 #: End-to-end below this fraction of the slowest standalone stage = the stages interfere.
@@ -44,8 +52,50 @@ BOTTLENECK_NAMES = {
     "augment": "augmentation on the CPU",
     "transfer": "pinned copy to the device",
     "compute": "model compute",
+    "launch": "the host's launch path (kernel launches, Python)",
     "interference": "stages interfere",
 }
+#: The bottlenecks named otherwise when the CPU trains (no copy to a device there).
+CPU_BOTTLENECK_NAMES = {"transfer": "collating batches"}
+
+#: The chain's links in words (the verdict's sentences), and where the CPU trains.
+LINK_WORDS = {"storage": "storage", "cpu": "decode + augment", "transfer": "pin + copy", "compute": "model compute"}
+CPU_LINK_WORDS = {"transfer": "collate"}
+
+#: The loader settings each link's standalone measurement depends on: a configuration that changes
+#: one of them runs that stage differently from how it was measured (disk reads use one thread per
+#: worker; compute on the CPU gets the cores the workers leave).
+LINK_SETTINGS = {"storage": {"workers"}, "cpu": {"workers", "gpu_decode", "normalize_on_device"},
+                 "transfer": {"pin_memory", "gpu_decode", "normalize_on_device"}, "compute": {"channels_last"}}
+CPU_LINK_SETTINGS = {"compute": {"channels_last", "workers"}}
+
+
+#: The loader settings in words (what a configuration changed).
+SETTING_WORDS = {"workers": "the worker count", "prefetch": "the prefetch depth", "pin_memory": "pinning",
+                 "channels_last": "the memory format", "gpu_decode": "where JPEGs are decoded",
+                 "normalize_on_device": "where batches are normalised"}
+
+
+def bottleneck_name(key: str, device: str) -> str:
+    return CPU_BOTTLENECK_NAMES.get(key, BOTTLENECK_NAMES[key]) if device == "cpu" else BOTTLENECK_NAMES[key]
+
+
+def link_word(link: str, device: str) -> str:
+    return CPU_LINK_WORDS.get(link, LINK_WORDS[link]) if device == "cpu" else LINK_WORDS[link]
+
+
+def link_settings(link: str, device: str) -> set[str]:
+    return CPU_LINK_SETTINGS.get(link, LINK_SETTINGS[link]) if device == "cpu" else LINK_SETTINGS[link]
+
+
+def settings_moved(link: str, config: LoaderConfig, base: LoaderConfig, ctx: Context) -> set[str]:
+    """The settings of ``link``'s standalone measurement that ``config`` changes from ``base`` (a
+    worker count that leaves compute on the CPU the same threads does not count)."""
+    moved = changed_fields(config, base) & link_settings(link, ctx.device)
+    if link == "compute" and ctx.device == "cpu" and "workers" in moved and \
+            max(1, ctx.cpus - config.workers) == max(1, ctx.cpus - base.workers):
+        moved.discard("workers")
+    return moved
 
 
 @dataclass
@@ -79,6 +129,17 @@ class Context:
     @property
     def usable_workers(self) -> int:
         return usable_workers(self.device, self.cpus)
+
+    @property
+    def compute_threads(self) -> int:
+        """Threads the model trains with on the CPU: the cores the loader workers leave."""
+        return max(1, self.cpus - self.workers)
+
+    def describe(self) -> str:
+        """The default configuration the stages were measured with, in words."""
+        workers = f"{self.workers} loader worker{'' if self.workers == 1 else 's'}"
+        return (f"{self.model}, {self.precision}, batch {self.batch}, {self.image_size} px, "
+                f"{'channels-last' if self.channels_last else 'NCHW'}, {workers}")
 
 
 def usable_workers(device: str, cpus: int) -> int:
@@ -116,10 +177,15 @@ class Verdict:
     consistency: dict[str, Any] = field(default_factory=dict)
     advice: list[Advice] = field(default_factory=list)
     loss: dict[str, Any] = field(default_factory=dict)  # the loss between stages: causes proven, ruled out
+    device: str = "cuda"  # where the model trains
+    #: link -> {"alone", "rate", "by"}: a link held to a measured end-to-end rate above its standalone one
+    raised: dict[str, Any] = field(default_factory=dict)
+    #: the fastest measured configuration above the named bound (it changes how the limiting stage runs)
+    moved_by: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["bottleneck_name"] = BOTTLENECK_NAMES[self.bottleneck]
+        data["bottleneck_name"] = bottleneck_name(self.bottleneck, self.device)
         data["advice"] = [a.to_json() for a in self.advice]
         return data
 
@@ -149,6 +215,76 @@ def _fmt(rate: float | None) -> str:
     return "not measured" if rate is None else f"{rate:,.0f} images/s"
 
 
+def _share(fraction: float) -> str:
+    """A share in words that never reads 0 % for a cost that is there."""
+    return "under 0.1%" if 0 < fraction < 0.001 else f"{fraction:.1%}" if fraction < 0.1 else f"{fraction:.0%}"
+
+
+def epoch_whose(epoch_start: dict[str, Any]) -> str:
+    """Whose epoch ``epoch_start`` (:func:`epoch_start_share`'s record) was priced for, in words."""
+    source = epoch_start.get("epoch_of")
+    images = epoch_start.get("epoch_images")
+    if source is None and images == IMAGENET_TRAIN_IMAGES:
+        source = "imagenet"
+    if source == "imagenet":
+        return "ImageNet-1k's epoch (the dataset here is generated; epoch_images sets yours)"
+    if source == "param":
+        return "your epoch (epoch_images)"
+    return "an epoch over your folder's images"
+
+
+def epoch_text(epoch_start: dict[str, Any], batch: int) -> str:
+    """'ImageNet-1k's epoch (...): 1,281,167 images, 80,072 batches of 16' (what an epoch start's share is of)."""
+    images, batches = epoch_start.get("epoch_images"), epoch_start.get("epoch_batches")
+    size = f"{images:,} images, " if isinstance(images, int) else ""
+    return f"{epoch_whose(epoch_start)}: {size}{batches:,} batches of {batch}"
+
+
+def measured_bounds(alone: dict[str, float | None], e2e: float | None, ctx: Context, tried: list[Tried],
+                    base: LoaderConfig | None) -> tuple[dict[str, float], dict[str, Any]]:
+    """(link -> the rate the verdict holds it to, link -> how it was raised). A configuration
+    measured end to end that runs a link's stage as it was measured alone (the default, or a
+    what-if that changes none of :func:`link_settings`) shows the link delivers at least its rate:
+    the link is held to the fastest such rate when that beats the standalone one by more than
+    :data:`~hwbench_gui.engine.datapath.tryouts.BETTER_BY` (what the analyzer counts as a
+    difference between two configurations; closer, the two are the same figure)."""
+    runs: list[tuple[str, float, LoaderConfig | None]] = []
+    if e2e is not None:
+        runs.append(("the default configuration", e2e, None))
+    if base is not None:
+        runs += [(t.config.changes_from(base), t.rate, t.config) for t in tried if t.rate is not None]
+    bounds: dict[str, float] = {}
+    raised: dict[str, Any] = {}
+    for link, rate in alone.items():
+        if rate is None:
+            continue
+        same = [(words, r) for words, r, config in runs
+                if config is None or not settings_moved(link, config, base, ctx)]
+        top = max(same, key=lambda run: run[1], default=None)
+        bounds[link] = rate
+        if top is not None and top[1] > rate * (1 + BETTER_BY):
+            bounds[link] = top[1]
+            raised[link] = {"alone": rate, "rate": top[1], "by": top[0]}
+    return bounds, raised
+
+
+def _link_phrase(link: str, stage: str, ctx: Context) -> str:
+    phrase = stage_named(stage, ctx.device).phrase
+    if link == "compute" and ctx.device == "cpu":
+        threads = ctx.compute_threads
+        phrase += (f" on {threads} thread{'' if threads == 1 else 's'} (the {ctx.cpus} CPUs less one per loader "
+                   "worker)")
+    return phrase
+
+
+def _bound_text(link: str, stage: str, rate: float, raised: dict[str, Any], ctx: Context) -> str:
+    if link in raised:
+        r = raised[link]
+        return (f"{_link_phrase(link, stage, ctx)}: at least {_fmt(rate)}, reached end to end by {r['by']} "
+                f"({_fmt(r['alone'])} alone: its standalone method underestimates it)")
+    return f"{_link_phrase(link, stage, ctx)}: {_fmt(rate)}"
+
+
 def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction: float | None,
             gpu_util_percent: float | None = None, gpu_util_reason: str | None = None,
             step_slowdown: float | None = None, epoch_refill_fraction: float | None = None,
@@ -161,15 +297,17 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
     timed time the step waited at epoch starts beyond its usual wait. ``tried``: configurations
     measured end to end, as changes from ``base`` (the configuration ``end_to_end`` ran);
     ``epoch_start``: the measured cost of an epoch start priced for the user's epoch
-    (:func:`epoch_start_share`).
+    (:func:`epoch_start_share`). ``gpu_util_percent``: the GPU's busy share of the end-to-end
+    timed loop.
     """
     tried = list(tried or [])
     links = chain_links(rates, ctx)
     e2e = _rate(rates, "end_to_end")
     if not links:
         return Verdict("interference", None, None, e2e, "No stage could be measured.", chain=links,
-                       data_wait_fraction=data_wait_fraction)
-    link_rates = {link: _rate(rates, key) for link, key in links.items()}
+                       data_wait_fraction=data_wait_fraction, device=ctx.device)
+    alone = {link: _rate(rates, key) for link, key in links.items()}
+    link_rates, raised = measured_bounds(alone, e2e, ctx, tried, base)
     slowest_link = min(link_rates, key=lambda link: link_rates[link])
     slowest_rate = link_rates[slowest_link]
     limiting_stage = links[slowest_link]
@@ -179,41 +317,72 @@ def analyze(rates: dict[str, float | None], ctx: Context, *, data_wait_fraction:
     consistency: dict[str, Any] = {"slowest_stage": limiting_stage, "slowest_rate": slowest_rate,
                                    "end_to_end": e2e, "noise_allowed": CONSISTENCY_NOISE}
     if e2e is not None:
+        # The standalone methods' check: end to end above the slowest stage alone beyond noise.
+        first = min((link for link in alone if alone[link] is not None), key=lambda link: alone[link])
         consistency["ratio"] = e2e / slowest_rate
-        consistency["consistent"] = e2e <= slowest_rate * (1 + CONSISTENCY_NOISE)
+        consistency["consistent"] = e2e <= alone[first] * (1 + CONSISTENCY_NOISE)
+        consistency["slowest_alone_stage"], consistency["slowest_alone_rate"] = links[first], alone[first]
 
     interfere = e2e is not None and e2e < INTERFERENCE_RATIO * slowest_rate
     loss = explain_loss(link_rates, slowest_link, e2e, ctx, tried, base, data_wait_fraction, step_slowdown)
     causes = [c["text"] for c in loss.get("causes", [])]
-    bottleneck = "interference" if interfere else stage_bottleneck
+    # The GPU idle for part of a compute-bound step: the step waits on the host queuing its kernels.
+    launch = (stage_bottleneck == "compute" and not interfere and ctx.device == "cuda"
+              and gpu_util_percent is not None and gpu_util_percent < GPU_IDLE_NOTE_BELOW_PERCENT)
+    bottleneck = "interference" if interfere else "launch" if launch else stage_bottleneck
 
-    others = ", ".join(f"{link} {_fmt(rate)}" for link, rate in link_rates.items() if link != slowest_link)
-    text = f"Bottleneck: {BOTTLENECK_NAMES[stage_bottleneck]} ({STAGES[limiting_stage].phrase}: {_fmt(slowest_rate)}"
+    bound = _bound_text(slowest_link, limiting_stage, slowest_rate, raised, ctx)
+    others = ", ".join(f"{link_word(link, ctx.device)} {_fmt(rate)}" for link, rate in link_rates.items()
+                       if link != slowest_link)
+    text = (f"Bottleneck of the default configuration ({ctx.describe()}): "
+            f"{bottleneck_name(bottleneck if launch else stage_bottleneck, ctx.device)} ({bound}")
     text += f"; {others})." if others else ")."
+    if launch:
+        text += (f" The GPU was busy only {gpu_util_percent:.0f} % of the end-to-end timed time while the step "
+                 "was compute-bound: it waits on the CPU queuing its kernels (Python, kernel launches). A larger "
+                 "batch, channels-last or CUDA graphs (torch.compile) give the GPU more work per launch.")
     if e2e is not None:
         text += f" End-to-end training: {_fmt(e2e)}, {e2e / slowest_rate:.0%} of the slowest stage."
     if interfere:
         text = (f"Stages interfere: end-to-end {_fmt(e2e)} is well below every stage's standalone rate (slowest: "
-                f"{STAGES[limiting_stage].phrase}, {_fmt(slowest_rate)}).")
+                f"{bound}).")
     if loss:
         text += " " + loss["text"]
     if data_wait_fraction is not None:
         text += f" The training step waited for data {data_wait_fraction:.0%} of the timed time"
-        text += f"; GPU utilisation {gpu_util_percent:.0f} %." if gpu_util_percent is not None else "."
+        text += (f"; the GPU was busy {gpu_util_percent:.0f} % of it." if gpu_util_percent is not None and not launch
+                 else ".")
     if step_slowdown is not None and step_slowdown > STEP_SLOWDOWN_NOTABLE and not interfere:
         text += (f" Outside the data wait each training step took {step_slowdown - 1:.0%} longer than alone while "
                  f"the {ctx.workers} loader workers ran.")
     if epoch_refill_fraction is not None and epoch_refill_fraction > EPOCH_REFILL_NOTABLE:
         text += (f" Epoch starts cost {epoch_refill_fraction:.0%} of the timed time: the loader refills from empty "
-                 f"every {ctx.batches_per_epoch} batches.")
+                 f"every {ctx.batches_per_epoch:,} batches (one pass over the {ctx.images:,} images read here, "
+                 f"batch {ctx.batch}).")
     if epoch_start and epoch_start.get("fraction") is not None:
         text += (f" An epoch start costs {epoch_start['cost_s']:.2f} s (measured apart from the headline): "
-                 f"{epoch_start['fraction']:.1%} of an epoch of {epoch_start['epoch_batches']:,} batches.")
+                 f"{_share(epoch_start['fraction'])} of {epoch_text(epoch_start, ctx.batch)}.")
+    moved_by: dict[str, Any] = {}
+    beyond = [t for t in tried if t.rate is not None and base is not None and t.rate > slowest_rate * (1 + BETTER_BY)]
+    if beyond:
+        top = max(beyond, key=lambda t: t.rate)
+        fields = sorted(settings_moved(slowest_link, top.config, base, ctx))
+        moved_by = {"key": top.key, "rate": top.rate, "changes": top.config.changes_from(base), "settings": fields}
+        settings = ", ".join(SETTING_WORDS[f] for f in fields)
+        text += (f" {top.config.changes_from(base)} ran {_fmt(top.rate)} end to end, above this bound: it changes how "
+                 f"{link_word(slowest_link, ctx.device)} runs ({settings}), so the bound is the default "
+                 "configuration's, not the machine's.")
     verdict = Verdict(bottleneck, limiting_stage, slowest_rate, e2e, text, causes, data_wait_fraction,
                       gpu_util_percent, gpu_util_reason, step_slowdown, epoch_refill_fraction, links, consistency,
-                      loss=loss)
+                      loss=loss, device=ctx.device, raised=raised, moved_by=moved_by)
     verdict.advice = advise(rates, ctx, verdict, stage_bottleneck, tried, base, epoch_start)
     return verdict
+
+
+def epoch_start_cost(costs_s: list[float]) -> float | None:
+    """The cost of an epoch start from the forced starts' costs: their median (one start slowed by
+    something else moves the mean, not the median); None without any."""
+    return statistics.median(costs_s) if costs_s else None
 
 
 def epoch_start_share(cost_s: float | None, step_s: float | None, epoch_batches: int) -> float | None:
@@ -255,7 +424,7 @@ def explain_loss(link_rates: dict[str, float | None], slowest_link: str, e2e: fl
     lost = slowest - e2e
     out: dict[str, Any] = {"lost_images_per_s": lost, "share": lost / slowest, "causes": [], "ruled_out": [],
                            "not_tried": []}
-    out["ruled_out"].extend(f"{link} ({_fmt(rate)} alone)" for link, rate in link_rates.items()
+    out["ruled_out"].extend(f"{link_word(link, ctx.device)} ({_fmt(rate)} alone)" for link, rate in link_rates.items()
                             if link != slowest_link and rate is not None)
     for key, words, field_name, removes in _HYPOTHESES:
         if key in ("cpu_side", "float_batches") and ctx.device != "cuda":
@@ -268,8 +437,12 @@ def explain_loss(link_rates: dict[str, float | None], slowest_link: str, e2e: fl
             continue
         top = max(trials, key=lambda t: t.rate)
         recovered = (top.rate - e2e) / lost
-        share = f"{recovered:.0%} of the" if recovered <= 1 else "more than all of the"
-        evidence = f"{top.config.changes_from(base)}: {_fmt(top.rate)} end to end, {share} {_fmt(lost)} lost"
+        evidence = f"{top.config.changes_from(base)}: {_fmt(top.rate)} end to end, "
+        if recovered <= 0:  # a loss is never negative: slower than the default recovers none of it
+            evidence += f"no faster than the default's {_fmt(e2e)}"
+        else:
+            evidence += f"{recovered:.0%} of the" if recovered <= 1 else "more than all of the"
+            evidence += f" {_fmt(lost)} lost"
         if recovered >= PROOF_SHARE:
             out["causes"].append({"key": key, "text": f"{words} (measured: {evidence}).", "recovered": recovered,
                                   "tried": top.key})
@@ -277,7 +450,8 @@ def explain_loss(link_rates: dict[str, float | None], slowest_link: str, e2e: fl
             out["ruled_out"].append(f"{words} ({evidence})")
     share = f"{lost / slowest:.0%}"
     if out["causes"]:
-        out["text"] = (f"Cause of the {share} lost between the stages: " + " ".join(c["text"] for c in out["causes"]))
+        out["text"] = (f"Cause of the {_fmt(lost)} lost between the stages ({share} of the slowest stage's rate): "
+                       + " ".join(c["text"] for c in out["causes"]))
     else:
         out["unexplained"] = lost
         out["text"] = (f"Unexplained: {_fmt(lost)} ({share}) of the slowest stage's rate is lost end to end, and no "
@@ -421,6 +595,20 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
 
     if stage_bottleneck == "compute" and not interfere:
         feed = _min_rate([r.get("storage"), r.get("cpu"), r.get("transfer")])
+        if verdict.bottleneck == "launch":
+            # Each of these gives the GPU more work per kernel the host queues.
+            line = _compute_what_if(
+                f"Larger batch ({2 * ctx.batch})", f"Twice the images per step: the host queues the same kernels "
+                f"for {2 * ctx.batch} images instead of {ctx.batch} (scale the learning rate with it).",
+                _rate(rates, "compute_batch2x"), r.get("compute"), feed, e2e)
+            advice.append(line or _advice(
+                f"Larger batch ({2 * ctx.batch})", f"Twice the images per step: the host queues the same kernels "
+                f"for {2 * ctx.batch} images instead of {ctx.batch}.", None, e2e,
+                f"not measured here: compute alone at batch {2 * ctx.batch} was not run"))
+            advice.append(_advice(
+                "CUDA graphs (torch.compile)", "torch.compile(model, mode='max-autotune') or 'reduce-overhead' "
+                "captures the step in CUDA graphs and fuses kernels: one launch replays the whole step.", None, e2e,
+                "not measured: compiling the model takes minutes, beyond this analysis's budget"))
         if cuda and from_label(ctx.precision) in (FP32, TF32):
             line = _compute_what_if(
                 "Mixed precision (bf16-amp)", "torch.autocast(dtype=torch.bfloat16) runs convolutions and matmuls "
@@ -436,8 +624,9 @@ def advise(rates: dict[str, float | None], ctx: Context, verdict: Verdict, stage
             advice.append(_advice("Train on a GPU", "The CPU computes the model; the data path is faster than it.",
                                   None, e2e, "not measurable on this machine"))
         if r.get("compute") and e2e:
+            limit = "the host's launch path is" if verdict.bottleneck == "launch" else "the model is"
             advice.append(_advice("Nothing to gain in the data path", f"The input pipeline can deliver "
-                                  f"{_fmt(feed)}; the model is the limit.", None, None, "stage rates measured here"))
+                                  f"{_fmt(feed)}; {limit} the limit.", None, None, "stage rates measured here"))
 
     tried_uint8 = any(t.config.normalize_on_device for t in tried if t.rate is not None)
     if stage_bottleneck == "transfer" and not interfere and cuda and not tried_uint8:

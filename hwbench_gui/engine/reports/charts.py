@@ -30,6 +30,7 @@ from typing import Any, Sequence
 # Figure objects without pyplot: no GUI backend is chosen or needed, and nothing global changes.
 from matplotlib.figure import Figure
 
+from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
 from hwbench_gui.engine.reports.compare import Comparison, Side
 from hwbench_gui.engine.results import describe
@@ -459,8 +460,25 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
 
 #: The data path's links in chain order, as datapath.analyze names its stages.
 DATAPATH_STAGES = (("disk_cold", "Disk (cache bypassed)"), ("disk_cached", "RAM (page cache)"),
-                   ("cpu_n", "CPU decode + augment"), ("transfer", "PCIe copy"), ("compute", "GPU/CPU compute"),
+                   ("cpu_n", "CPU decode + augment"), ("transfer", "PCIe copy"), ("compute", "GPU compute"),
                    ("end_to_end", "End-to-end training"))
+#: The links named otherwise when the CPU trains (no copy to a device, no GPU), and on a chart of
+#: runs of both kinds.
+DATAPATH_CPU_STAGES = {"transfer": "Collate", "compute": "CPU compute"}
+DATAPATH_MIXED_STAGES = {"transfer": "PCIe copy / collate", "compute": "GPU / CPU compute"}
+
+
+def _trains_on_cpu(doc: dict[str, Any]) -> bool:
+    details = doc.get("details")
+    context = details.get("context") if isinstance(details, dict) else None
+    return isinstance(context, dict) and context.get("device") == "cpu"
+
+
+def datapath_stages(docs: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(stage key, title) of the chain for runs ``docs``: no GPU word where none ran on one."""
+    cpu = {_trains_on_cpu(doc) for doc in docs}
+    names = DATAPATH_CPU_STAGES if cpu == {True} else DATAPATH_MIXED_STAGES if cpu == {True, False} else {}
+    return [(key, names.get(key, title)) for key, title in DATAPATH_STAGES]
 
 
 def _is_datapath(doc: dict[str, Any]) -> bool:
@@ -480,7 +498,7 @@ def datapath_chart(sides: Sequence[Side]) -> Chart | None:
     figure, ax = _new_figure(8.5, 1.2 + 0.45 * len(DATAPATH_STAGES) * len(runs))
     height = 0.8 / len(runs)
     for n, (side, doc) in enumerate(runs):
-        details = doc.get("details") or {}
+        details = verdict_details(doc)
         rates = {s.get("key"): s.get("rate_images_per_s") for s in details.get("stages") or [] if isinstance(s, dict)}
         ys, values, colors, hatches = [], [], [], []
         for y, (key, _) in enumerate(DATAPATH_STAGES):
@@ -496,14 +514,15 @@ def datapath_chart(sides: Sequence[Side]) -> Chart | None:
             bar.set_hatch(hatch)
         ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
     ax.set_xscale("log")
-    ax.set_yticks(range(len(DATAPATH_STAGES)), [title for _, title in DATAPATH_STAGES], fontsize=8)
+    titles = datapath_stages([doc for _, doc in runs])
+    ax.set_yticks(range(len(titles)), [title for _, title in titles], fontsize=8)
     ax.invert_yaxis()
     ax.set_xlabel("images/s, each stage alone (log scale); red: the slowest link")
     ax.grid(axis="x", alpha=0.3, which="both")
     _legend(ax)
     ax.set_title("Data path: where training waits", fontsize=10)
-    texts = [f"{side.name}: {(doc.get('details') or {}).get('verdict', '')}" if len(runs) > 1 else
-             str((doc.get("details") or {}).get("verdict", "")) for side, doc in runs]
+    texts = [f"{side.name}: {verdict_details(doc).get('verdict', '')}" if len(runs) > 1 else
+             str(verdict_details(doc).get("verdict", "")) for side, doc in runs]
     return Chart("datapath", "Data path bottleneck", figure, " ".join(texts))
 
 
@@ -549,7 +568,7 @@ def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:
     if not runs:
         return None
     doc = runs[-1]
-    details = doc["details"]
+    details = verdict_details(doc)
     default = (doc.get("figure") or {}).get("value")
     best = details.get("best_found") or {}
     tried = [t for t in details["tried"] if isinstance(t, dict) and describe.is_number(t.get("rate_images_per_s"))]

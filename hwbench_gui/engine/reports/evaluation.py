@@ -24,6 +24,7 @@ from typing import Any, Sequence
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from hwbench_gui import __version__
+from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
 from hwbench_gui.engine.reports import compare, flags
@@ -268,10 +269,10 @@ def _datapath(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     if not good:
         return None
     doc = good[0]
-    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
+    details = verdict_details(doc)  # the verdict the Pipeline page shows, from the same figures
     rates = {s.get("key"): s.get("rate_images_per_s") for s in details.get("stages") or [] if isinstance(s, dict)}
     stages = [(title, formatting.format_value(rates.get(key), "images/s"), key == details.get("limiting_stage"))
-              for key, title in charts_mod.DATAPATH_STAGES if describe.is_number(rates.get(key))]
+              for key, title in charts_mod.datapath_stages([doc]) if describe.is_number(rates.get(key))]
     return {"verdict": str(details.get("verdict") or ""),
             "bottleneck": str(details.get("bottleneck_name") or details.get("bottleneck") or ""),
             "stages": stages, "date": describe.date_text(doc), "runs": len(good)}

@@ -100,6 +100,8 @@ class BenchmarksTab(QWidget):
         self.suite_bar.suite_finished.connect(self._on_suite_finished)
         self.run_panel.run_requested.connect(lambda bench_id, params: self.enqueue(bench_id, params))
         self.results_table.document_selected.connect(self._on_document_selected)
+        self._sizes_before_pipeline: list[int] | None = None
+        self.bottom.currentChanged.connect(self._give_pipeline_room)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
         self.runner.run_finished.connect(self.suite_bar.on_finished)
         self.catalogue.select_first_available()
@@ -242,6 +244,27 @@ class BenchmarksTab(QWidget):
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
                                  f"{document.get('status', 'failed')}", 8000)
 
+    def _give_pipeline_room(self, _index: int) -> None:
+        """The Pipeline page is read, not glanced at: while it is shown the form above shrinks to its
+        smallest, and gets its height back when another lower tab is chosen."""
+        showing = self.pipeline is not None and self.bottom.currentWidget() is self.pipeline
+        if showing and self._sizes_before_pipeline is None:
+            self._sizes_before_pipeline = self.run_splitter.sizes()
+            total = sum(self._sizes_before_pipeline)
+            top = self.run_panel.minimumSizeHint().height()
+            self.run_splitter.setSizes([top, max(LOWER_MIN_HEIGHT_PX, total - top)])
+        elif not showing and self._sizes_before_pipeline is not None:
+            self.run_splitter.setSizes(self._sizes_before_pipeline)
+            self._sizes_before_pipeline = None
+
+    def show_pipeline(self, document: dict[str, Any]) -> bool:
+        """Show a finished datapath.analyze document in the "Pipeline" tab and bring it forward (for
+        scripts); False for other documents."""
+        if not self._show_pipeline(document):
+            return False
+        self.bottom.setCurrentWidget(self.pipeline)
+        return True
+
     def _show_pipeline(self, document: dict[str, Any]) -> bool:
         """Show a finished datapath.analyze document in the "Pipeline" tab; False for other documents."""
         if not _has_pipeline(document):
@@ -254,6 +277,8 @@ class BenchmarksTab(QWidget):
 
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
+        if self._sizes_before_pipeline is not None:  # the user's split, not the Pipeline page's
+            self.run_splitter.setSizes(self._sizes_before_pipeline)
         self._save_splitters()
         self.run_panel.shutdown()
         self.runner.shutdown()
