@@ -1,0 +1,128 @@
+"""One burn-in: start every load at once, watch every GPU each 0.5 s until the time is up, stop, judge.
+
+Plain Python with its loads and its watch handed in, so the tests drive it with a stand-in NVML and
+loads of their own; :mod:`hwbench_gui.engine.benchmarks.health_burnin` hands in the real ones.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from hwbench_gui.engine.health import rules
+from hwbench_gui.engine.health.load import Load
+from hwbench_gui.engine.health.watch import HealthWatch
+
+WATCH_INTERVAL_S = 0.5
+#: How long a load may take to finish its window after stop before the burn-in gives up on it.
+STOP_GRACE_S = 30.0
+
+
+@dataclass
+class BurninPlan:
+    """What to run: ``gpu_loads`` keyed by NVML index of the GPU each loads (a GPU NVML sees without a load
+    gets the reason in ``gpu_skipped``), the host loads, and how long."""
+
+    duration_s: float
+    gpu_loads: dict[int, Load] = field(default_factory=dict)
+    gpu_skipped: dict[int, str] = field(default_factory=dict)
+    host_loads: list[Load] = field(default_factory=list)
+    no_gpu_reason: str | None = None
+
+
+def run_burnin(plan: BurninPlan, watch: HealthWatch, *, progress: Callable[[float, str], None] = lambda f, m: None,
+               phase: Callable[[str, str], None] = lambda p, s: None, clock: Callable[[], float] = time.monotonic,
+               sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+    """Run ``plan`` under ``watch`` and return the document's ``health`` section (verdict, reasons,
+    per-GPU and host parts, timelines, counters before and after, what was not available)."""
+    loads = list(plan.gpu_loads.values()) + plan.host_loads
+    t0 = clock()
+    for load in loads:
+        load.t0 = t0
+        try:
+            load.prepare()
+        except Exception as exc:  # an allocation error or a failed first check: that load's verdict
+            load.load_error = f"{type(exc).__name__}: {exc}"
+            load.release()
+    t0 = clock()
+    running = [load for load in loads if load.load_error is None]
+    for load in loads:
+        load.t0 = t0
+    phase("timed", "start")
+    for load in running:
+        load.start()
+    next_tick = t0
+    while True:
+        now = clock()
+        t = now - t0
+        watch.sample(t, now)
+        left = max(0.0, plan.duration_s - t)
+        progress(min(1.0, t / plan.duration_s) if plan.duration_s > 0 else 1.0, _progress_text(left, loads))
+        if t >= plan.duration_s:
+            break
+        next_tick += WATCH_INTERVAL_S
+        sleep(max(0.0, min(next_tick - clock(), left)))
+    for load in running:
+        load.stop()
+    for load in running:
+        if not load.join(STOP_GRACE_S):
+            load.load_error = load.load_error or f"its window did not end within {STOP_GRACE_S:g} s of stop"
+    phase("timed", "end")
+    end = clock() - t0
+    watch.finish(end)
+    return _section(plan, watch, end)
+
+
+def _progress_text(left_s: float, loads: list[Load]) -> str:
+    rates = [f"{load.name} {load.rate[-1][1]:.4g} {load.unit}" for load in loads if load.rate]
+    minutes, seconds = divmod(int(round(left_s)), 60)
+    eta = f"{minutes} min {seconds:02d} s left" if minutes else f"{seconds} s left"
+    return eta + (": " + ", ".join(rates) if rates else "")
+
+
+def _section(plan: BurninPlan, watch: HealthWatch, duration_s: float) -> dict[str, Any]:
+    evidence = []
+    gpus_out = []
+    for i in range(watch.count):
+        ev = watch.evidence(i)
+        load = plan.gpu_loads.get(i)
+        if load is not None:
+            ev.rate = list(load.rate)
+            ev.check_errors = list(load.check_errors)
+            ev.load_error = load.load_error
+        else:
+            ev.load_error = plan.gpu_skipped.get(i, "no load was started on this GPU")
+        evidence.append(ev)
+        gpus_out.append({
+            "index": i, "name": watch.names[i], "load": _load_facts(load),
+            "timeline": watch.timeline(i), "link_max": watch.link_max[i],
+            "counters_before": ev.counters_before, "counters_after": ev.counters_after,
+            "xid_events": ev.xid_events, "not_available": {**watch.unavailable[i], **ev.counter_reasons,
+                                                           **({"xid": ev.xid_reason} if ev.xid_reason else {})},
+        })
+    host_ev = None
+    host_out: dict[str, Any] | None = None
+    if plan.host_loads:
+        host_ev = rules.HostEvidence(
+            check_errors=[err for load in plan.host_loads for err in load.check_errors],
+            load_error="; ".join(f"{load.name}: {load.load_error}" for load in plan.host_loads if load.load_error)
+            or None)
+        host_out = {"loads": [_load_facts(load) for load in plan.host_loads]}
+    no_gpu = plan.no_gpu_reason or (watch.reason if watch.count == 0 else None)
+    judged = rules.verdict(evidence, host_ev, no_gpu_reason=no_gpu)
+    for part, facts in zip(judged["gpus"], gpus_out):
+        part.update(facts)
+    if host_out is not None:
+        judged["host"].update(host_out)
+    judged.update({"duration_s": round(duration_s, 3), "watch_interval_s": WATCH_INTERVAL_S,
+                   "no_gpu_reason": no_gpu})
+    return judged
+
+
+def _load_facts(load: Load | None) -> dict[str, Any] | None:
+    if load is None:
+        return None
+    return {"name": load.name, "unit": load.unit, "checked": load.check, "results_compared": load.checked,
+            "check_errors": list(load.check_errors), "load_error": load.load_error,
+            "rate_t": [round(t, 3) for t, _ in load.rate], "rate": [r for _, r in load.rate]}
