@@ -91,29 +91,33 @@ class RamPattern(Load):
         return self._block_data
 
     def window(self) -> float:
-        """Half a second of steps; a step writes or checks one chunk; a pass writes all, then checks all."""
+        """Half a second of steps; a pass writes every chunk, then checks every chunk."""
         start, moved = self.now(), 0
         while self.now() - start < 0.5 and not self.stopping:
-            lo, hi = self._pos, min(self._pos + CHUNK_WORDS, self.words)
-            block = self._block()[: hi - lo]
-            chunk_key = np.uint64((lo // CHUNK_WORDS) * int(_K) & 0xFFFFFFFFFFFFFFFF)
-            scratch = self._scratch[: hi - lo]
-            if self._reading:
-                np.bitwise_xor(self.array[lo:hi], chunk_key, out=scratch)
-                if self.check:
-                    self.checked += 1
-                    wrong = np.flatnonzero(scratch != block)
-                    if wrong.size:
-                        self.error("ram pattern", f"{wrong.size} of {hi - lo} words read back differ (first at "
-                                                  f"byte {(lo + int(wrong[0])) * 8} of a {self.words * 8} byte array, "
-                                                  f"pass {self.passes})")
-            else:
-                np.bitwise_xor(block, chunk_key, out=self.array[lo:hi])
-            moved += (hi - lo) * 8
-            self._pos = hi
-            if self._pos >= self.words:
-                self._pos = 0
-                if self._reading:
-                    self.passes += 1
-                self._reading = not self._reading
+            moved += self.step()
         return moved / 1e9
+
+    def step(self) -> int:
+        """Write or check the next chunk; the bytes it moved."""
+        lo, hi = self._pos, min(self._pos + CHUNK_WORDS, self.words)
+        block = self._block()[: hi - lo]
+        chunk_key = np.uint64((lo // CHUNK_WORDS) * int(_K) & 0xFFFFFFFFFFFFFFFF)
+        scratch = self._scratch[: hi - lo]
+        if self._reading:
+            np.bitwise_xor(self.array[lo:hi], chunk_key, out=scratch)
+            if self.check:
+                self.checked += 1
+                wrong = np.flatnonzero(scratch != block)
+                if wrong.size:
+                    self.error("ram pattern", f"{wrong.size} of {hi - lo} words read back differ (first at "
+                                              f"byte {(lo + int(wrong[0])) * 8} of a {self.words * 8} byte array, "
+                                              f"pass {self.passes})")
+        else:
+            np.bitwise_xor(block, chunk_key, out=self.array[lo:hi])
+        self._pos = hi
+        if self._pos >= self.words:
+            self._pos = 0
+            if self._reading:
+                self.passes += 1
+            self._reading = not self._reading
+        return (hi - lo) * 8
