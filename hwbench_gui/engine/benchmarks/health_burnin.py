@@ -73,7 +73,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             plan.host_loads.append(RamPattern(0.0, words=words, check=params["check"]))
     for note in notes:
         reporter.log(note)
-    health = run_burnin(plan, watch, progress=reporter.progress, phase=reporter.phase)
+    health = run_burnin(plan, watch, progress=reporter.progress, phase=reporter.phase, metric=reporter.metric)
     health["checking"] = params["check"]
     warnings = [f"{r['scope']}: {r['text']}" for r in health["reasons"] if r["level"] in (rules.WARN, rules.FAIL)]
     if not params["check"]:

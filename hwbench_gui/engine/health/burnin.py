@@ -15,6 +15,10 @@ from hwbench_gui.engine.health.load import Load
 from hwbench_gui.engine.health.watch import HealthWatch
 
 WATCH_INTERVAL_S = 0.5
+#: The progress message's time left is rounded up to this (one log line per change, not per tick).
+ETA_STEP_S = 5
+#: Each load's latest rate goes out as a metric event this often (the live plot; one log line each).
+METRIC_EVERY_S = 10.0
 #: How long a load may take to finish its window after stop before the burn-in gives up on it.
 STOP_GRACE_S = 30.0
 
@@ -32,8 +36,9 @@ class BurninPlan:
 
 
 def run_burnin(plan: BurninPlan, watch: HealthWatch, *, progress: Callable[[float, str], None] = lambda f, m: None,
-               phase: Callable[[str, str], None] = lambda p, s: None, clock: Callable[[], float] = time.monotonic,
-               sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+               phase: Callable[[str, str], None] = lambda p, s: None,
+               metric: Callable[..., None] = lambda name, value, unit, **extra: None,
+               clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
     """Run ``plan`` under ``watch`` and return the document's ``health`` section (verdict, reasons,
     per-GPU and host parts, timelines, counters before and after, what was not available)."""
     loads = list(plan.gpu_loads.values()) + plan.host_loads
@@ -52,13 +57,18 @@ def run_burnin(plan: BurninPlan, watch: HealthWatch, *, progress: Callable[[floa
     phase("timed", "start")
     for load in running:
         load.start()
-    next_tick = t0
+    next_tick, next_metric = t0, 0.0
     while True:
         now = clock()
         t = now - t0
         watch.sample(t, now)
         left = max(0.0, plan.duration_s - t)
-        progress(min(1.0, t / plan.duration_s) if plan.duration_s > 0 else 1.0, _progress_text(left, loads))
+        progress(min(1.0, t / plan.duration_s) if plan.duration_s > 0 else 1.0, eta_text(left))
+        if t >= next_metric:
+            next_metric += METRIC_EVERY_S
+            for load in running:
+                if load.rate:
+                    metric(load.name, load.rate[-1][1], load.unit, t=round(t, 1))
         if t >= plan.duration_s:
             break
         next_tick += WATCH_INTERVAL_S
@@ -74,11 +84,11 @@ def run_burnin(plan: BurninPlan, watch: HealthWatch, *, progress: Callable[[floa
     return _section(plan, watch, end)
 
 
-def _progress_text(left_s: float, loads: list[Load]) -> str:
-    rates = [f"{load.name} {load.rate[-1][1]:.4g} {load.unit}" for load in loads if load.rate]
-    minutes, seconds = divmod(int(round(left_s)), 60)
-    eta = f"{minutes} min {seconds:02d} s left" if minutes else f"{seconds} s left"
-    return eta + (": " + ", ".join(rates) if rates else "")
+def eta_text(left_s: float) -> str:
+    """"burn-in: 2 min 05 s left", the seconds rounded up to :data:`ETA_STEP_S`."""
+    left = int(-(-left_s // ETA_STEP_S) * ETA_STEP_S)
+    minutes, seconds = divmod(left, 60)
+    return "burn-in: " + (f"{minutes} min {seconds:02d} s left" if minutes else f"{seconds} s left")
 
 
 def _section(plan: BurninPlan, watch: HealthWatch, duration_s: float) -> dict[str, Any]:
