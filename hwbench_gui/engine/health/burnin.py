@@ -38,7 +38,8 @@ class BurninPlan:
 def run_burnin(plan: BurninPlan, watch: HealthWatch, *, progress: Callable[[float, str], None] = lambda f, m: None,
                phase: Callable[[str, str], None] = lambda p, s: None,
                metric: Callable[..., None] = lambda name, value, unit, **extra: None,
-               clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+               clock: Callable[[], float] = time.monotonic,
+               sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
     """Run ``plan`` under ``watch`` and return the document's ``health`` section (verdict, reasons,
     per-GPU and host parts, timelines, counters before and after, what was not available)."""
     loads = list(plan.gpu_loads.values()) + plan.host_loads
