@@ -212,3 +212,15 @@ def test_verdict_of_reads_only_a_well_formed_verdict():
     assert rules.verdict_of({"details": {"health": {"verdict": "FAIL"}}}) == "FAIL"
     for doc in (None, {}, {"details": []}, {"details": {"health": {"verdict": "bad"}}}):
         assert rules.verdict_of(doc) is None
+
+
+def test_reason_bands_are_the_spans_each_kind_held():
+    from hwbench_gui.engine.health.bands import reason_bands
+
+    t = [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]
+    reasons = [0x4, 0x4 | 0x40, 0x4 | 0x40, 0x4, None, 0x4 | 0x8]
+    bands = reason_bands(t, reasons)
+    slow = [(b["start"], b["end"], b["names"]) for b in bands if b["level"] == "WARN"]
+    cap = [(b["start"], b["end"]) for b in bands if b["label"] == "power cap"]
+    assert slow == [(0.25, 1.25, ["HW thermal slowdown"]), (2.25, 2.75, ["HW slowdown"])]
+    assert cap == [(0.0, 1.75), (2.25, 2.75)]  # the sample without a reading ends the band

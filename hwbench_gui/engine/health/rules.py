@@ -239,7 +239,7 @@ def verdict(gpus: list[GpuEvidence], host: HostEvidence | None, *, no_gpu_reason
     if no_gpu_reason:
         all_reasons.insert(0, reason(NOTE, "no_gpu", "machine", f"no GPU was loaded: {no_gpu_reason}"))
     return {"verdict": worst([r["level"] for r in all_reasons]), "reasons": all_reasons, "gpus": per_gpu,
-            "host": host_part}
+            "host": host_part, "no_gpu_reason": no_gpu_reason}
 
 
 def verdict_of(doc: Any) -> str | None:
