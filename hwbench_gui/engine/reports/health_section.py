@@ -77,11 +77,13 @@ def _burnin(section: HealthSection, doc: dict[str, Any], sustained: dict[str, fl
     section.verdict = str(health.get("verdict"))
     section.date = describe.date_text(doc)
     seconds = health.get("duration_s")
-    section.duration = f"{float(seconds) / 60:.3g} min" if describe.is_number(seconds) else ""
+    section.duration = (("" if not describe.is_number(seconds) else f"{float(seconds):.0f} s" if seconds < 120
+                         else f"{float(seconds) / 60:.3g} min"))
     section.checked = bool(health.get("checking", True))
     section.no_gpu_reason = health.get("no_gpu_reason")
     order = {FAIL: 0, WARN: 1, NOTE: 2}
-    reasons = [r for r in health.get("reasons") or [] if isinstance(r, dict)]
+    # the no-GPU reason is said once, beside the verdict
+    reasons = [r for r in health.get("reasons") or [] if isinstance(r, dict) and r.get("rule") != "no_gpu"]
     section.reasons = [(str(r.get("level")), str(r.get("scope")), str(r.get("text")))
                        for r in sorted(reasons, key=lambda r: order.get(r.get("level"), 3))]
     precision = str(doc.get("precision") or "")
