@@ -46,8 +46,9 @@ def test_the_section_holds_the_verdict_the_gpu_lines_and_the_findings(docs):
     assert values["vs gpu.matmul sustained"] == "0.97 × 1450"
     assert values["Power / limit"] == "695 / 700 W (0.99)"
     assert values["Power-capped"] == "100 %" and values["Slowed down"] == "25 %"  # 60 of 241 samples
-    assert ("low", next(t for s, t in section.findings if s == "low")) in section.findings
-    assert any(t.startswith("GPU memory copy 62 %") for s, t in section.findings if s == "low")
+    (low,) = [f for f in section.findings if f[0] == "low"]
+    assert low[1].startswith("GPU memory copy 62 %")
+    assert "NVIDIA H200 Tensor Core GPU product brief" in low[2] and "gpu.d2d_52e98a7a.json" in low[2]
 
 
 def test_the_evaluation_prints_and_renders_it_and_keeps_the_burnin_out_of_the_micro_rows(docs):

@@ -39,9 +39,10 @@ def gpu_name(doc: dict[str, Any]) -> str | None:
 
 
 def _finding(label: str, value: float, unit: str, limit: float | None, limit_text: str,
-             healthy: datasheets.Healthy | None, model: str | None, no_healthy: str) -> dict[str, Any]:
+             healthy: datasheets.Healthy | None, model: str | None, no_healthy: str,
+             limit_source: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"figure": label, "value": value, "unit": unit, "limit": limit, "limit_text": limit_text,
-                           "fraction": None, "healthy": None, "status": NO_LIMIT}
+                           "limit_source": limit_source, "fraction": None, "healthy": None, "status": NO_LIMIT}
     if limit is None:
         out["text"] = f"{label}: {value:.4g} {unit}; no limit to hold it against ({limit_text})"
         return out
@@ -64,8 +65,8 @@ def _finding(label: str, value: float, unit: str, limit: float | None, limit_tex
 def judge(doc: Any) -> list[dict[str, Any]]:
     """Findings for the figures of an ok gpu.d2d / gpu.pcie / gpu.matmul / host.membw document; [] otherwise.
 
-    Each: ``{figure, value, unit, limit, limit_text, fraction, healthy: {low, high, source} | None,
-    status: normal | low | no reference | no limit, text}``.
+    Each: ``{figure, value, unit, limit, limit_text, limit_source, fraction, healthy: {low, high, source} | None,
+    status: normal | low | no reference | no limit, text}``; :func:`sources` says where both came from.
     """
     if not isinstance(doc, dict) or doc.get("status") != "ok":
         return []
@@ -91,7 +92,7 @@ def judge(doc: Any) -> list[dict[str, Any]]:
         limit = sheet.memory_gb_per_s if sheet else None
         what = f"the {model} datasheet" if sheet else datasheets.unknown_reason(name)
         return [_finding(_KIND["memory_copy"], value, "GB/s", limit, what,
-                         datasheets.healthy(sheet, "memory_copy"), model, none_held)]
+                         datasheets.healthy(sheet, "memory_copy"), model, none_held, sheet.source if sheet else None)]
     if bench_id == "gpu.pcie":
         return _pcie(doc, figures, sheet, model, none_held)
     params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
@@ -107,7 +108,7 @@ def judge(doc: Any) -> list[dict[str, Any]]:
         what = (f"the {model} dense {label} peak" if peak else
                 f"no {label} peak on the {model} datasheet" if sheet else datasheets.unknown_reason(name))
         out.append(_finding(f"{label} {_KIND['matmul_burst']}", value, "TFLOP/s", peak, what, healthy, model,
-                            no_healthy))
+                            no_healthy, sheet.source if sheet else None))
     return out
 
 
@@ -132,7 +133,8 @@ def _pcie(doc: dict[str, Any], figures: dict[str, Any], sheet: datasheets.Datash
             if not found:
                 continue
             _, label, value = max(found)
-        out.append(_finding(f"PCIe {label}", value, "GB/s", limit, what, healthy, model, none_held))
+        out.append(_finding(f"PCIe {label}", value, "GB/s", limit, what, healthy, model, none_held,
+                            "PCIe spec: GT/s × line-code efficiency × lanes / 8 (gpu.pcie's details)"))
     return out
 
 
@@ -154,6 +156,17 @@ def _host_membw(doc: dict[str, Any]) -> list[dict[str, Any]]:
         limit, what = None, f"the host memory's rate is unknown: {why}"
     return [_finding(f"host memory {figure.get('name') or 'bandwidth'}", value, "GB/s", limit, what, None, None,
                      "hwbench holds no healthy fraction for host memory")]
+
+
+def sources(finding: dict[str, Any]) -> str:
+    """Where a finding's limit and healthy fraction come from, in one line ("" when neither is known)."""
+    parts = []
+    if finding.get("limit_source"):
+        parts.append(f"limit: {finding['limit_source']}")
+    healthy = finding.get("healthy")
+    if isinstance(healthy, dict) and healthy.get("source"):
+        parts.append(f"healthy: {healthy['source']}")
+    return "; ".join(parts)
 
 
 def annotate(doc: dict[str, Any]) -> None:

@@ -29,7 +29,7 @@ class HealthSection:
     reasons: list[tuple[str, str, str]] = field(default_factory=list)  # (level, scope, text)
     gpus: list[list[str]] = field(default_factory=list)  # one row of GPU_COLUMNS each
     host: list[str] = field(default_factory=list)
-    findings: list[tuple[str, str]] = field(default_factory=list)  # (status, text)
+    findings: list[tuple[str, str, str]] = field(default_factory=list)  # (status, text, sources)
 
 
 def _numbers(values: Any) -> list[float]:
@@ -60,7 +60,7 @@ def build(docs: Sequence[dict[str, Any]]) -> HealthSection | None:
     against its hardware."""
     section = HealthSection()
     for doc in docs:
-        section.findings += [(f["status"], f["text"]) for f in normal.judge(doc)]
+        section.findings += [(f["status"], f["text"], normal.sources(f)) for f in normal.judge(doc)]
     burnins = sorted((d for d in docs if (d.get("benchmark") or {}).get("id") == BENCH_ID and d.get("status") == "ok"
                       and isinstance((d.get("details") or {}).get("health"), dict)),
                      key=lambda d: str(d.get("started_at") or ""), reverse=True)
@@ -126,7 +126,7 @@ def text_lines(section: HealthSection | None) -> list[str]:
         lines += [f"  host {line}" for line in section.host]
     if section.findings:
         lines.append("Normal for its kind:")
-        lines += [f"  [{status}] {text}" for status, text in section.findings]
+        lines += [f"  [{status}] {text}" for status, text, _ in section.findings]
     return lines
 
 
@@ -149,6 +149,7 @@ def pdf_tables(section: HealthSection | None, usable_in: float) -> list[tuple[st
                            [(row, ["white"] * len(row)) for row in section.gpus]))
     if section.findings:
         tables.append(("Normal for its kind", [("Status", 1.0), ("Figure against its hardware", usable_in - 1.0)],
-                       [([status, text], ["#fbe3c8" if status == normal.LOW else "white"] * 2)
-                        for status, text in section.findings]))
+                       [([status, f"{text}\n{where}" if where else text],
+                         ["#fbe3c8" if status == normal.LOW else "white"] * 2)
+                        for status, text, where in section.findings]))
     return tables

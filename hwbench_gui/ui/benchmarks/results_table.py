@@ -180,8 +180,8 @@ class ResultsTable(QWidget):
             if name == "Status" and (verdict in (WARN, FAIL) or low) and not save_error:
                 item.setForeground(QBrush(QColor(ERROR_COLOR if verdict == FAIL else WARNING_COLOR)))
             if name == "Status" and (warnings or findings):
-                item.setToolTip("\n".join(filter(None, [save_error, *warnings,
-                                                        *(f"normal for its kind: {f['text']}" for f in findings)])))
+                kind = [f"normal for its kind: {f['text']} [{normal.sources(f)}]" for f in findings]
+                item.setToolTip("\n".join(filter(None, [save_error, *warnings, *kind])))
             if name == "Value" and document.get("reason"):
                 item.setToolTip(document["reason"])
             if name in ("Figure", "Device", "Spread (p5–p95)"):
