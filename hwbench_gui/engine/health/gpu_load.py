@@ -1,16 +1,17 @@
 """The burn-in's GPU side: back-to-back GEMMs on one GPU, every product checked, plus device-memory traffic.
 
-The first product is checked once against a different path: 256 of its rows recomputed in FP32 with
-TF32 off (CUDA cores, not tensor cores) from the exact values the operands hold, within
-``2**-6 × (|A| @ |B|)`` per element (the output's rounding plus the accumulation order). Every later
-product must then equal the first bit for bit (the same cuBLAS kernel on the same operands is
-deterministic): each product's row sums in FP32 are compared with the first's, and every
-:data:`FULL_CHECK_EVERY`-th product element by element. Beside it, on a second stream, a pattern and its
-complement are copied into a buffer and compared after every copy. Torch is imported here only.
+The load thread's first product is checked once against a different path: 256 of its rows recomputed
+in FP64 (not on tensor cores) from the exact values the operands hold, within ``2**-6 × (|A| @ |B|)``
+per element (the output's rounding plus the accumulation order). Every later product of that thread
+must then equal the first bit for bit (the same cuBLAS kernel on the same operands is deterministic):
+each product's row sums in FP32 are compared with the first's, and every :data:`FULL_CHECK_EVERY`-th
+product element by element. Beside it, on a second stream, a pattern and its complement are copied
+into a buffer and compared after every copy. Torch is imported here only.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from hwbench_gui.engine.health.load import WINDOW_S, Load
@@ -32,13 +33,17 @@ def best_precision(torch: Any, index: int) -> tuple[Precision, str]:
 
 
 class GpuGemm(Load):
-    """GEMMs of size ``n`` in ``precision`` on ``cuda:index``; rate in TFLOP/s."""
+    """GEMMs of size ``n`` in ``precision`` on ``cuda:index``; rate in TFLOP/s. ``device_type="cpu"`` runs the
+    same checks on the CPU, one stream (the tests' way to feed the checks a wrong product on a GPU-less box)."""
 
     unit = "TFLOP/s"
 
-    def __init__(self, t0: float, *, index: int, precision: Precision, n: int, memory_bytes: int, **kwargs):
+    def __init__(self, t0: float, *, index: int, precision: Precision, n: int, memory_bytes: int,
+                 device_type: str = "cuda", **kwargs):
         super().__init__(t0, **kwargs)
         self.index, self.precision, self.n, self.memory_bytes = index, precision, n, memory_bytes
+        self.cuda = device_type == "cuda"
+        self.where = f"cuda:{index}" if self.cuda else "cpu"
         self.name = f"gpu{index}"
         self.products = 0
         self.per_window = 1
@@ -48,9 +53,10 @@ class GpuGemm(Load):
     def prepare(self) -> None:
         import torch
 
-        torch.cuda.set_device(self.index)
-        dev = torch.device("cuda", self.index)
-        apply_torch(self.precision, "cuda")
+        if self.cuda:
+            torch.cuda.set_device(self.index)
+        dev = torch.device("cuda", self.index) if self.cuda else torch.device("cpu")
+        apply_torch(self.precision, dev.type)
         n = self.n
         gen = torch.Generator(device=dev).manual_seed(1234 + self.index)
         a = torch.randn(n, n, device=dev, generator=gen)
@@ -68,43 +74,50 @@ class GpuGemm(Load):
             out = torch.empty(n, n, device=dev, dtype=dtype)
             t["fn"] = lambda: torch.mm(x, y, out=out)
         del a, b
-        first = t["fn"]().clone()
-        self._validate(torch, first, exact_a, exact_b)
-        del exact_a, exact_b
-        t["ref"] = first
-        t["ref_rows"] = first.sum(dim=1, dtype=torch.float32)
+        t["exact"] = (exact_a, exact_b)
         t["bad"] = torch.zeros((), dtype=torch.int64, device=dev)
         words = max(self.memory_bytes // 4 // 2, 1)
         t["pattern"] = torch.randint(-2**31, 2**31 - 1, (words,), dtype=torch.int32, device=dev, generator=gen)
         t["complement"] = torch.bitwise_not(t["pattern"])
         t["buffer"] = torch.empty_like(t["pattern"])
         t["mem_bad"] = torch.zeros((), dtype=torch.int64, device=dev)
-        t["stream"] = torch.cuda.Stream(dev)
-        torch.cuda.synchronize(dev)
+        t["stream"] = torch.cuda.Stream(dev) if self.cuda else None
+        self._sync(torch)
 
-    def _validate(self, torch: Any, first: Any, exact_a: Any, exact_b: Any) -> None:
-        """The first product against FP32 CUDA-core arithmetic on the operands' exact values."""
-        saved = torch.backends.cuda.matmul.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False
-        try:
+    def _sync(self, torch: Any) -> None:
+        if self.cuda:
+            torch.cuda.synchronize(self.index)
+
+    def _reference(self, torch: Any) -> None:
+        """The load thread's first product becomes the reference, once checked against FP64 arithmetic on the
+        operands' exact values (FP64 is untouched by the TF32 switch other threads' GEMMs depend on)."""
+        t = self._t
+        first = t["fn"]().clone()
+        exact_a, exact_b = t.pop("exact")
+        if self.check:
             rows = slice(0, min(VALIDATE_ROWS, self.n))
-            ref = exact_a[rows] @ exact_b
-            bound = exact_a[rows].abs() @ exact_b.abs()
-        finally:
-            torch.backends.cuda.matmul.allow_tf32 = saved
-        excess = (first[rows].float() - ref).abs() - 2.0**-6 * bound
-        wrong = int((excess > 0).sum())
-        if wrong:
-            self.error("gemm", f"{wrong} of {ref.numel()} elements of the first {self.precision.label} "
-                               f"{self.n}×{self.n} product on cuda:{self.index} differ from FP32 recomputation beyond "
-                               f"2^-6·(|A|·|B|) (largest excess {float(excess.max()):.3g})")
+            a_rows, b = exact_a[rows].double(), exact_b.double()
+            ref = a_rows @ b
+            bound = a_rows.abs() @ b.abs()
+            del b
+            excess = (first[rows].double() - ref).abs() - 2.0**-6 * bound
+            wrong = int((excess > 0).sum())
+            if wrong:
+                self.error("gemm", f"{wrong} of {ref.numel()} elements of the first {self.precision.label} "
+                                   f"{self.n}×{self.n} product on {self.where} differ from FP64 recomputation "
+                                   f"beyond 2^-6·(|A|·|B|) (largest excess {float(excess.max()):.3g})")
+            del ref, bound, excess
+        del exact_a, exact_b
+        t["ref"] = first
+        t["ref_rows"] = first.sum(dim=1, dtype=torch.float32)
 
     def release(self) -> None:
         self._t.clear()
         try:
             import torch
 
-            torch.cuda.empty_cache()
+            if self.cuda:
+                torch.cuda.empty_cache()
         except Exception:  # releasing must never hide why the load stopped
             pass
 
@@ -113,11 +126,17 @@ class GpuGemm(Load):
         import torch
 
         t = self._t
-        torch.cuda.set_device(self.index)  # the device is per thread; this runs on the load's own
-        main = torch.cuda.current_stream(self.index)
+        if self.cuda:
+            torch.cuda.set_device(self.index)  # the device is per thread; this runs on the load's own
+        if "ref" not in t:  # the first window, in the load's thread: its first product is the reference
+            self._reference(torch)
+            self._sync(torch)
+            return 0.0
+        main = torch.cuda.current_stream(self.index) if self.cuda else None
         start = self.now()
-        with torch.cuda.stream(t["stream"]):
-            t["stream"].wait_stream(main)
+        with torch.cuda.stream(t["stream"]) if self.cuda else contextlib.nullcontext():
+            if self.cuda:
+                t["stream"].wait_stream(main)
             for source in (t["pattern"], t["complement"]):
                 t["buffer"].copy_(source)
                 if self.check:
@@ -130,17 +149,18 @@ class GpuGemm(Load):
                     t["bad"] += (c != t["ref"]).sum()
                 else:
                     t["bad"] += (c.sum(dim=1, dtype=torch.float32) != t["ref_rows"]).sum()
-        main.wait_stream(t["stream"])
-        torch.cuda.synchronize(self.index)
+        if self.cuda:
+            main.wait_stream(t["stream"])
+        self._sync(torch)
         if self.check:
             self.checked += self.per_window + 2
             bad, mem_bad = int(t["bad"]), int(t["mem_bad"])
             if bad:
                 self.error("gemm", f"{bad} elements or row sums of {self.per_window} {self.precision.label} "
-                                   f"{self.n}×{self.n} products on cuda:{self.index} differ from the first product")
+                                   f"{self.n}×{self.n} products on {self.where} differ from the first product")
                 t["bad"].zero_()
             if mem_bad:
-                self.error("memory", f"{mem_bad} of {t['buffer'].numel()} words copied on cuda:{self.index} "
+                self.error("memory", f"{mem_bad} of {t['buffer'].numel()} words copied on {self.where} "
                                      "read back differently")
                 t["mem_bad"].zero_()
         took = self.now() - start
