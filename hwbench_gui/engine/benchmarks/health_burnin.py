@@ -122,9 +122,8 @@ BENCHMARK = Benchmark(
     params=(
         Param("minutes", "float", STANDARD_MINUTES, f"Length of the load; {QUICK_MINUTES:g} = the quick level, "
               f"{STANDARD_MINUTES:g} the standard one (fractions allowed: 0.05 = 3 s).", minimum=0.01,
-              maximum=MAX_MINUTES, unit="min", decides_comparability=False),
-        Param("check", "bool", True, "Check every result (false only to measure what checking costs).",
-              decides_comparability=False),
+              maximum=MAX_MINUTES, decides_comparability=False),
+        Param("check", "bool", True, "Check every result (false only to measure what checking costs)."),
         Param("precision", "choice", "auto", "GEMM precision; auto = the highest tensor rate the GPU has "
               "(FP8 on compute capability 8.9+, else BF16, else FP16).", choices=("auto",) + MATMUL_KEYS),
         Param("matrix_size", "int", 16384, "GEMM size n (n×n×n).", minimum=256, maximum=65536),
