@@ -50,4 +50,5 @@ def test_every_sheet_names_its_source_and_sparse_figures_never_exceed_fp8():
     for sheet in datasheets.DATASHEETS:
         assert sheet.source
         if sheet.bf16_tflops and sheet.fp8_tflops:
-            assert sheet.fp8_tflops == pytest.approx(2 * sheet.bf16_tflops, rel=0.01)
+            # 1.5 %: the L40S datasheet's own dense figures are 362.05 (BF16) and 733 (FP8) TFLOP/s
+            assert sheet.fp8_tflops == pytest.approx(2 * sheet.bf16_tflops, rel=0.015)
