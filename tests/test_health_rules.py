@@ -224,3 +224,23 @@ def test_reason_bands_are_the_spans_each_kind_held():
     cap = [(b["start"], b["end"]) for b in bands if b["label"] == "power cap"]
     assert slow == [(0.25, 1.25, ["HW thermal slowdown"]), (2.25, 2.75, ["HW slowdown"])]
     assert cap == [(0.0, 1.75), (2.25, 2.75)]  # the sample without a reading ends the band
+
+
+def test_a_long_run_is_stored_merged_without_losing_a_band_or_a_narrowed_link():
+    from hwbench_gui.engine.health.watch import decimate
+
+    rows = [{"t": k * 0.5, "sm_clock_mhz": 1800.0 + (k % 2) * 100, "reasons": 0x4 | (0x40 if k == 4001 else 0),
+             "pcie_gen": 4 if k == 3003 else 5} for k in range(5000)]
+    out = decimate(rows, max_points=2400)
+    assert out["step"] == 3 and len(out["t"]) == 1667  # ceil(5000 / 3)
+    assert out["t"][1] == 1.5 and out["sm_clock_mhz"][0] == pytest.approx(1800 + 100 / 3)
+    assert [i for i, m in enumerate(out["reasons"]) if m & 0x40] == [4001 // 3]
+    assert [i for i, g in enumerate(out["pcie_gen"]) if g == 4] == [3003 // 3]
+    assert out["fan_percent"][0] is None
+
+
+def test_thousands_of_wrong_results_are_five_reasons_and_a_count():
+    errors = [{"t": float(k), "what": "gemm", "text": "1 element differs"} for k in range(1000)]
+    reasons = rules.judge_gpu(rules.GpuEvidence(index=0, check_errors=errors), [])
+    wrong = [r["text"] for r in reasons if r["rule"] == "wrong_result"]
+    assert len(wrong) == 6 and wrong[-1] == "995 more wrong results, the last at 999.0 s"

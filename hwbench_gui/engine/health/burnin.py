@@ -12,13 +12,15 @@ from typing import Any, Callable
 
 from hwbench_gui.engine.health import rules
 from hwbench_gui.engine.health.load import Load
-from hwbench_gui.engine.health.watch import HealthWatch
+from hwbench_gui.engine.health.watch import MAX_POINTS, HealthWatch
 
 WATCH_INTERVAL_S = 0.5
 #: The progress message's time left is rounded up to this (one log line per change, not per tick).
 ETA_STEP_S = 5
 #: Each load's latest rate goes out as a metric event this often (the live plot; one log line each).
 METRIC_EVERY_S = 10.0
+#: Wrong results kept in the document per load (all count in the verdict; a failing GPU can give thousands).
+MAX_ERRORS_KEPT = 50
 #: How long a load may take to finish its window after stop before the burn-in gives up on it.
 STOP_GRACE_S = 30.0
 
@@ -132,8 +134,12 @@ def _section(plan: BurninPlan, watch: HealthWatch, duration_s: float) -> dict[st
 
 
 def _load_facts(load: Load | None) -> dict[str, Any] | None:
+    """A load's facts for the document; its rate merged to at most MAX_POINTS windows (mean rate each)."""
     if load is None:
         return None
+    k = max(1, -(-len(load.rate) // MAX_POINTS))
+    buckets = [load.rate[i:i + k] for i in range(0, len(load.rate), k)]
     return {"name": load.name, "unit": load.unit, "checked": load.check, "results_compared": load.checked,
-            "check_errors": list(load.check_errors), "load_error": load.load_error,
-            "rate_t": [round(t, 3) for t, _ in load.rate], "rate": [r for _, r in load.rate]}
+            "check_errors": list(load.check_errors[:MAX_ERRORS_KEPT]), "check_errors_total": len(load.check_errors),
+            "load_error": load.load_error, "rate_step": k,
+            "rate_t": [round(b[0][0], 3) for b in buckets], "rate": [sum(r for _, r in b) / len(b) for b in buckets]}

@@ -36,6 +36,9 @@ RATE_SETTLE_S = 10.0
 #: shorter run (a 1-minute quick run compares its first and last 17 s after settling).
 RATE_WINDOW_S = 60.0
 
+#: Wrong results named one by one in the reasons; the rest are counted in one more reason.
+WRONG_LISTED = 5
+
 #: ECC and memory-repair counters a watch reads before and after the load.
 COUNTERS = ("ecc_volatile_corrected", "ecc_volatile_uncorrected", "retired_pages_sbe", "retired_pages_dbe",
             "retired_pages_pending", "remapped_rows_correctable", "remapped_rows_uncorrectable",
@@ -117,8 +120,7 @@ def judge_gpu(ev: GpuEvidence, sibling_rates: list[float]) -> list[dict[str, str
     out: list[dict[str, str]] = []
     if ev.load_error:
         out.append(reason(FAIL, "load_error", scope, f"the load could not run: {ev.load_error}"))
-    for err in ev.check_errors:
-        out.append(reason(FAIL, "wrong_result", scope, f"wrong result at {_at(err['t'])}: {err['text']}"))
+    out += _wrong_results(ev.check_errors, scope)
     out += _counter_reasons(ev, scope)
     if ev.xid_reason:
         out.append(reason(NOTE, "xid", scope, f"XID events not available: {ev.xid_reason}"))
@@ -212,8 +214,15 @@ def judge_host(ev: HostEvidence) -> list[dict[str, str]]:
     out = []
     if ev.load_error:
         out.append(reason(FAIL, "load_error", "host", f"the host load could not run: {ev.load_error}"))
-    for err in ev.check_errors:
-        out.append(reason(FAIL, "wrong_result", "host", f"wrong result at {_at(err['t'])}: {err['text']}"))
+    return out + _wrong_results(ev.check_errors, "host")
+
+
+def _wrong_results(errors: list[dict[str, Any]], scope: str) -> list[dict[str, str]]:
+    out = [reason(FAIL, "wrong_result", scope, f"wrong result at {_at(err['t'])}: {err['text']}")
+           for err in errors[:WRONG_LISTED]]
+    if len(errors) > WRONG_LISTED:
+        out.append(reason(FAIL, "wrong_result", scope, f"{len(errors) - WRONG_LISTED} more wrong results, the last "
+                                                       f"at {_at(errors[-1]['t'])}"))
     return out
 
 

@@ -21,7 +21,10 @@ TIMELINE_KEYS = ("sm_clock_mhz", "mem_clock_mhz", "temp_c", "mem_temp_c", "power
                  "fan_percent", "util_percent", "reasons", "pcie_gen", "pcie_width")
 #: nvmlEventTypeXidCriticalError (pynvml's name; the value is NVML's).
 _XID_EVENT = 0x8
-_FI_DEV_MEMORY_TEMP = 82  # NVML_FI_DEV_MEMORY_TEMP: HBM temperature, where the GPU has a sensor
+_FI_DEV_MEMORY_TEMP = 82
+#: Rows a stored timeline keeps at most (10 minutes at 0.5 s is 1,200; a 12-hour run is merged 36 to 1): the
+#: document stays a few MB with eight GPUs, under the results folder's limit on a file.
+MAX_POINTS = 2400  # NVML_FI_DEV_MEMORY_TEMP: HBM temperature, where the GPU has a sensor
 
 
 class HealthWatch:
@@ -189,6 +192,33 @@ class HealthWatch:
             xid_reason=self.xid_reasons[i])
 
     def timeline(self, i: int) -> dict[str, list]:
-        """GPU ``i``'s readings as columns (``t`` and :data:`TIMELINE_KEYS`), as the document stores them."""
-        rows = self.samples[i]
-        return {"t": [r["t"] for r in rows], **{k: [r.get(k) for r in rows] for k in TIMELINE_KEYS}}
+        """GPU ``i``'s readings as columns (``t`` and :data:`TIMELINE_KEYS`), as the document stores them: at most
+        :data:`MAX_POINTS` rows (see :func:`decimate`); the verdict was taken on every reading."""
+        return decimate(self.samples[i])
+
+
+def decimate(rows: list[dict[str, Any]], max_points: int | None = None) -> dict[str, list]:
+    """Rows as columns, every ``k`` consecutive rows merged into one so at most ``max_points`` remain: its
+    ``t`` the first row's, readings their mean, the reasons mask the OR of theirs (a band is never lost),
+    the PCIe generation and width their minimum (a narrowed link neither). ``step`` says ``k``."""
+    max_points = max_points or MAX_POINTS
+    k = max(1, -(-len(rows) // max_points))
+    out: dict[str, list] = {"t": [], **{key: [] for key in TIMELINE_KEYS}}
+    for start in range(0, len(rows), k):
+        bucket = rows[start:start + k]
+        out["t"].append(bucket[0]["t"])
+        for key in TIMELINE_KEYS:
+            values = [r.get(key) for r in bucket if r.get(key) is not None]
+            if not values:
+                value = None
+            elif key == "reasons":
+                value = 0
+                for mask in values:
+                    value |= int(mask)
+            elif key in ("pcie_gen", "pcie_width"):
+                value = min(values)
+            else:
+                value = sum(values) / len(values) if k > 1 else values[0]
+            out[key].append(value)
+    out["step"] = k
+    return out

@@ -154,7 +154,8 @@ class HealthView(QScrollArea):
             for item in rows:
                 for g in gpus:
                     tl = g.get("timeline") or {}
-                    for band in reason_bands(tl.get("t") or [], tl.get("reasons") or [], interval_s):
+                    step = tl.get("step") if isinstance(tl.get("step"), int) and tl.get("step") > 0 else 1
+                    for band in reason_bands(tl.get("t") or [], tl.get("reasons") or [], interval_s * step):
                         color, alpha = BAND_BRUSH[band["level"]]
                         brush = QColor(color)
                         brush.setAlpha(alpha)
