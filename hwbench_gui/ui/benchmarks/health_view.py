@@ -23,6 +23,7 @@ VERDICT_COLORS = {PASS: OK_COLOR, WARN: WARNING_COLOR, FAIL: ERROR_COLOR}
 #: Curve colours per GPU (up to eight; more repeat).
 GPU_COLORS = ("#2563eb", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#be123c", "#4d7c0f", "#a16207")
 PLOT_HEIGHT_PX = 150
+AXIS_WIDTH_PX = 56
 #: Reasons listed on the page; the rest are in the tooltip.
 REASONS_SHOWN = 8
 #: The host loads' plot titles (by load name).
@@ -31,7 +32,8 @@ HOST_TITLES = {"cpu-matmul": "Host checked float64 matmul, all cores (GFLOP/s)",
 #: (title, timeline key, dashed companion key or None)
 GPU_PLOTS = (("SM clock (MHz)", "sm_clock_mhz", None), ("GPU temperature (°C; memory dashed)", "temp_c", "mem_temp_c"),
              ("Power (W; limit dashed)", "power_w", "power_limit_w"))
-BAND_BRUSH = {WARN: (WARNING_COLOR, 90), NOTE: (NOTE_COLOR, 28)}
+#: A GPU at full load is power-capped nearly all the time: its band only tints the plot.
+BAND_BRUSH = {WARN: (WARNING_COLOR, 90), NOTE: (NOTE_COLOR, 14)}
 
 
 def has_health(document: dict[str, Any]) -> bool:
@@ -182,6 +184,7 @@ class HealthView(QScrollArea):
         item.showGrid(x=True, y=True, alpha=0.25)
         item.setMenuEnabled(False)
         item.getAxis("left").enableAutoSIPrefix(False)
+        item.getAxis("left").setWidth(AXIS_WIDTH_PX)  # the plots' x axes line up, and "1,755" fits
         item.addLegend(offset=(-4, 4), labelTextSize="8pt")
         self.plots.nextRow()
         return item
