@@ -18,6 +18,7 @@ say "health.burnin, 2 minutes, checked"
 hw run health.burnin -p minutes=2 --json >"$OUT/burnin.json" 2>>"$LOG"
 echo "exit $? (0 PASS/WARN, 3 FAIL)" | tee -a "$LOG"
 precision=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get('precision') or 'bf16')" "$OUT/burnin.json" 2>>"$LOG")
+precision=${precision:-bf16}
 say "health.burnin, 1 minute, check=false (the load alone)"
 hw run health.burnin -p minutes=1 -p check=false --json >"$OUT/burnin_unchecked.json" 2>>"$LOG"
 echo "exit $?" | tee -a "$LOG"

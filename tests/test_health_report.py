@@ -61,6 +61,15 @@ def test_the_evaluation_prints_and_renders_it_and_keeps_the_burnin_out_of_the_mi
     assert evaluation.evaluation_pdf_bytes(ev).startswith(b"%PDF")
 
 
+def test_the_section_shows_the_newest_checked_burnin_not_a_later_unchecked_one(docs):
+    unchecked = copy.deepcopy(docs[0])
+    unchecked["details"]["health"]["checking"] = False
+    unchecked["details"]["health"]["verdict"] = "PASS"
+    unchecked["started_at"] = "2026-12-05T11:00:00.000+00:00"
+    section = health_section.build([unchecked, *docs])
+    assert section.verdict == "WARN" and section.checked and section.runs == 2
+
+
 def test_no_burnin_says_how_to_run_one(docs):
     ev = evaluation.build_evaluation(docs[1:], with_charts=False)
     assert ev.health.verdict is None
