@@ -27,6 +27,21 @@ def _load(path: str) -> dict:
     return json.loads(Path(path).read_text())
 
 
+def _optional(path: str | None, what: str) -> dict | None:
+    """The document at ``path``, or None with one line saying why it cannot be read."""
+    if not path:
+        return None
+    try:
+        doc = _load(path)
+    except (OSError, ValueError) as exc:
+        print(f"{what} {path}: not readable ({exc})")
+        return None
+    if doc.get("status") != "ok":
+        print(f"{what} {path}: {doc.get('status')}: {doc.get('reason')}")
+        return None
+    return doc
+
+
 def settled_rates(doc: dict) -> dict[int, float]:
     """Mean GEMM rate per GPU over the windows after the settling seconds (TFLOP/s)."""
     out = {}
@@ -51,10 +66,11 @@ def main() -> int:
     for r in health["reasons"]:
         print(f"  {r['level']} {r['scope']}: {r['text']}")
     rates = settled_rates(doc)
-    unchecked = settled_rates(_load(args.unchecked)) if args.unchecked else {}
+    unchecked_doc = _optional(args.unchecked, "unchecked burn-in")
+    unchecked = settled_rates(unchecked_doc) if unchecked_doc else {}
     matmul = None
-    if args.matmul:
-        mm = _load(args.matmul)
+    mm = _optional(args.matmul, "gpu.matmul")
+    if mm:
         matmul = (mm.get("figures") or {}).get(doc.get("precision"), {}).get("value")
         print(f"gpu.matmul {mm['params'].get('mode')} {doc.get('precision')} sizes={mm['params'].get('sizes')}: "
               f"{matmul} TFLOP/s")

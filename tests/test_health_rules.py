@@ -244,3 +244,9 @@ def test_thousands_of_wrong_results_are_five_reasons_and_a_count():
     reasons = rules.judge_gpu(rules.GpuEvidence(index=0, check_errors=errors), [])
     wrong = [r["text"] for r in reasons if r["rule"] == "wrong_result"]
     assert len(wrong) == 6 and wrong[-1] == "995 more wrong results, the last at 999.0 s"
+
+
+def test_a_host_check_that_compared_nothing_is_said():
+    judged = rules.verdict([], rules.HostEvidence(compared_nothing=["ram-pattern"]))
+    assert judged["verdict"] == "PASS"
+    assert "ram-pattern compared nothing" in judged["host"]["reasons"][0]["text"]

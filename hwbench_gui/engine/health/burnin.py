@@ -120,7 +120,9 @@ def _section(plan: BurninPlan, watch: HealthWatch, duration_s: float) -> dict[st
         host_ev = rules.HostEvidence(
             check_errors=[err for load in plan.host_loads for err in load.check_errors],
             load_error="; ".join(f"{load.name}: {load.load_error}" for load in plan.host_loads if load.load_error)
-            or None)
+            or None,
+            compared_nothing=[load.name for load in plan.host_loads
+                              if load.check and not load.checked and not load.load_error])
         host_out = {"loads": [_load_facts(load) for load in plan.host_loads]}
     no_gpu = plan.no_gpu_reason or (watch.reason if watch.count == 0 else None)
     judged = rules.verdict(evidence, host_ev, no_gpu_reason=no_gpu)

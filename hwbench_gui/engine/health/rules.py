@@ -78,6 +78,8 @@ class HostEvidence:
     check_errors: list[dict[str, Any]] = field(default_factory=list)
     load_error: str | None = None
     rate: list[tuple[float, float]] = field(default_factory=list)
+    #: Checked loads that compared nothing before the run ended (a RAM pattern pass longer than the run).
+    compared_nothing: list[str] = field(default_factory=list)
 
 
 def reason(level: str, rule: str, scope: str, text: str) -> dict[str, str]:
@@ -214,6 +216,9 @@ def judge_host(ev: HostEvidence) -> list[dict[str, str]]:
     out = []
     if ev.load_error:
         out.append(reason(FAIL, "load_error", "host", f"the host load could not run: {ev.load_error}"))
+    for name in ev.compared_nothing:
+        out.append(reason(NOTE, "not_checked", "host", f"{name} compared nothing: the run ended before its first "
+                                                       "read-back (a longer run or a smaller ram_share checks it)"))
     return out + _wrong_results(ev.check_errors, "host")
 
 
