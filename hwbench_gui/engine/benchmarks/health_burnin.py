@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from typing import Any
 
 import psutil
@@ -25,6 +26,9 @@ from hwbench_gui.engine.spec.precision import MATMUL_KEYS, from_key
 #: The quick level (``-p minutes=1``) and the standard one.
 QUICK_MINUTES, STANDARD_MINUTES = 1.0, 10.0
 MAX_MINUTES = 720.0
+#: The benchmark's own limit is the longest run's; a run that outlasts its own length by this much (a hung
+#: CUDA call while loading or stopping) ends its process, and the runner's document says so.
+OVERRUN_S = 600.0
 
 
 def _gpu_loads(params: dict[str, Any], plan: BurninPlan, watch: HealthWatch, notes: list[str]) -> None:
@@ -60,8 +64,24 @@ def _gpu_loads(params: dict[str, Any], plan: BurninPlan, watch: HealthWatch, not
             plan.gpu_skipped[i] = "PyTorch does not see this GPU (CUDA_VISIBLE_DEVICES?)"
 
 
+def _overran(reporter: Reporter, limit_s: float) -> None:
+    reporter.log(f"health.burnin: still running {limit_s:.0f} s after it started (its length plus {OVERRUN_S:g} s): "
+                 "a load or the watch is stuck; ending the run")
+    os._exit(3)
+
+
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     duration_s = params["minutes"] * 60.0
+    watchdog = threading.Timer(duration_s + OVERRUN_S, _overran, (reporter, duration_s + OVERRUN_S))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        return _run(params, reporter, duration_s)
+    finally:
+        watchdog.cancel()
+
+
+def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outcome:
     watch = HealthWatch()
     plan = BurninPlan(duration_s=duration_s)
     notes: list[str] = []
