@@ -11,7 +11,8 @@ fixture) instead of this machine's; ``--monitor-csv FILE`` shows a recorded tele
 Monitor tab; ``--results DIR`` copies result documents into the (temporary) results folder so the
 Benchmarks and Reports tabs have rows, and ``--compare`` compares them in Reports; ``--run ID``
 starts a benchmark and shoots the Benchmarks tab during and after it; ``--select ID`` shows a
-benchmark's form there; ``--pipeline FILE`` shows a datapath.analyze document's Pipeline tab.
+benchmark's form there; ``--pipeline FILE`` shows a datapath.analyze document's Pipeline tab; ``--show-result ID`` selects the newest saved result of benchmark ID in the
+Results table (its page, e.g. Health or Pipeline, comes forward).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ def main() -> int:
     parser.add_argument("--run", help="benchmark id to run in the Benchmarks tab")
     parser.add_argument("--select", help="benchmark id to show (its form) in the Benchmarks tab")
     parser.add_argument("--pipeline", help="a datapath.analyze document to show in Benchmarks → Pipeline")
+    parser.add_argument("--show-result", help="benchmark id whose newest saved result to select in Benchmarks")
     parser.add_argument("--param", action="append", default=[], help="NAME=VALUE for --run")
     parser.add_argument("--size", default="screen", help="WxH, or 'screen' to let the window fit the screen")
     args = parser.parse_args()
@@ -106,6 +108,8 @@ def main() -> int:
             widget.select(args.select)
         if title == "Benchmarks" and args.pipeline:
             widget.show_pipeline(json.loads(Path(args.pipeline).read_text()))
+        if title == "Benchmarks" and args.show_result:
+            _show_result(widget, args.show_result, pump)
         if title == "Benchmarks" and args.run:
             widget.select(args.run)
             bench = widget.catalogue.benchmark(args.run)
@@ -120,6 +124,25 @@ def main() -> int:
         shoot(f"{(title + ('_' + page if page else '')).lower()}_{args.theme}")
     window.close()
     return 0
+
+
+def _show_result(widget, bench_id: str, pump) -> None:
+    """Select the newest saved result of ``bench_id`` and bring its page (the lower tab it opens) forward."""
+    for _ in range(50):  # saved results arrive a few rows per turn
+        docs = widget.results_table._documents
+        rows = [i for i, doc in enumerate(docs) if (doc.get("benchmark") or {}).get("id") == bench_id]
+        if rows:
+            break
+        pump(100)
+    else:
+        raise SystemExit(f"no saved result of {bench_id}")
+    newest = max(rows, key=lambda i: docs[i].get("started_at") or "")
+    widget.results.selectRow(newest)
+    pump(300)
+    pages = [widget.bottom.widget(i) for i in range(widget.bottom.count())]
+    page = {"health.burnin": widget.health, "datapath.analyze": widget.pipeline}.get(bench_id)
+    if page in pages:
+        widget.bottom.setCurrentWidget(page)
 
 
 if __name__ == "__main__":

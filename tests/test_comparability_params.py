@@ -37,6 +37,7 @@ TABLE = {
     "datapath.analyze": ({"dataset", "width", "height", "count", "quality", "dataset_disk", "model", "image_size",
                           "precision", "batch", "workers", "channels_last", "read_delay_ms", "stage_s"},
                          {"epoch_images", "budget_s", "device", "steps", "warmup", "repeats"}),
+    "health.burnin": ({"precision", "matrix_size", "gpu_memory_mib", "check"}, {"minutes", "host", "ram_share"}),
 }
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=timezone.utc)

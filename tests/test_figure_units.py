@@ -34,6 +34,9 @@ UNITS = {
     "model.fasterrcnn": ("images/s", True),
     "model.unet": ("images/s", True),
     "datapath.analyze": ("images/s", True),
+    # a machine without a GPU: the host's checked matmul; with GPUs the headline is the GEMM rate per GPU in
+    # TFLOP/s, another figure name (and precision), so a comparison never pairs the two
+    "health.burnin": ("GFLOP/s", True),
 }
 
 #: Benchmarks whose whole run is too heavy for a unit test (a loader-fed training run and every
@@ -132,7 +135,19 @@ def test_model_benchmarks(monkeypatch, bench_id, mode):
         == ("fraction", False)
 
 
+def test_health_burnin_without_a_gpu(monkeypatch):
+    from hwbench_gui.engine import nvml
+
+    monkeypatch.setattr(nvml, "unavailable_reason", lambda: "NVML could not start: test (NVMLError_LibraryNotFound)")
+    monkeypatch.setattr(nvml, "device_count", lambda: 0)
+    bench = registry.get("health.burnin")
+    outcome = bench.run(bench.resolve_params({"minutes": 0.02, "ram_share": 0.001}), Recorder())
+    _check(outcome, "health.burnin")
+    assert outcome.figure_name == "host checked matmul under burn-in"
+    assert outcome.details["health"]["gpus"] == [] and outcome.details["health"]["no_gpu_reason"]
+
+
 def test_every_benchmark_is_run_here_but_the_listed_heavy_one():
     tested = {"disk.read", "cpu.decode", "host.membw", "gpu.matmul", "gpu.pcie", "gpu.d2d", "gpu.p2p",
-              "model.resnet50", "model.vgg16", "model.fasterrcnn", "model.unet"}
+              "model.resnet50", "model.vgg16", "model.fasterrcnn", "model.unet", "health.burnin"}
     assert tested | NOT_RUN_HERE == set(UNITS) and not tested & NOT_RUN_HERE

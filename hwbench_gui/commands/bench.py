@@ -8,8 +8,10 @@
 ``run`` shows progress on stderr (one updating line on a terminal, plain lines otherwise) and
 prints the result file's path on stdout (the whole document with ``--json``). Exit status: 0 ok,
 1 failed (the reason on stderr), 2 unknown benchmark, bad parameters or a results folder that
-cannot be written (checked before the run), 130 cancelled (Ctrl-C
-stops the benchmark's processes and still writes the cancelled document).
+cannot be written (checked before the run), 3 the run ended but its document's health verdict is
+FAIL (``health.burnin``: a wrong result, an uncorrectable ECC error, an XID, a pending row remap;
+WARN still exits 0), 130 cancelled (Ctrl-C stops the benchmark's processes and still writes the
+cancelled document).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from hwbench_gui.commands.argtypes import positive_number, user_path
 
 from hwbench_gui.engine.results.formatting import figure_line, format_value
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HEALTH_FAIL, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
 
 def add_parser(subparsers) -> None:
@@ -193,7 +195,9 @@ def run_command(args: argparse.Namespace) -> int:
             print(figure_line(doc), file=sys.stderr)
             for warning in doc.get("warnings") or []:
                 print(f"warning: {warning}", file=sys.stderr)
-        return EXIT_FAILED if result.save_error else EXIT_OK
+        if result.save_error:
+            return EXIT_FAILED
+        return _health_exit(doc)
     if result.status == "cancelled":
         print("hwbench run: cancelled", file=sys.stderr)
         return stop.exit_status()
@@ -202,6 +206,19 @@ def run_command(args: argparse.Namespace) -> int:
         for line in (doc.get("log_tail") or [])[-10:]:
             print(f"  | {line}", file=sys.stderr)
     return EXIT_FAILED
+
+
+def _health_exit(doc: dict[str, Any]) -> int:
+    """EXIT_HEALTH_FAIL when the document holds a FAIL health verdict (said on stderr), else EXIT_OK."""
+    from hwbench_gui.engine.health.rules import FAIL, verdict_of
+
+    verdict = verdict_of(doc)
+    if verdict is not None:
+        print(f"health verdict: {verdict}", file=sys.stderr)
+    if verdict == FAIL:
+        print(f"hwbench run: health verdict FAIL (exit status {EXIT_HEALTH_FAIL})", file=sys.stderr)
+        return EXIT_HEALTH_FAIL
+    return EXIT_OK
 
 
 class _NotADocument(Exception):

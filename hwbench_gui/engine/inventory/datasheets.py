@@ -98,3 +98,55 @@ def unknown_reason(device_name: str | None) -> str:
     if not device_name:
         return "no GPU name to look up"
     return f"{device_name} is not in hwbench's datasheet table ({', '.join(s.model for s in DATASHEETS)})"
+
+
+# -- what healthy machines reach ------------------------------------------------------------------
+
+#: The figures a healthy fraction is held for, and the limit each is a fraction of.
+HEALTHY_FIGURES = {
+    "memory_copy": "the datasheet memory bandwidth (gpu.d2d's largest copy, 2 × bytes per copy)",
+    "pcie_pinned": "the link's theoretical one-direction rate (gpu.pcie, pinned memory, largest transfer)",
+    "matmul_burst": "the datasheet dense tensor peak of the precision (gpu.matmul, burst mode, best size)",
+}
+
+
+@dataclass(frozen=True)
+class Healthy:
+    """What healthy machines of one GPU model reach on one figure, as a fraction of its limit
+    (:data:`HEALTHY_FIGURES`), and where that was measured. ``low`` = ``high`` for a single run."""
+
+    figure: str
+    low: float
+    high: float
+    source: str
+    precision: str | None = None  # matmul_burst only: the precision's label ("BF16")
+
+
+_H200_REF = "hwbench reference run on an H200 SXM (700 W, PCIe Gen5 x16), resources/reference/h200/"
+_H200_D2D = _H200_REF + "2026-12-03T08-27-27_gpu.d2d_52e98a7a.json: 4,266 of 4,800 GB/s"
+_H200_PCIE = _H200_REF + "2026-12-03T08-26-59_gpu.pcie_bac6fd02.json: H2D 54.1, D2H 54.9 of 63.0 GB/s"
+_H200_MM = _H200_REF + "2026-12-03T08-27-35_gpu.matmul_fafcfce5.json"
+
+#: Per datasheet model, the healthy fractions hwbench holds with their source. Only measured figures
+#: are here (hwbench's own reference runs); a model without an entry is shown against its datasheet alone.
+HEALTHY: dict[str, tuple[Healthy, ...]] = {
+    "H200 SXM": (
+        Healthy("memory_copy", 0.889, 0.889, _H200_D2D),
+        Healthy("pcie_pinned", 0.858, 0.871, _H200_PCIE),
+        Healthy("matmul_burst", 0.804, 0.804, _H200_MM + ": 53.9 of 67 TFLOP/s", "FP32"),
+        Healthy("matmul_burst", 0.833, 0.833, _H200_MM + ": 412 of 494.5 TFLOP/s", "TF32"),
+        Healthy("matmul_burst", 0.767, 0.767, _H200_MM + ": 759 of 989.5 TFLOP/s", "FP16"),
+        Healthy("matmul_burst", 0.798, 0.798, _H200_MM + ": 790 of 989.5 TFLOP/s", "BF16"),
+        Healthy("matmul_burst", 0.743, 0.743, _H200_MM + ": 1,471 of 1,979 TFLOP/s", "FP8"),
+    ),
+}
+
+
+def healthy(sheet: Datasheet | None, figure: str, precision: str | None = None) -> Healthy | None:
+    """The healthy fraction :data:`HEALTHY` holds for ``sheet``'s model and ``figure`` (and precision), or None."""
+    if sheet is None:
+        return None
+    for entry in HEALTHY.get(sheet.model, ()):
+        if entry.figure == figure and (entry.precision or None) == (precision or None):
+            return entry
+    return None

@@ -27,7 +27,7 @@ from hwbench_gui import __version__
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
-from hwbench_gui.engine.reports import compare, flags
+from hwbench_gui.engine.reports import compare, flags, health_section
 from hwbench_gui.engine.reports.report import side_facts
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.results.store import ResultFileError
@@ -136,6 +136,7 @@ class Evaluation:
     charts: list[charts_mod.Chart]
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
+    health: health_section.HealthSection | None = None
 
 
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
@@ -230,13 +231,14 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
         reason_runs.setdefault(reason, []).append(f"{model} · {column.title}")
     not_measured = [NotMeasured(r, reasons[r], reason_runs.get(r, [])) for r in reason_order if reasons[r]]
     micro = _micro_rows([d for d in docs if not _is_model(d) and
-                         (d.get("benchmark") or {}).get("id") != DATAPATH_ID])
+                         (d.get("benchmark") or {}).get("id") not in (DATAPATH_ID, health_section.BENCH_ID)])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
     side = compare.Side(describe.machine_name(docs[0]), docs)
     drawn = charts_mod.build_charts([side]) if with_charts else []
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
-                      columns, rows, not_measured, micro, datapath, docs, drawn, list(errors))
+                      columns, rows, not_measured, micro, datapath, docs, drawn, list(errors),
+                      health=health_section.build(docs))
 
 
 def _micro_rows(docs: Sequence[dict[str, Any]]) -> list[MicroRow]:
@@ -292,7 +294,8 @@ def render_evaluation_html(evaluation: Evaluation) -> str:
                "src": "data:image/png;base64," + base64.b64encode(to_png(c.figure)).decode("ascii")}
               for c in evaluation.charts]
     return _env.get_template("evaluation.html.j2").render(ev=evaluation, charts=charts,
-                                                           errors=library.errors_text(evaluation.errors))
+                                                           errors=library.errors_text(evaluation.errors),
+                                                           gpu_columns=health_section.GPU_COLUMNS)
 
 
 def evaluation_pdf_bytes(evaluation: Evaluation) -> bytes:
@@ -340,6 +343,7 @@ def format_evaluation(evaluation: Evaluation) -> str:
         lines += ["", f"Data path: {evaluation.datapath['verdict']}"]
         lines += [f"  {title}: {rate}{'  <- slowest' if limiting else ''}"
                   for title, rate, limiting in evaluation.datapath["stages"]]
+    lines += health_section.text_lines(evaluation.health)
     if evaluation.micro:
         lines += ["", "Micro-benchmarks:"]
         lines += [f"  {m.title} · {m.figure}: {m.value} ({m.spread}; {m.precision})"

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, Any, Callable
 
 from hwbench_gui.engine.child import child_env, worker_command
+from hwbench_gui.engine.health import normal
 from hwbench_gui.engine.results import document as result_document
 from hwbench_gui.engine.results import store
 from hwbench_gui.engine.run import protocol, registry
@@ -127,6 +128,7 @@ def run_benchmark(
         raise
     run.cleanup()
     doc = run.build_document(started_at)
+    normal.annotate(doc)
     emit({"type": "finished", "status": doc["status"], "reason": doc["reason"]})
     result = _finish(doc, save, results_dir)
     if interrupted:

@@ -69,7 +69,8 @@ class _NvlinkCounters:
         self.prev: tuple[float, float, float] | None = None  # (t, tx, rx)
 
 
-def _field_value(fv) -> float:
+def field_value(fv) -> float:
+    """The number an ``nvmlFieldValue_t`` holds, whatever its value type (an unknown type: IndexError)."""
     kind = int(fv.valueType)
     attr = ("dVal", "uiVal", "ulVal", "ullVal", "sllVal", "siVal", "usVal")[kind]
     return float(getattr(fv.value, attr))
@@ -118,6 +119,11 @@ class GpuReader:
             if h is None:
                 self.notes.append(f"gpu{i}: no NVML handle; all its metrics are N/A")
             self._nvlink.append(self._probe_nvlink(i, h) if h is not None else None)
+
+    @property
+    def handles(self) -> list[Any]:
+        """The NVML handle of each GPU, by NVML index (``None`` where NVML gave none)."""
+        return list(self._handles)
 
     @property
     def names(self) -> list[str]:
@@ -220,9 +226,9 @@ class GpuReader:
             return None, None
         half = len(counters.fields) // 2
         try:
-            tx = sum(_field_value(v) for v in values[:half] if int(v.nvmlReturn) == 0)
-            rx = sum(_field_value(v) for v in values[half:] if int(v.nvmlReturn) == 0)
-        except IndexError:  # a value type newer than _field_value's table
+            tx = sum(field_value(v) for v in values[:half] if int(v.nvmlReturn) == 0)
+            rx = sum(field_value(v) for v in values[half:] if int(v.nvmlReturn) == 0)
+        except IndexError:  # a value type newer than field_value's table
             counters.prev = None
             return None, None
         prev, counters.prev = counters.prev, (now_s, tx, rx)

@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from hwbench_gui.engine.health import normal
+from hwbench_gui.engine.health.rules import FAIL, WARN, verdict_of
 from hwbench_gui.engine.reports.compare import busy_reasons
 from hwbench_gui.engine.results.formatting import figure_text, spread_text
 from hwbench_gui.engine.run.queue import QueuedRun
@@ -153,6 +155,10 @@ class ResultsTable(QWidget):
         save_error = document.get("_save_error")
         busy = bool(busy_reasons(document))
         warnings = [str(w) for w in document.get("warnings") or []]
+        verdict = verdict_of(document)
+        findings = normal.judge(document)
+        low = [f for f in findings if f["status"] == normal.LOW]
+        flags = (f" · health {verdict}" if verdict else "") + (" · not normal for its kind" if low else "")
         cells = {
             "Started": (document.get("started_at") or "")[:19].replace("T", " "),
             "Benchmark": document.get("benchmark", {}).get("id", "?"),
@@ -160,7 +166,7 @@ class ResultsTable(QWidget):
             "Figure": (document.get("figure") or {}).get("name") or "",
             "Value": figure,
             "Spread (p5–p95)": spread,
-            "Status": status + (" (not saved)" if save_error else "") + (" · busy machine" if busy else ""),
+            "Status": status + (" (not saved)" if save_error else "") + (" · busy machine" if busy else "") + flags,
             "Device": document.get("device") or "",
         }
         for name, text in cells.items():
@@ -171,8 +177,11 @@ class ResultsTable(QWidget):
                     item.setToolTip(save_error)
             if name == "Status" and busy and not save_error:
                 item.setForeground(QBrush(QColor(WARNING_COLOR)))
-            if name == "Status" and warnings:
-                item.setToolTip("\n".join(filter(None, [save_error, *warnings])))
+            if name == "Status" and (verdict in (WARN, FAIL) or low) and not save_error:
+                item.setForeground(QBrush(QColor(ERROR_COLOR if verdict == FAIL else WARNING_COLOR)))
+            if name == "Status" and (warnings or findings):
+                kind = [f"normal for its kind: {f['text']} [{normal.sources(f)}]" for f in findings]
+                item.setToolTip("\n".join(filter(None, [save_error, *warnings, *kind])))
             if name == "Value" and document.get("reason"):
                 item.setToolTip(document["reason"])
             if name in ("Figure", "Device", "Spread (p5–p95)"):

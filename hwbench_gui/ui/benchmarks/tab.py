@@ -20,6 +20,8 @@ from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.benchmarks.results_table import ResultsTable
 from hwbench_gui.ui.benchmarks.run_panel import RunPanel
 from hwbench_gui.ui.benchmarks.suite_bar import SuiteBar
+from hwbench_gui.ui.benchmarks.health_view import BENCH_ID as HEALTH_BENCH_ID
+from hwbench_gui.ui.benchmarks.health_view import HealthView, has_health
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
@@ -45,6 +47,8 @@ class BenchmarksTab(QWidget):
         self.results_table = ResultsTable(self.runner, context)
         self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
         self._pipeline_pending: dict[str, Any] | None = None  # a finished run's analysis, shown once selected
+        self.health: HealthView | None = None  # the "Health" tab, added with the first burn-in (run or result)
+        self._health_running = False
         self.suite_bar = SuiteBar()
 
         # The views' widgets and hooks under the names scripts and tests have always used.
@@ -102,6 +106,8 @@ class BenchmarksTab(QWidget):
         self.results_table.document_selected.connect(self._on_document_selected)
         self._sizes_before_pipeline: list[int] | None = None
         self.bottom.currentChanged.connect(self._give_pipeline_room)
+        self.runner.run_started.connect(self._on_run_started)
+        self.runner.run_event.connect(self._on_run_event)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
         self.runner.run_finished.connect(self.suite_bar.on_finished)
         self.catalogue.select_first_available()
@@ -230,7 +236,26 @@ class BenchmarksTab(QWidget):
         if self._show_pipeline(document) and document is self._pipeline_pending:
             self.bottom.setCurrentWidget(self.pipeline)
         self._pipeline_pending = None
+        if has_health(document):
+            self._health_view().set_document(document)
         self.plot.show_document(document)
+
+    def _health_view(self) -> HealthView:
+        if self.health is None:
+            self.health = HealthView()
+            self.bottom.addTab(self.health, "Health")
+        return self.health
+
+    def _on_run_started(self, run: QueuedRun) -> None:
+        """A burn-in brings its Health page forward: progress and time left now, the verdict when it ends."""
+        self._health_running = run.bench_id == HEALTH_BENCH_ID
+        if self._health_running:
+            self._health_view().start(run.params.get("minutes"))
+            self.bottom.setCurrentWidget(self.health)
+
+    def _on_run_event(self, event: dict[str, Any]) -> None:
+        if self._health_running and self.health is not None:
+            self.health.on_event(event)
 
     def _on_run_finished(self, run: QueuedRun) -> None:
         """Bring forward what matters about the run that ended: an unsaved result, its curves, its pipeline
@@ -238,6 +263,9 @@ class BenchmarksTab(QWidget):
         document = run.document or {}
         if getattr(run.result, "save_error", None):
             self.bottom.setCurrentIndex(0)
+        elif has_health(document):
+            self._health_view().set_document(document)
+            self.bottom.setCurrentWidget(self.health)
         elif document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
         self._pipeline_pending = document if _has_pipeline(document) else None
