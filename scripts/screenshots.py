@@ -11,7 +11,8 @@ fixture) instead of this machine's; ``--monitor-csv FILE`` shows a recorded tele
 Monitor tab; ``--results DIR`` copies result documents into the (temporary) results folder so the
 Benchmarks and Reports tabs have rows, and ``--compare`` compares them in Reports; ``--run ID``
 starts a benchmark and shoots the Benchmarks tab during and after it; ``--select ID`` shows a
-benchmark's form there; ``--pipeline FILE`` shows a datapath.analyze document's Pipeline tab; ``--show-result ID`` selects the newest saved result of benchmark ID in the
+benchmark's form there; ``--pipeline FILE`` shows a datapath.analyze document's Pipeline tab;
+``--show-result ID`` selects the newest saved result of benchmark ID in the
 Results table (its page, e.g. Health or Pipeline, comes forward).
 """
 
