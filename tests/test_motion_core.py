@@ -24,7 +24,7 @@ from hwbench_gui.demos.motion.warp import ThinPlateWarp
 from hwbench_gui.demos.video import VideoFileSource
 
 HOLD, RAMP = 6, 20
-SHIFT_PX, SCALE, ROTATION_DEG = (50.0, 25.0), 1.25, 15.0
+SHIFT_PX, SCALE, ROTATION_DEG = (15.0, 8.0), 1.1, 10.0
 
 
 @pytest.fixture(scope="module")
