@@ -9,7 +9,7 @@ import pytest
 
 from hwbench_gui.demos.motion import synthetic as syn
 from hwbench_gui.demos.motion.continuity import ContinuityGuard, GuardSettings
-from hwbench_gui.demos.motion.fold import KeypointMesh, folded_cells
+from hwbench_gui.demos.motion.fold import KeypointMesh, folded_cells, largest_unfolded_share
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints
 from hwbench_gui.demos.motion.pipeline import MotionPipeline, run_to_files
 from hwbench_gui.demos.motion.targets import load_target, shipped_targets
@@ -148,3 +148,16 @@ def test_large_head_motion_is_shrunk_not_folded(tmp_path):
     shrunk = [f for f in doc["frames"] if f["fold"]["warp_kept"] < 1.0]
     assert shrunk and all(f["fold"]["warp_folded"] > 0 for f in shrunk)
     assert doc["continuity"]["warp_shrunk_frames"] == len(shrunk)
+
+
+def test_largest_unfolded_share_known_answer():
+    """One unit cell whose bottom-right corner is pulled by (-2, -2): its triangle (tr, br, bl) has area
+    1 - 4t, so it keeps 5 % of its area up to t = 0.95 / 4; (tl, tr, br) and (tl, br, bl) have 1 - 2t."""
+    nodes = np.array([[[0.0, 0.0], [1.0, 0.0]], [[0.0, 1.0], [1.0, 1.0]]])
+    disp = np.zeros_like(nodes)
+    disp[1, 1] = (-2.0, -2.0)
+    assert folded_cells(nodes + disp) == 3 and folded_cells(nodes) == 0
+    t = largest_unfolded_share(nodes, disp)
+    assert t == pytest.approx(0.95 / 4)
+    assert folded_cells(nodes + t * disp) == 0
+    assert largest_unfolded_share(nodes, -0.1 * disp) == 1.0  # pushed outwards: nothing folds

@@ -10,10 +10,11 @@ changed sign. Two meshes are checked, with the same signed areas:
   of the face still moves in full. Head motion (a similarity) turns no triangle over;
 - the warp's own grid (:func:`folded_cells`): the map from output pixels to target pixels, sampled on
   the grid it is interpolated from and ringed by the image border, which never moves. That mesh is
-  what the image is drawn with: ``ThinPlateWarp`` shrinks the whole motion until none of its cells
-  folds (a face pushed across the border, keypoints bunched by a large roll), so the rendered image
-  is fold-free, not only its keypoints. (Border anchors are left out of the keypoint mesh: its thin
-  triangles between the face and the border turn over under head motions that fold nothing.)
+  what the image is drawn with: where a motion would fold one of its cells (a face pushed across the
+  border, keypoints bunched by a large roll), ``ThinPlateWarp`` scales the displacement down by the
+  largest share that folds none (:func:`largest_unfolded_share`), so the rendered image is fold-free,
+  not only its keypoints. (Border anchors are left out of the keypoint mesh: its thin triangles
+  between the face and the border turn over under head motions that fold nothing.)
 """
 
 from __future__ import annotations
@@ -56,6 +57,34 @@ def _delaunay(points: np.ndarray) -> np.ndarray:
         return Delaunay(points).simplices.astype(np.int64)
     except QhullError:
         return np.zeros((0, 3), np.int64)
+
+
+def largest_unfolded_share(nodes_xy: np.ndarray, disp_xy: np.ndarray, min_area_frac: float = 0.05) -> float:
+    """The largest t in [0, 1] for which ``nodes + t·disp`` (both (rows, cols, 2); the nodes an
+    undistorted grid) keeps every corner triangle above ``min_area_frac`` of its area: each area is a
+    quadratic in t, solved exactly (no refitting, no search)."""
+    rows, cols = nodes_xy.shape[:2]
+    tri = grid_triangles(rows, cols)
+    p, d = nodes_xy.reshape(-1, 2), disp_xy.reshape(-1, 2)
+    u, v = p[tri[:, 1]] - p[tri[:, 0]], p[tri[:, 2]] - p[tri[:, 0]]
+    du, dv = d[tri[:, 1]] - d[tri[:, 0]], d[tri[:, 2]] - d[tri[:, 0]]
+
+    def cross(a, b):
+        return a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+
+    a0 = cross(u, v)
+    # area(t) - floor = c·t² + b·t + a, with a > 0 at t = 0: the first root in (0, 1] is where it turns.
+    a, b, c = (1.0 - min_area_frac) * a0, cross(u, dv) + cross(du, v), cross(du, dv)
+    t = np.full(len(a0), np.inf)
+    lin = np.abs(c) < 1e-12 * np.maximum(np.abs(b), 1e-12)
+    t[lin & (b < 0)] = -a[lin & (b < 0)] / b[lin & (b < 0)]
+    disc = b * b - 4 * a * c
+    q = ~lin & (disc >= 0)
+    sq = np.sqrt(np.where(q, disc, 0.0))
+    for root in ((-b - sq) / np.where(q, 2 * c, 1.0), (-b + sq) / np.where(q, 2 * c, 1.0)):
+        ok = q & (root > 0)
+        t[ok] = np.minimum(t[ok], root[ok])
+    return float(min(1.0, t.min())) if len(t) else 1.0
 
 
 @dataclass

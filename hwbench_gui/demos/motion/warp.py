@@ -6,7 +6,8 @@ evaluated on a grid every ``grid_step_px`` pixels and upsampled bilinearly to a 
 half cell between the outermost samples and the image border the displacement ramps down to zero, so
 the border stays exactly where it is and the whole map is the bilinear interpolation of the grid ringed
 by fixed border nodes. That grid is checked for folds (:func:`~.fold.folded_cells`): where a cell would
-turn over, the motion is shrunk (bisection on its size) until none does, so the image never folds.
+turn over, the displacement is scaled down by the largest share that folds none (solved exactly per
+grid triangle), so the image never folds.
 Measured on 2 cores for 512² and ~70 points: grid 64² + remap ≈ 8.5 ms, versus ≈ 13 ms for OpenCV
 per-triangle affine warps and 200+ ms for scikit-image's PiecewiseAffineTransform. The default grid
 here is every 16 px (32² for 512²): the spline is smooth at that scale and the map costs a third.
@@ -19,7 +20,7 @@ import math
 import cv2
 import numpy as np
 
-from hwbench_gui.demos.motion.fold import folded_cells
+from hwbench_gui.demos.motion.fold import folded_cells, largest_unfolded_share
 
 
 def _rbf_interpolator():
@@ -45,13 +46,14 @@ def border_anchors(width: int, height: int, per_side: int = 8) -> np.ndarray:
 class ThinPlateWarp:
     """Warps images of one size so that ``src`` keypoints land on ``dst``; the border stays put and the
     image never folds. After each :meth:`maps`, :attr:`last_folded` is how many grid triangles the
-    asked motion would have folded and :attr:`last_shrink` the fraction of it that was applied (1: all)."""
+    asked motion would have folded and :attr:`last_shrink` the share of its displacement that was
+    applied (1: all)."""
 
     def __init__(self, width: int, height: int, grid_step_px: int = 16, anchors_per_side: int = 8,
-                 smoothing: float = 1e-3, bisect_steps: int = 7) -> None:
+                 smoothing: float = 1e-3) -> None:
         self._rbf = _rbf_interpolator()
         self.width, self.height = width, height
-        self.smoothing, self.bisect_steps = smoothing, bisect_steps
+        self.smoothing = smoothing
         gw, gh = max(2, math.ceil(width / grid_step_px)), max(2, math.ceil(height / grid_step_px))
         # Sample where cv2.resize(INTER_LINEAR) puts source pixel centres, so its upsampling is exact.
         xs = (np.arange(gw) + 0.5) * width / gw - 0.5
@@ -86,10 +88,14 @@ class ThinPlateWarp:
         except np.linalg.LinAlgError:
             return None
 
+    def _ring(self, disp: np.ndarray) -> np.ndarray:
+        """``disp`` with the border ring's zero displacement around it, (gh + 2, gw + 2, 2)."""
+        ringed = np.zeros(self._ringed.shape)
+        ringed[1:-1, 1:-1] = disp
+        return ringed
+
     def _folds(self, disp: np.ndarray) -> int:
-        mapped = self._ringed.copy()
-        mapped[1:-1, 1:-1] += disp
-        return folded_cells(mapped)
+        return folded_cells(self._ringed + self._ring(disp))
 
     def maps(self, src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``map_x, map_y`` (float32, H×W) for ``cv2.remap``: output pixel → where to read in the target."""
@@ -104,19 +110,15 @@ class ThinPlateWarp:
             return self._base_x, self._base_y
         self.last_folded = self._folds(disp)
         if self.last_folded:
-            # The largest fraction of the motion that folds nothing (0, no motion, never does).
-            lo, hi, best = 0.0, 1.0, None
-            for _ in range(self.bisect_steps):
-                t = (lo + hi) / 2
-                trial = self._grid_displacement(src, src + t * (dst - src))
-                if trial is not None and not self._folds(trial):
-                    lo, best = t, trial
-                else:
-                    hi = t
-            self.last_shrink = lo
-            if best is None:
+            # The largest share of the displacement that folds nothing (none, no motion, never does);
+            # halved further should rounding leave a fold.
+            t = largest_unfolded_share(self._ringed, self._ring(disp))
+            while t > 1e-3 and self._folds(t * disp):
+                t /= 2
+            self.last_shrink = t if t > 1e-3 else 0.0
+            if not self.last_shrink:
                 return self._base_x, self._base_y
-            disp = best
+            disp = t * disp
         full = cv2.resize(disp.astype(np.float32), (self.width, self.height), interpolation=cv2.INTER_LINEAR)
         rx, ry = self._ramp_x, self._ramp_y
         full[:len(ry)] *= ry[:, None, None]
