@@ -44,12 +44,10 @@ def clips(tmp_path_factory):
     """A talking head that cuts at frame 30 to another scene (another face, elsewhere, smaller); a face
     that walks out of the right side of the frame and back (12 px a frame); a talking head with no cut."""
     folder = tmp_path_factory.mktemp("continuity")
-    talk = syn.talking_motion(60)
-    after = [syn.Pose(p.tx_px - 90, p.ty_px + 30, p.scale * 0.85, p.rotation_deg, p.mouth_open) for p in talk[CUT_AT:]]
-    leave = [syn.Pose(tx_px=12.0 * min(i, 70 - i)) for i in range(70)]
+    poses, scenes = syn.cut_clip(60, CUT_AT)
     return {
-        "cut": syn.write_video(folder / "cut.mp4", talk[:CUT_AT] + after, scenes=[0] * CUT_AT + [1] * CUT_AT),
-        "leave": syn.write_video(folder / "leave.mp4", leave),
+        "cut": syn.write_video(folder / "cut.mp4", poses, scenes=scenes),
+        "leave": syn.write_video(folder / "leave.mp4", syn.leaving_clip(70, 12.0)),
         "talk": syn.write_video(folder / "talk.mp4", syn.talking_motion(60)),
     }
 

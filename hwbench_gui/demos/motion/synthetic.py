@@ -56,6 +56,19 @@ def talking_motion(n_frames: int, fps: float = 30.0) -> list[Pose]:
                  max(0.0, np.sin(5.0 * s))) for s in t]
 
 
+def cut_clip(n_frames: int = 60, cut_at: int = 30) -> tuple[list[Pose], list[int]]:
+    """A talking head (:func:`talking_motion`) that cuts at frame ``cut_at`` to scene 1: another face,
+    90 px left, 30 px lower and 15 % smaller, still talking. Poses and the scene of each frame."""
+    talk = talking_motion(n_frames)
+    after = [Pose(p.tx_px - 90, p.ty_px + 30, p.scale * 0.85, p.rotation_deg, p.mouth_open) for p in talk[cut_at:]]
+    return talk[:cut_at] + after, [0] * cut_at + [1] * (n_frames - cut_at)
+
+
+def leaving_clip(n_frames: int = 70, step_px: float = 12.0) -> list[Pose]:
+    """A face that walks right, ``step_px`` a frame, out of a 640-wide frame, and back to the middle."""
+    return [Pose(tx_px=step_px * min(i, n_frames - i)) for i in range(n_frames)]
+
+
 def face_patch(size_px: int = 200, mouth_open: float = 0.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A textured cartoon face (BGR) and its mask; the texture gives Lucas–Kanade corners to hold on to."""
     rng = np.random.default_rng(seed)
