@@ -14,9 +14,10 @@ on 2 idle cores the frame rate lies between 1000 / cpu_ms (one core) and 2000 / 
     .venv/bin/python scripts/hog_recall.py [--seeds 3] [--every 8] [--repeats 3] [--configs default,first-shipped]
 
 Configurations: ``default`` (the demo's: Daimler 48×96 model, frame scaled for 60 px people, pyramid
-step 1.1), ``daimler-50`` / ``daimler-55`` (the same for 50 / 55 px people), ``dalal-60`` (the 64×128
-model scaled for 60 px people), and ``first-shipped`` (the 64×128 model on the frame scaled to 640
-wide, pyramid step 1.05, full windows as boxes: the detector before this script).
+step 1.1, score ≥ 0.6, NMS at IoU 0.2), ``daimler-50`` / ``daimler-55`` (the same for 50 / 55 px
+people), ``dalal-60`` (the 64×128 model scaled for 60 px people), and ``first-shipped`` (the 64×128
+model on the frame scaled to 640 wide, pyramid step 1.05, full windows as boxes: the detector before
+this script).
 """
 
 from __future__ import annotations
