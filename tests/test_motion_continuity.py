@@ -9,7 +9,13 @@ import pytest
 
 from hwbench_gui.demos.motion import synthetic as syn
 from hwbench_gui.demos.motion.continuity import ContinuityGuard, GuardSettings
-from hwbench_gui.demos.motion.fold import KeypointMesh, folded_cells, largest_unfolded_share
+from hwbench_gui.demos.motion.fold import (
+    KeypointMesh,
+    folded_cells,
+    grid_triangles,
+    largest_unfolded_share,
+    signed_areas,
+)
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints
 from hwbench_gui.demos.motion.pipeline import MotionPipeline, run_to_files
 from hwbench_gui.demos.motion.targets import load_target, shipped_targets
@@ -159,3 +165,8 @@ def test_largest_unfolded_share_known_answer():
     assert t == pytest.approx(0.95 / 4)
     assert folded_cells(nodes + t * disp) == 0
     assert largest_unfolded_share(nodes, -0.1 * disp) == 1.0  # pushed outwards: nothing folds
+    # The per-frame count on grid slices is the count over grid_triangles (rows and columns unequal).
+    rng = np.random.default_rng(1)
+    grid = np.stack(np.meshgrid(np.arange(7.0), np.arange(5.0)), 2) + rng.normal(0, 0.45, (5, 7, 2))
+    flipped = int((signed_areas(grid.reshape(-1, 2), grid_triangles(5, 7)) <= 0).sum())
+    assert flipped > 0 and folded_cells(grid) == flipped
