@@ -203,14 +203,38 @@ def trace_record(result: FrameResult) -> dict:
     }
 
 
+class ContinuityCounts:
+    """Frames held per reason, re-acquisitions, and frames where a fold bound shrank the motion, counted
+    frame by frame (a camera session can run for hours: nothing per frame is kept)."""
+
+    def __init__(self) -> None:
+        self.held = dict.fromkeys(HOLD_REASONS, 0)
+        self.reacquired = self.mesh_bounded = self.mesh_flips = self.warp_shrunk = 0
+
+    def add(self, held: str | None, reacquired: bool, fold: dict | None) -> None:
+        fold = fold or {}
+        if held is not None:
+            self.held[held] += 1
+        self.reacquired += bool(reacquired)
+        self.mesh_bounded += fold.get("mesh_thin", 0) > 0
+        self.mesh_flips += fold.get("mesh_flipped", 0)
+        self.warp_shrunk += fold.get("warp_kept", 1.0) < 1.0
+
+    def add_result(self, result: FrameResult) -> None:
+        self.add(None if result.hold is None else result.hold.reason, result.reacquired, result.fold)
+
+    def as_dict(self) -> dict:
+        return {"held_frames": dict(self.held), "reacquired": self.reacquired,
+                "mesh_bounded_frames": self.mesh_bounded, "mesh_flips_prevented": self.mesh_flips,
+                "warp_shrunk_frames": self.warp_shrunk}
+
+
 def summarize_holds(records: list[dict]) -> dict:
-    """Frames held per reason, re-acquisitions, and frames where a fold bound shrank the motion."""
-    held = {reason: sum(r.get("held") == reason for r in records) for reason in HOLD_REASONS}
-    folds = [r.get("fold") or {} for r in records]
-    return {"held_frames": held, "reacquired": sum(bool(r.get("reacquired")) for r in records),
-            "mesh_bounded_frames": sum(f.get("mesh_thin", 0) > 0 for f in folds),
-            "mesh_flips_prevented": sum(f.get("mesh_flipped", 0) for f in folds),
-            "warp_shrunk_frames": sum(f.get("warp_kept", 1.0) < 1.0 for f in folds)}
+    """:class:`ContinuityCounts` over trace records."""
+    counts = ContinuityCounts()
+    for r in records:
+        counts.add(r.get("held"), r.get("reacquired", False), r.get("fold"))
+    return counts.as_dict()
 
 
 def summarize_timing(records: list[dict], wall_s: float) -> dict:
