@@ -9,7 +9,7 @@ DETECTOR_SUMMARIES = {
               "someone who stands still from the first frame",
     "hog": "OpenCV's HOG people detector (Daimler 48×96 model), no weights: upright people about 60 px tall "
            "or more (shorter ones are mostly missed), also with a moving camera; about 90 ms of CPU a frame at "
-           "768×576 (about 12 frames/s on 2 cores), and it misses people seen from above or in part",
+           "768×576 (11–22 frames/s on 2 idle cores), and it misses people seen from above or in part",
     "yolov3": "YOLOv3 (Darknet weights you supply): 80 object classes, people in any pose; fast on a GPU, "
               "slow on a CPU",
 }
