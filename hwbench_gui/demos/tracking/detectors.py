@@ -360,11 +360,11 @@ class HogPeopleDetector:
     With the defaults at 768×576 (``scripts/hog_recall.py``, generated scenes): recall 0.69 of people
     50–120 px tall (0.14 of those under 60 px, 0.84 of 70–80 px), precision 0.80, 92 ms of CPU a frame
     (11–22 FPS on two idle cores; 4–18 FPS measured on a shared 2-core box at load 5–6); scaled for
-    50 px people, recall 0.73 at 139 ms. As first shipped (the 64×128 model on the frame scaled to 640 wide, window-sized boxes) it
-    matched none of them at IoU 0.5. Boxes are the person inside the window (:attr:`HogModel.margin`).
-    Score is the SVM margin (typically 0–3): below 0.6 most windows were misplaced on a person or on
-    background (recall 0.72 → 0.69, precision 0.61 → 0.80 at 0.6 with NMS at IoU 0.2, which removes
-    the overlapping windows HOG reports at neighbouring scales).
+    50 px people, recall 0.73 at 139 ms. As first shipped (the 64×128 model on the frame scaled to 640
+    wide, window-sized boxes) it matched none of them at IoU 0.5. Boxes are the person inside the
+    window (:attr:`HogModel.margin`). Score is the SVM margin (typically 0–3): below 0.6 most windows
+    were misplaced on a person or on background (recall 0.72 → 0.69, precision 0.61 → 0.80 at 0.6 with
+    NMS at IoU 0.2, which removes the overlapping windows HOG reports at neighbouring scales).
     """
 
     name = "hog"
