@@ -24,6 +24,12 @@ walks out of the frame deleted at once; ``new-median`` the same with the tempora
 background. The ``baseline`` path is plain MOG2 blobs + an IoU tracker (:class:`IouTracker`):
 
     .venv/bin/python scripts/tracking_quality.py --suite occlusion --seeds 3 [--paths old,baseline]
+
+``--small-people`` renders ``synthetic.small_people_spec`` scenes instead (768×576, ten people 50–120 px
+tall drawn as silhouettes, standing or walking): the scenes the HOG detector is judged on (its
+per-frame recall by height: ``scripts/hog_recall.py``):
+
+    .venv/bin/python scripts/tracking_quality.py --detector hog --small-people --sequences 3 --frames 60
     .venv/bin/python scripts/tracking_quality.py --suite crowd --seeds 5 [--seed 5] [--settings borders7]
 """
 
@@ -237,6 +243,8 @@ def main(argv=None) -> int:
     p.add_argument("--objects", type=int, default=6, help="figures per sequence")
     p.add_argument("--seed", type=int, default=0, help="first sequence's seed (then seed+1, …)")
     p.add_argument("--no-appearance", action="store_true", help="turn the appearance feature off (ablation)")
+    p.add_argument("--small-people", action="store_true",
+                   help="scenes of people 50-120 px tall drawn as silhouettes, 768x576 (for the HOG detector)")
     p.add_argument("--json", help="write the figures here")
     p.add_argument("--suite", choices=list(synthetic.SUITES),
                    help="run the settings of synthetic.OCCLUSION_SETTINGS or CROWD_SETTINGS through every path instead")
@@ -252,7 +260,8 @@ def main(argv=None) -> int:
     per_seq, all_gt, all_hyp, offset = [], [], [], 0
     t0 = time.perf_counter()
     for k in range(args.sequences):
-        spec = synthetic.random_spec(n_frames=args.frames, n_objects=args.objects, seed=args.seed + k)
+        spec = synthetic.small_people_spec(n_frames=args.frames, seed=args.seed + k) if args.small_people else \
+            synthetic.random_spec(n_frames=args.frames, n_objects=args.objects, seed=args.seed + k)
         gt, hyp, _ = run_sequence(spec, args.detector, not args.no_appearance)
         m = evaluate(gt, hyp, n_frames=args.frames)
         crowd = crowding(gt)
@@ -269,7 +278,8 @@ def main(argv=None) -> int:
     pooled = evaluate(all_gt, all_hyp, n_frames=offset)
     overlapping = sum(s["gt_boxes_overlapping_another"] for s in per_seq)
     ok = pooled["MOTA"] >= 0.8 and pooled["IDF1"] >= 0.8
-    print(f"all {args.sequences} sequences ({offset} frames, 640x480, detector {args.detector}, appearance "
+    print(f"all {args.sequences} sequences ({offset} frames, {spec.width}x{spec.height}"
+          f"{', people 50-120 px tall' if args.small_people else ''}, detector {args.detector}, appearance "
           f"{'off' if args.no_appearance else 'colour histogram + HOG'}): MOTA {pooled['MOTA']:.3f}  "
           f"IDF1 {pooled['IDF1']:.3f}  HOTA {pooled['HOTA']:.3f}  IDSW {pooled['IDSW']}  FP {pooled['FP']}  "
           f"FN {pooled['FN']}  ({100 * overlapping / max(1, pooled['GT_dets']):.1f} % of {pooled['GT_dets']} GT boxes "

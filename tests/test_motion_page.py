@@ -85,6 +85,9 @@ def test_a_run_leaves_a_demo_motion_document(page, qtbot, video):
     docs, errors = list_results(page.context.results_dir)
     assert not errors and [d["benchmark"]["id"] for d in docs] == ["demo.motion"]
     assert docs[0]["details"]["frames"] >= 5 and docs[0]["samples"] and docs[0]["params"]["region"] == "face"
+    continuity = docs[0]["details"]["continuity"]  # frames held by reason, as `hwbench demo motion` records
+    assert set(continuity["held_frames"]) == {"cut", "no_face", "leaving", "jump", "lost"}
+    assert {"reacquired", "warp_shrunk_frames", "mesh_bounded_frames"} <= set(continuity)
     assert page.last_result_path.parent == page.context.results_dir
 
 

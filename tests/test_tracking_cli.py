@@ -48,6 +48,16 @@ def test_the_result_document_names_the_detector_and_carries_the_scores(video, tm
     assert json.dumps(doc).count('"MOTA"') >= 1 and '"IDF1"' in json.dumps(doc)
 
 
+def test_hog_says_the_smallest_person_it_sees(video, tmp_path, cli_env):
+    import json
+
+    proc = run_cli(["demo", "track", "--source", str(video), "--detector", "hog", "--max-frames", "2", "--out",
+                    str(tmp_path / "t.txt"), "--json", "--no-result"], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert summary["smallest_person_px"] == 60.0 and "60 px tall or more" in summary["detector_summary"]
+
+
 def test_yolov3_without_weights_fails_with_the_reason(video, tmp_path, cli_env):
     proc = run_cli(["demo", "track", "--source", str(video), "--detector", "yolov3", "--out",
                     str(tmp_path / "t.txt")], cli_env)

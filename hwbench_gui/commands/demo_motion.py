@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             duration_s=timing["wall_s"], device="cpu", precision="n/a",
             stage_ms={k: v for k, v in timing.items() if k.endswith("_ms")},
             details={"source": source.description, "target": doc["target"]["name"], "frames_with_keypoints": tracked,
-                     "keypoint_source": doc["keypoint_source"]})
+                     "keypoint_source": doc["keypoint_source"], "continuity": doc["continuity"]})
         try:
             result_file = save_demo_document(result, args.results_dir)
         except OSError as exc:
@@ -131,6 +131,11 @@ def run(args: argparse.Namespace) -> int:
           + (f", trace {args.trace}" if args.trace else ""))
     print(f"{timing['fps']:.1f} frames/s end to end incl. MP4 writing; per frame mean: "
           + ", ".join(f"{k} {timing[f'{k}_ms']['mean']:.1f} ms" for k in ("read", "keypoints", "map", "warp")))
+    c = doc["continuity"]
+    held = ", ".join(f"{n} {reason}" for reason, n in c["held_frames"].items() if n)
+    print(f"target held at rest in {sum(c['held_frames'].values())} frames" + (f" ({held})" if held else "")
+          + f", re-acquired {c['reacquired']} times; motion shrunk so the target does not fold in "
+          f"{c['warp_shrunk_frames']} frames (warp) and {c['mesh_bounded_frames']} (keypoint mesh)")
     if result_file:
         print(f"result → {result_file}")
     return 0

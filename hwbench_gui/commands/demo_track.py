@@ -181,6 +181,8 @@ def run(args: argparse.Namespace) -> int:
             return 2
     summary = {"source": str(args.source), "detector": args.detector,
                "detector_summary": _summaries()[args.detector],
+               # The HOG detector does not see people shorter than this (None: no such limit declared).
+               "smallest_person_px": getattr(detector, "min_height_px", None),
                "device": str(getattr(detector, "device", "cpu")),
                "precision": getattr(detector, "precision", None),
                "random_weights": bool(getattr(detector, "random_weights", False)),
@@ -249,5 +251,6 @@ def _save_result(args, detector, summary: dict, stamps: list[float], start: floa
         metrics=summary["metrics"], warnings=warnings,
         details={"source": summary["source"], "track_ids": summary["track_ids"],
                  "capacity_fps": t.get("capacity_fps"), "appearance": summary["appearance"],
-                 "detector_summary": summary["detector_summary"]})
+                 "detector_summary": summary["detector_summary"],
+                 "smallest_person_px": summary["smallest_person_px"]})
     return save_demo_document(doc, args.results_dir)

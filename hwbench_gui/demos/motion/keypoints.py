@@ -26,6 +26,8 @@ class DriverKeypoints:
     neutral_box: tuple[float, float, float, float]  # x, y, w, h of the driving region at neutral
     #: 2×3 similarity taking neutral positions to current ones (head translation, scale, roll).
     similarity: np.ndarray = field(default_factory=lambda: np.eye(2, 3, dtype=np.float64))
+    #: Of the points tracked in the last frame, the fraction still tracked in this one (1 on a fresh start).
+    kept_fraction: float = 1.0
 
     @property
     def box_corners(self) -> np.ndarray:
@@ -134,6 +136,7 @@ class LKKeypointSource:
         self._box: tuple[float, float, float, float] | None = None
         self._sim = np.eye(2, 3)
         self._seeded = 0
+        self._kept = 1.0
 
     def reset_neutral(self) -> None:
         self._reset()
@@ -177,7 +180,7 @@ class LKKeypointSource:
                 self.status = f"too little texture in the region {tuple(box)}: {len(pts)} corners found"
                 return None
             self._box, self._pts, self._neutral, self._sim = tuple(map(float, box)), pts, pts.copy(), np.eye(2, 3)
-            self._prev, self._neutral_gray, self._seeded = gray, gray, len(pts)
+            self._prev, self._neutral_gray, self._seeded, self._kept = gray, gray, len(pts), 1.0
             self.status = f"neutral pose set: tracking {len(pts)} points"
             return self._result()
 
@@ -198,6 +201,7 @@ class LKKeypointSource:
         # A point far from where the head motion puts it slid onto the background or another feature.
         off = np.linalg.norm(apply_affine(sim, self._neutral) - nxt, axis=1)
         valid &= off < 0.25 * size
+        self._kept = float(valid.mean()) if len(valid) else 0.0
         self._pts, self._neutral = nxt[valid].astype(np.float32), self._neutral[valid]
         self._sim, self._prev = sim, gray
         if len(self._pts) < max(self.MIN_POINTS, self._seeded // 2):
@@ -242,4 +246,4 @@ class LKKeypointSource:
     def _result(self) -> DriverKeypoints:
         return DriverKeypoints(points=self._pts.copy(), valid=np.ones(len(self._pts), bool),
                                neutral=self._neutral.copy(),
-                               neutral_box=self._box, similarity=self._sim.copy())
+                               neutral_box=self._box, similarity=self._sim.copy(), kept_fraction=self._kept)

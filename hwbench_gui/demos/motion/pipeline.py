@@ -1,5 +1,11 @@
 """One frame of motion transfer: read → driver keypoints → map to the target → warp, with timings.
 
+Between keypoints and map, :class:`~.continuity.ContinuityGuard` may hold the target at rest (a scene
+cut, a face lost or leaving the frame, keypoints that jump): the keypoint source then starts again on
+the face it finds next. Between map and warp, :class:`~.fold.KeypointMesh` keeps every triangle of the
+target's keypoint mesh turning the right way, and the warp itself shrinks a motion that would fold its
+grid. Each frame's record says when it held and why, and what the fold bounds took.
+
 :class:`MotionPipeline` is used from one thread (the GUI's worker or the CLI's main thread);
 ``set_neutral``, ``set_roi`` and ``set_target`` may be called from any thread and take effect at the
 next ``step()``. :func:`run_to_files` is the headless loop behind ``hwbench demo motion``.
@@ -18,13 +24,15 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from hwbench_gui.demos.motion.continuity import HOLD_REASONS, ContinuityGuard, GuardSettings, Hold
+from hwbench_gui.demos.motion.fold import KeypointMesh
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints, LKKeypointSource
 from hwbench_gui.demos.motion.mapping import MappedPose, MappingSettings, MotionMapper
 from hwbench_gui.demos.motion.targets import Target
 from hwbench_gui.demos.motion.warp import ThinPlateWarp
 from hwbench_gui.demos.video import FrameSource, Mp4Writer
 
-TRACE_SCHEMA_VERSION = 1
+TRACE_SCHEMA_VERSION = 2  # 2: frames say when the target was held and what the fold bounds took
 STAGES = ("read", "keypoints", "map", "warp")
 
 
@@ -38,6 +46,12 @@ class FrameResult:
     output: np.ndarray  # the animated target, BGR
     timing_ms: dict  # per stage (STAGES) and "total"
     status: str
+    hold: Hold | None = None  # why the target was held at rest in this frame
+    reacquired: bool = False  # the first frame followed after held ones
+    #: What the fold bounds took: triangles of the keypoint mesh that would have flipped / got too thin,
+    #: the smallest share of a keypoint's motion kept, grid triangles the warp would have folded, the
+    #: share of the motion it kept.
+    fold: dict | None = None
 
 
 class MotionPipeline:
@@ -48,13 +62,16 @@ class MotionPipeline:
     """
 
     def __init__(self, source: FrameSource, target: Target, *, roi=None, out_size_px: int = 512,
-                 keypoint_source=None, settings: MappingSettings | None = None) -> None:
+                 keypoint_source=None, settings: MappingSettings | None = None,
+                 guard: GuardSettings | None = None) -> None:
         self.source = source
         self.out_size_px = out_size_px
         self.settings = settings or MappingSettings()
         self.keypoint_source = keypoint_source or LKKeypointSource(roi=roi)
+        self.guard = ContinuityGuard(guard)
         self._install_target(target)
         self.index = 0
+        self._held = False
         self._lock = threading.Lock()
         self._pending: list[Callable[[], None]] = []
         self._t0 = time.perf_counter()
@@ -65,6 +82,7 @@ class MotionPipeline:
         self.mapper = MotionMapper(self.target, self.settings)
         if getattr(self, "warp", None) is None or (self.warp.width, self.warp.height) != (w, h):
             self.warp = ThinPlateWarp(w, h)
+        self.mesh = KeypointMesh(self.target.keypoints)
 
     def _later(self, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -72,7 +90,7 @@ class MotionPipeline:
 
     def set_neutral(self) -> None:
         """The next frame becomes the neutral pose (keypoints are found again)."""
-        self._later(lambda: (self.keypoint_source.reset_neutral(), self.mapper.reset()))
+        self._later(self._restart)
 
     def set_roi(self, roi) -> None:
         """Track ``roi`` (x, y, w, h in driver pixels) from the next frame; None: back to the face."""
@@ -80,10 +98,17 @@ class MotionPipeline:
             if hasattr(self.keypoint_source, "set_roi"):
                 self.keypoint_source.set_roi(roi)
             self.mapper.reset()
+            self.guard.restart()
         self._later(apply)
 
     def set_target(self, target: Target) -> None:
         self._later(lambda: self._install_target(target))
+
+    def _restart(self) -> None:
+        """The keypoint source finds the face again and takes a new neutral pose; smoothing starts over."""
+        self.keypoint_source.reset_neutral()
+        self.mapper.reset()
+        self.guard.restart()
 
     def _frame_time(self) -> float:
         if self.source.live:
@@ -102,16 +127,33 @@ class MotionPipeline:
             return None
         t.append(time.perf_counter())
         gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
+        # A cut is seen before tracking into the new shot: the source starts again on this frame.
+        hold = self.guard.scene_cut(gray)
+        if hold is not None:
+            self._restart()
         kp = self.keypoint_source.update(gray, frame)
+        if hold is None:
+            hold = self.guard.check(kp, gray.shape)
+            if hold is not None and hold.reason != "no_face":
+                self._restart()
         t.append(time.perf_counter())
         t_s = self._frame_time()
-        pose = self.mapper.map(kp, t_s)
+        # No face: the smoothing eases the target to rest (as it always did); any other hold puts it at
+        # rest at once (the smoothing was just restarted), since what was followed is not the face.
+        pose = self.mapper.map(kp if hold is None else None, t_s)
+        bounded = self.mesh.bound(pose.points)
+        pose.points = bounded.points
         t.append(time.perf_counter())
         output = self.warp(self.target.image, self.target.keypoints, pose.points)
         t.append(time.perf_counter())
         timing = {name: (t[i + 1] - t[i]) * 1e3 for i, name in enumerate(STAGES)}
         timing["total"] = (t[-1] - t[0]) * 1e3
-        result = FrameResult(self.index, t_s, frame, kp, pose, output, timing, self.keypoint_source.status)
+        status = self.keypoint_source.status if hold is None else f"{hold.text}; {self.keypoint_source.status}"
+        fold = {"mesh_flipped": bounded.flipped, "mesh_thin": bounded.thin, "mesh_kept": round(bounded.shrink, 4),
+                "warp_folded": self.warp.last_folded, "warp_kept": round(self.warp.last_shrink, 4)}
+        result = FrameResult(self.index, t_s, frame, kp, pose, output, timing, status, hold,
+                             reacquired=self._held and hold is None, fold=fold)
+        self._held = hold is not None
         self.index += 1
         return result
 
@@ -153,8 +195,46 @@ def trace_record(result: FrameResult) -> dict:
         "driver_neutral": None if kp is None else _pts(kp.neutral[kp.valid]),
         "driver_similarity": result.pose.driver,
         "target": _pts(result.pose.points),
+        "held": None if result.hold is None else result.hold.reason,
+        "held_why": None if result.hold is None else result.hold.detail,
+        "reacquired": result.reacquired,
+        "fold": result.fold,
         "timing_ms": {k: round(v, 3) for k, v in result.timing_ms.items()},
     }
+
+
+class ContinuityCounts:
+    """Frames held per reason, re-acquisitions, and frames where a fold bound shrank the motion, counted
+    frame by frame (a camera session can run for hours: nothing per frame is kept)."""
+
+    def __init__(self) -> None:
+        self.held = dict.fromkeys(HOLD_REASONS, 0)
+        self.reacquired = self.mesh_bounded = self.mesh_flips = self.warp_shrunk = 0
+
+    def add(self, held: str | None, reacquired: bool, fold: dict | None) -> None:
+        fold = fold or {}
+        if held is not None:
+            self.held[held] += 1
+        self.reacquired += bool(reacquired)
+        self.mesh_bounded += fold.get("mesh_thin", 0) > 0
+        self.mesh_flips += fold.get("mesh_flipped", 0)
+        self.warp_shrunk += fold.get("warp_kept", 1.0) < 1.0
+
+    def add_result(self, result: FrameResult) -> None:
+        self.add(None if result.hold is None else result.hold.reason, result.reacquired, result.fold)
+
+    def as_dict(self) -> dict:
+        return {"held_frames": dict(self.held), "reacquired": self.reacquired,
+                "mesh_bounded_frames": self.mesh_bounded, "mesh_flips_prevented": self.mesh_flips,
+                "warp_shrunk_frames": self.warp_shrunk}
+
+
+def summarize_holds(records: list[dict]) -> dict:
+    """:class:`ContinuityCounts` over trace records."""
+    counts = ContinuityCounts()
+    for r in records:
+        counts.add(r.get("held"), r.get("reacquired", False), r.get("fold"))
+    return counts.as_dict()
 
 
 def summarize_timing(records: list[dict], wall_s: float) -> dict:
@@ -207,6 +287,7 @@ def run_to_files(pipeline: MotionPipeline, out_path=None, trace_path=None, *, ma
                    "keypoints": _pts(target.keypoints), "keypoints_from": target.source},
         "output": str(out_path) if out_path is not None else None,
         "timing": summarize_timing(records, wall_s),
+        "continuity": summarize_holds(records),
         "frames": records,
     }
     if trace_path is not None:

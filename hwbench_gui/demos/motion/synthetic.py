@@ -1,8 +1,9 @@
 """Generated driving video with known motion: for tests, the FPS benchmark and screenshots.
 
 A drawn, textured face patch on a plain background moves by exactly known amounts (translation,
-scale, roll about the patch centre) and can open its mouth. Nothing here pretends to be a camera: the
-file is labelled as generated wherever it is used.
+scale, roll about the patch centre) and can open its mouth. A video may cut between scenes (another
+background and another face: ``scenes`` in :func:`write_video`), and a pose may carry the face out of
+the frame. Nothing here pretends to be a camera: the file is labelled as generated wherever it is used.
 """
 
 from __future__ import annotations
@@ -55,6 +56,19 @@ def talking_motion(n_frames: int, fps: float = 30.0) -> list[Pose]:
                  max(0.0, np.sin(5.0 * s))) for s in t]
 
 
+def cut_clip(n_frames: int = 60, cut_at: int = 30) -> tuple[list[Pose], list[int]]:
+    """A talking head (:func:`talking_motion`) that cuts at frame ``cut_at`` to scene 1: another face,
+    90 px left, 30 px lower and 15 % smaller, still talking. Poses and the scene of each frame."""
+    talk = talking_motion(n_frames)
+    after = [Pose(p.tx_px - 90, p.ty_px + 30, p.scale * 0.85, p.rotation_deg, p.mouth_open) for p in talk[cut_at:]]
+    return talk[:cut_at] + after, [0] * cut_at + [1] * (n_frames - cut_at)
+
+
+def leaving_clip(n_frames: int = 70, step_px: float = 12.0) -> list[Pose]:
+    """A face that walks right, ``step_px`` a frame, out of a 640-wide frame, and back to the middle."""
+    return [Pose(tx_px=step_px * min(i, n_frames - i)) for i in range(n_frames)]
+
+
 def face_patch(size_px: int = 200, mouth_open: float = 0.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A textured cartoon face (BGR) and its mask; the texture gives Lucas–Kanade corners to hold on to."""
     rng = np.random.default_rng(seed)
@@ -85,10 +99,30 @@ def face_patch(size_px: int = 200, mouth_open: float = 0.0, seed: int = 0) -> tu
     return img, mask
 
 
-def render(pose: Pose, frame_size=(640, 480), patch_px: int = 200, seed: int = 0) -> np.ndarray:
-    """One 8-bit BGR frame: the patch centred in the frame, moved by ``pose``, over a quiet background."""
+def _background(frame_size, scene: int) -> np.ndarray:
+    """Scene 0: a quiet horizontal grey ramp. Others: a room of their own (a vertical ramp in a colour
+    and a few flat shapes), as a film cuts to another shot."""
     w, h = frame_size
-    patch, mask = face_patch(patch_px, pose.mouth_open, seed)
+    background = np.empty((h, w, 3), np.uint8)
+    if scene == 0:
+        background[:] = np.linspace(70, 110, w, dtype=np.uint8)[None, :, None]
+        return background
+    rng = np.random.default_rng(1000 + scene)
+    low, high = rng.integers(20, 90, 3), rng.integers(140, 230, 3)
+    ramp = np.linspace(0.0, 1.0, h)[:, None, None]
+    background[:] = (low + (high - low) * ramp).astype(np.uint8)
+    for _ in range(4):
+        x, y = int(rng.integers(0, w - 60)), int(rng.integers(0, h - 60))
+        cv2.rectangle(background, (x, y), (x + int(rng.integers(30, 160)), y + int(rng.integers(30, 120))),
+                      tuple(int(v) for v in rng.integers(0, 255, 3)), -1)
+    return background
+
+
+def render(pose: Pose, frame_size=(640, 480), patch_px: int = 200, seed: int = 0, scene: int = 0) -> np.ndarray:
+    """One 8-bit BGR frame: the patch centred in the frame, moved by ``pose``, over the background of
+    ``scene`` (each scene has its own face texture too)."""
+    w, h = frame_size
+    patch, mask = face_patch(patch_px, pose.mouth_open, seed + scene)
     layer = np.zeros((h, w, 3), np.uint8)
     alpha = np.zeros((h, w), np.uint8)
     x0, y0 = (w - patch_px) // 2, (h - patch_px) // 2
@@ -97,9 +131,7 @@ def render(pose: Pose, frame_size=(640, 480), patch_px: int = 200, seed: int = 0
     m = pose.matrix((w / 2, h / 2))
     layer = cv2.warpAffine(layer, m, (w, h), flags=cv2.INTER_LINEAR)
     alpha = cv2.warpAffine(alpha, m, (w, h), flags=cv2.INTER_LINEAR).astype(np.float32)[..., None] / 255
-    background = np.empty((h, w, 3), np.uint8)
-    background[:] = np.linspace(70, 110, w, dtype=np.uint8)[None, :, None]
-    return (layer * alpha + background * (1 - alpha)).astype(np.uint8)
+    return (layer * alpha + _background(frame_size, scene) * (1 - alpha)).astype(np.uint8)
 
 
 def patch_roi(frame_size=(640, 480), patch_px: int = 200) -> tuple[int, int, int, int]:
@@ -110,9 +142,9 @@ def patch_roi(frame_size=(640, 480), patch_px: int = 200) -> tuple[int, int, int
 
 
 def write_video(path: str | os.PathLike, poses: list[Pose], frame_size=(640, 480), fps: float = 30.0,
-                patch_px: int = 200) -> str:
-    """Render ``poses`` into an MP4 at ``path``; returns the path."""
+                patch_px: int = 200, scenes: list[int] | None = None) -> str:
+    """Render ``poses`` into an MP4 at ``path`` (frame i in scene ``scenes[i]``, all 0 if None); returns the path."""
     with Mp4Writer(path, fps, frame_size) as writer:
-        for pose in poses:
-            writer.write(render(pose, frame_size, patch_px))
+        for i, pose in enumerate(poses):
+            writer.write(render(pose, frame_size, patch_px, scene=scenes[i] if scenes else 0))
     return str(path)

@@ -60,3 +60,21 @@ def evaluate(gt: Iterable[MotRow], hyp: Iterable[MotRow], n_frames: int | None =
         "TP": int(clear["CLR_TP"]), "GT_dets": sum(len(i) for i in gt_ids),
         "GT_ids": len({r.object_id for r in gt}), "frames": n_frames,
     }
+
+
+def matched_truths(gt_boxes, det_boxes, iou_threshold: float = 0.5) -> np.ndarray:
+    """(len(gt_boxes),) bool: which true boxes a detection matches, one to one (Hungarian on IoU),
+    at IoU ≥ ``iou_threshold`` (MOTChallenge's 0.5). Boxes xyxy. Recall is its mean; precision is
+    its sum over the number of detections."""
+    from scipy.optimize import linear_sum_assignment
+
+    from hwbench_gui.demos.tracking.deepsort import iou_matrix
+
+    gt = np.asarray(gt_boxes, np.float64).reshape(-1, 4)
+    det = np.asarray(det_boxes, np.float64).reshape(-1, 4)
+    hit = np.zeros(len(gt), bool)
+    if len(gt) and len(det):
+        iou = iou_matrix(gt, det)
+        rows, cols = linear_sum_assignment(-iou)
+        hit[rows[iou[rows, cols] >= iou_threshold]] = True
+    return hit

@@ -60,6 +60,9 @@ class SequenceSpec:
     light_drift: float = 0.0  # amplitude of a slow sinusoidal change of the whole scene's brightness
     light_period: float = 200.0  # frames per period of that change
     light_step: tuple[int, float] | None = None  # (frame, gain): the light changes to ``gain`` over 10 frames
+    # "blocks": head, torso and legs as rectangles (what the tracking settings were tuned on); "people":
+    # silhouettes with a round head, arms and two legs that swing as they walk, for a people detector (HOG).
+    figure_shape: str = "blocks"
 
 
 @dataclass
@@ -275,6 +278,23 @@ def crowd_spec(n_frames: int = 240, width: int = 640, height: int = 480, n_objec
                         light_step=(n_frames // 2, 0.8) if light_step else None)
 
 
+def small_people_spec(n_frames: int = 40, width: int = 768, height: int = 576, n_objects: int = 10, seed: int = 0,
+                      heights: tuple[int, int] = (50, 120), standing: int = 2) -> SequenceSpec:
+    """People 50-120 px tall (``heights``) seen from afar, drawn as silhouettes (``figure_shape="people"``):
+    each walks left or right at its own height in the frame, slower the smaller it is (farther away),
+    the first ``standing`` stand still; all are in view from frame 1, and they may overlap."""
+    rng = np.random.default_rng(seed)
+    figures = []
+    for k in range(n_objects):
+        h = int(rng.integers(heights[0], heights[1] + 1))
+        w = int(round(h * rng.uniform(0.38, 0.46)))
+        x0 = float(rng.uniform(0.02, 0.98) * (width - w))
+        y0 = float(rng.uniform(0.02, 0.98) * (height - h))
+        speed = 0.0 if k < standing else float(rng.uniform(0.02, 0.035) * h) * (1 if rng.random() < 0.5 else -1)
+        figures.append(FigureSpec(k + 1, w, h, 1, x0, y0, speed, 0.0, _figure_colors(rng, k)))
+    return SequenceSpec(width, height, n_frames, figures, [], seed=seed, figure_shape="people")
+
+
 def _pillars(rng: np.random.Generator, width: int, height: int, count: int) -> list[tuple[int, int, int, int]]:
     out = []
     for p in range(count):
@@ -330,6 +350,52 @@ def _background(spec: SequenceSpec) -> np.ndarray:
     return np.clip(img, 0, 255).astype(np.uint8)
 
 
+def _person_parts(fig: FigureSpec, x: float, y: float, walked_px: float) -> tuple[np.ndarray, int, int]:
+    """A walking person's silhouette as a label mask around (x, y): 1 head, 2 torso and arms, 3 legs;
+    and the mask's top-left pixel. Legs and arms swing once per 0.7 of its height walked."""
+    w, h = fig.width, fig.height
+    ox, oy = int(np.floor(x)), int(np.floor(y))
+    mask = np.zeros((h + 2, w + 2), np.uint8)
+    cx, top = x - ox + w / 2, y - oy
+    swing = float(np.sin(np.pi * walked_px / (0.35 * h)))
+    shoulder, hip, arm_w, leg_w = 0.5 * w, 0.36 * w, 0.11 * w, 0.16 * w
+    y_sh, y_hip, y_hand, y_foot = top + 0.15 * h, top + 0.52 * h, top + 0.5 * h, top + h
+
+    def quad(x_top, half_top, x_bottom, half_bottom, y1, y2):
+        return np.array([[x_top - half_top, y1], [x_top + half_top, y1], [x_bottom + half_bottom, y2],
+                         [x_bottom - half_bottom, y2]])
+
+    polys = [(2, quad(cx, shoulder / 2, cx, hip / 2, y_sh, y_hip))]
+    for side in (-1, 1):
+        hip_x = cx + side * hip / 4
+        polys.append((3, quad(hip_x, leg_w / 2 + 0.03 * w, hip_x + side * (0.04 + 0.22 * swing) * w, leg_w / 2,
+                          y_hip - 2, y_foot)))
+        arm_x = cx + side * (shoulder / 2 - 0.06 * w)
+        polys.append((2, quad(arm_x, arm_w / 2, arm_x + side * (0.06 - 0.18 * swing) * w, arm_w / 2, y_sh + 1,
+                              y_hand)))
+    for label, poly in polys:  # fixed point (4 fractional bits): sub-pixel positions, smooth motion
+        cv2.fillPoly(mask, [np.round(poly * 16).astype(np.int32)], label, cv2.LINE_8, shift=4)
+    r = 0.065 * h
+    cv2.ellipse(mask, (int(round(cx * 16)), int(round((top + r + 0.01 * h) * 16))),
+                (int(round(0.85 * r * 16)), int(round(r * 16))), 0, 0, 360, 1, -1, cv2.LINE_8, shift=4)
+    return mask, ox, oy
+
+
+def _draw_person(frame: np.ndarray, ids: np.ndarray, fig: FigureSpec, index: int, x: float, y: float,
+                 walked_px: float) -> int:
+    """A person silhouette (:func:`_person_parts`) in its colours; returns its area before clipping."""
+    mask, ox, oy = _person_parts(fig, x, y, walked_px)
+    H, W = ids.shape
+    x1, y1, x2, y2 = max(0, ox), max(0, oy), min(W, ox + mask.shape[1]), min(H, oy + mask.shape[0])
+    if x2 > x1 and y2 > y1:
+        part = mask[y1 - oy:y2 - oy, x1 - ox:x2 - ox]
+        for label, color in zip((1, 2, 3), fig.colors):
+            on = part == label
+            frame[y1:y2, x1:x2][on] = color
+            ids[y1:y2, x1:x2][on] = index
+    return int(np.count_nonzero(mask))
+
+
 def _draw_figure(frame: np.ndarray, ids: np.ndarray, fig: FigureSpec, index: int, x: float, y: float) -> None:
     """Head, torso and legs; ``ids`` gets ``index`` where the figure is drawn."""
     w, h = fig.width, fig.height
@@ -370,18 +436,23 @@ def render(spec: SequenceSpec) -> Iterator[tuple[int, np.ndarray, list[GtBox]]]:
             x, y = fig.top_left(n)
             if x >= spec.width or y >= spec.height or x + fig.width <= 0 or y + fig.height <= 0:
                 continue
-            _draw_figure(frame, ids, fig, i, x, y)
-            placed[i] = (x, y)
+            if spec.figure_shape == "people":
+                x_start, y_start = fig.top_left(fig.start_frame)
+                placed[i] = (x, y, _draw_person(frame, ids, fig, i, x, y, float(np.hypot(x - x_start, y - y_start))))
+            else:
+                _draw_figure(frame, ids, fig, i, x, y)
+                placed[i] = (x, y, fig.width * fig.height * (0.2 * 0.4 + 0.4 + 0.4 * 0.8))
         for x1, y1, x2, y2 in spec.pillars:
             frame[y1:y2, x1:x2] = (70, 75, 80)
             frame[y1:y2, x1 + 4:x1 + 8] = (110, 115, 120)
             ids[y1:y2, x1:x2] = -1
         gt = []
-        for i, (x, y) in placed.items():
+        for i, (x, y, full_area) in placed.items():
             fig = spec.figures[i]
-            full_area = fig.width * fig.height * (0.2 * 0.4 + 0.4 + 0.4 * 0.8)
             x1, y1 = max(0, int(np.floor(x))), max(0, int(np.floor(y)))
-            x2, y2 = min(spec.width, int(np.ceil(x + fig.width))), min(spec.height, int(np.ceil(y + fig.height)))
+            # 2 px beyond the box: a silhouette's feet and hands may reach its last row and column.
+            x2 = min(spec.width, int(np.ceil(x + fig.width)) + 2)
+            y2 = min(spec.height, int(np.ceil(y + fig.height)) + 2)
             region = ids[y1:y2, x1:x2] == i
             visible = int(region.sum())
             if visible == 0 or visible < spec.min_visible * full_area:

@@ -43,7 +43,7 @@ class MotionJob:
 
     def run(self, control) -> None:  # on the worker thread: no widgets here
         from hwbench_gui.demos.motion.keypoints import FaceDetectorUnavailable
-        from hwbench_gui.demos.motion.pipeline import MotionPipeline, draw_driver
+        from hwbench_gui.demos.motion.pipeline import ContinuityCounts, MotionPipeline, draw_driver
         from hwbench_gui.demos.video import DEFAULT_FPS, Mp4Writer, Pacer, SourceError, open_source
 
         emit = control.emit
@@ -57,6 +57,7 @@ class MotionJob:
         all_stamps: list[float] = []
         stage_ms: dict[str, list[float]] = collections.defaultdict(list)
         frame_wh: list[int] = []
+        continuity = ContinuityCounts()
         try:
             self.pipeline = MotionPipeline(source, self.target, roi=self.roi, out_size_px=self.out_size_px)
             pacer = Pacer(0.0 if source.live else source.fps)
@@ -86,6 +87,7 @@ class MotionJob:
                 if recorder is not None:
                     recorder.write(result.output)
                 totals.append(result.timing_ms)
+                continuity.add_result(result)
                 stamps.append(time.perf_counter())
                 all_stamps.append(stamps[-1])
                 for k, v in result.timing_ms.items():
@@ -113,9 +115,10 @@ class MotionJob:
                 emit(("recorded", f"{recorder.path} ({recorder.frames} frames)"))
             source.close()
             if all_stamps:
-                emit(("document", self._document(source, all_stamps, start, started_at, stage_ms, frame_wh)))
+                emit(("document", self._document(source, all_stamps, start, started_at, stage_ms, frame_wh,
+                                                 continuity.as_dict())))
 
-    def _document(self, source, stamps, start, started_at, stage_ms, frame_wh) -> dict:
+    def _document(self, source, stamps, start, started_at, stage_ms, frame_wh, continuity: dict) -> dict:
         """The run's ``demo.motion`` document, with the parameters ``hwbench demo motion`` records."""
         from hwbench_gui.demos.results import demo_document, frame_times_from_stamps
 
@@ -128,5 +131,5 @@ class MotionJob:
             duration_s=stamps[-1] - start, device="cpu", precision="n/a", stage_ms=summary,
             warnings=[] if source.live else ["paced to the video's frame rate: the FPS is at most the video's"],
             details={"source": source.description, "target": getattr(self.target, "name", None),
-                     "from": "GUI Motion page"})
+                     "from": "GUI Motion page", "continuity": continuity})
 

@@ -22,8 +22,8 @@ from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES
 
 _DETECTOR_LABELS = {"motion": "Moving blobs (MOG2, no weights)", "hog": "People (OpenCV HOG, no weights)",
                     "yolov3": "YOLOv3 (Darknet cfg + weights)"}
-_DEFAULT_CONF = {"motion": 0.25, "hog": 0.3, "yolov3": 0.5}
-_DEFAULT_NMS = {"motion": 0.5, "hog": 0.4, "yolov3": 0.45}
+_DEFAULT_CONF = {"motion": 0.25, "hog": 0.6, "yolov3": 0.5}
+_DEFAULT_NMS = {"motion": 0.5, "hog": 0.2, "yolov3": 0.45}
 _CONF_TIPS = {"motion": "fraction of the box that is foreground", "hog": "SVM margin (×1)",
               "yolov3": "objectness × class probability"}
 
