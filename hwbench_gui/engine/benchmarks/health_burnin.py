@@ -17,6 +17,7 @@ import psutil
 from hwbench_gui.engine import nvml
 from hwbench_gui.engine.health import rules
 from hwbench_gui.engine.health.burnin import BurninPlan, run_burnin
+from hwbench_gui.engine.health.gpu_load import FULL_CHECK_EVERY_S, VALIDATE_ROWS
 from hwbench_gui.engine.health.host_load import CpuCheckedMatmul, RamPattern
 from hwbench_gui.engine.health.watch import HealthWatch
 from hwbench_gui.engine.measure.timing import nvml_handle_for
@@ -117,10 +118,13 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
     method = (
         f"Every load at once for {params['minutes']:g} min, watched every {health['watch_interval_s']:g} s. "
         + (f"GPUs: back-to-back {'/'.join(precisions)} GEMMs of {params['matrix_size']}×{params['matrix_size']} "
-           "(the precision with the highest tensor rate unless set); the first product checked against FP32 "
-           "CUDA-core recomputation of 256 rows, every later one against the first (row sums each product, every "
-           f"element every 16th); beside them {params['gpu_memory_mib']} MiB of pattern and complement copied and "
-           "compared on a second stream. " if plan.gpu_loads else f"No GPU load: {health['no_gpu_reason']}. ")
+           "(the precision with the highest tensor rate unless set); the first product checked against FP64 "
+           f"recomputation of {VALIDATE_ROWS} rows, every later one against the first: each product's rows as "
+           "exact integer sums of their bits (one read of the product; any single wrong element changes its "
+           f"row's sum), and every element of one product at least every {FULL_CHECK_EVERY_S:g} s; beside them "
+           f"{params['gpu_memory_mib']} MiB of pattern and complement copied and compared element by element "
+           "after every copy on a second stream; no host sync between windows (each is queued before the one "
+           "before it is collected). " if plan.gpu_loads else f"No GPU load: {health['no_gpu_reason']}. ")
         + ("Host: float64 products of integer-valued 512×512 matrices (exact, checked against the integer "
            f"product) on every core, and a pattern written over {params['ram_share'] * 100:g} % of the available "
            "RAM and read back. " if params["host"] else "Host load off. ")
