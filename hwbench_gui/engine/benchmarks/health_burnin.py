@@ -15,10 +15,11 @@ from typing import Any
 import psutil
 
 from hwbench_gui.engine import nvml
-from hwbench_gui.engine.health import rules
+from hwbench_gui.engine.health import burns, rules
 from hwbench_gui.engine.health.burnin import BurninPlan, run_burnin
 from hwbench_gui.engine.health.gpu_load import FULL_CHECK_EVERY_S, VALIDATE_ROWS
 from hwbench_gui.engine.health.host_load import CpuCheckedMatmul, RamPattern
+from hwbench_gui.engine.health.rules import RATE_SETTLE_S
 from hwbench_gui.engine.health.watch import HealthWatch
 from hwbench_gui.engine.measure.timing import nvml_handle_for
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, Reporter
@@ -97,6 +98,8 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
     health = run_burnin(plan, watch, progress=reporter.progress, phase=reporter.phase, metric=reporter.metric)
     health["checking"] = params["check"]
     warnings = [f"{r['scope']}: {r['text']}" for r in health["reasons"] if r["level"] in (rules.WARN, rules.FAIL)]
+    warnings += [f"gpu{g['index']}: {g['burn']['text']}" for g in health["gpus"]
+                 if (g.get("burn") or {}).get("level") == rules.WARN]
     if not params["check"]:
         warnings.append("results were not checked (check=false): this run measures the load only, and its "
                         "verdict cannot see a wrong result")
@@ -130,6 +133,11 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
            "RAM and read back. " if params["host"] else "Host load off. ")
         + ("Rates are work per load window (about 0.5 s). " if params["check"] else
            "Results not checked (check=false). ")
+        + f"Whether the load burns: its GEMM rate after {RATE_SETTLE_S:g} s at least {burns.RATE_TARGET:g} × "
+        f"gpu.matmul's sustained rate alone (same precision and size; the report and the Health page hold it "
+        f"against such a run among the results) and its power at least {burns.POWER_TARGET:g} × the limit, or a "
+        "clock-event reason (power cap, thermal or HW slowdown) set in at least half the samples holding it "
+        "lower; else a WARN beside the verdict. "
         + "Verdict rules: hwbench_gui.engine.health.rules.")
     return Outcome(figure_name=headline, unit=unit, samples=samples, precision="/".join(precisions) or "FP64",
                    method=method, figures=figures, warnings=warnings, details={"health": health, "notes": notes},

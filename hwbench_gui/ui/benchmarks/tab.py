@@ -237,7 +237,7 @@ class BenchmarksTab(QWidget):
             self.bottom.setCurrentWidget(self.pipeline)
         self._pipeline_pending = None
         if has_health(document):
-            self._health_view().set_document(document)
+            self._health_view().set_document(document, self.results_table.documents())
         self.plot.show_document(document)
 
     def _health_view(self) -> HealthView:
@@ -264,7 +264,7 @@ class BenchmarksTab(QWidget):
         if getattr(run.result, "save_error", None):
             self.bottom.setCurrentIndex(0)
         elif has_health(document):
-            self._health_view().set_document(document)
+            self._health_view().set_document(document, self.results_table.documents())
             self.bottom.setCurrentWidget(self.health)
         elif document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
