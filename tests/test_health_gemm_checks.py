@@ -159,3 +159,26 @@ def test_unchecked_runs_compare_nothing():
     load.window()
     load.finish()
     assert load.check_errors == [] and load.checked == 0
+
+
+def test_a_gemm_that_stops_writing_its_output_is_caught_by_the_next_full_compare():
+    now = {"t": 0.0}
+    load = GpuGemm(0.0, index=0, precision=BF16, n=64, memory_bytes=1 << 16, device_type="cpu",
+                   clock=lambda: now["t"])
+    load.prepare()
+    load.window()
+    load.window()  # queues a window with a full compare at 0 s
+    now["t"] = 1.0
+    load.window()  # collects it (on the CPU its work is done then)
+    out = load._t["out"]
+    load._t["fn"] = lambda: out  # the buffer still holds the last right product: its fingerprint passes
+    for t in (2.0, 3.0):
+        now["t"] = t
+        load.window()
+    assert load.check_errors == []
+    now["t"] = FULL_CHECK_EVERY_S + 1.0
+    load.window()  # queues the next full compare
+    load.finish()
+    (error,) = load.check_errors
+    assert error["text"].startswith("4096 elements or row fingerprints of ")
+    assert "(queued at 11.0 s, the first compared element by element)" in error["text"]

@@ -6,14 +6,19 @@ per element (the output's rounding plus the accumulation order). Every later pro
 must then equal the first bit for bit (the same cuBLAS kernel on the same operands is deterministic):
 each product's row fingerprints (:func:`row_fingerprint`, one read of the product) are compared with the
 first's, and the first product of a window at least :data:`FULL_CHECK_EVERY_S` after the last full compare
-is compared element by element. Beside them, on a second stream, a pattern and its complement are copied
-into a buffer and compared element by element after every copy.
+is compared element by element, its output buffer filled with NaN first (a GEMM that stopped writing
+would leave the previous, right product there). Beside them, on a second stream, a pattern and its
+complement are copied into a buffer and compared element by element after every copy.
 
-What checking costs (16384³ FP8 on an H100 SXM at ~1,200 TFLOP/s: 7.2 ms a product): the fingerprint reads
-the 0.54 GB BF16 product once, 0.16 ms at 3.35 TB/s (~0.18 ms at 90 %), ~2.5 %; the full compare
-(1.6 GB) every 10 s, under 0.01 %; the memory stream's compares, 5.4 GB a 0.5 s window beside the GEMMs,
-at most 0.4 %. No host sync in the loop: a window is queued before the one before it is collected.
-Torch is imported here only.
+What checking costs, by arithmetic (16384³ FP8 on an H100 SXM: 8.80 TFLOP, 7.22 ms a product at the
+1,218 TFLOP/s the unchecked load gave; the BF16 product is 0.537 GB; HBM3 3.35 TB/s): the fingerprint reads
+each product once, 0.16 ms at full bandwidth and 0.21 ms at 2.5 TB/s, 2.2-3.0 %, plus three small kernels
+(~0.01 ms, 0.15 %); the full compare (1.6 GB) every 10 s instead of every 16th product, 0.01 % instead of
+0.4-0.6 %; the memory stream's compares, 5.4 GB a window of ~63 products, 0.085 GB a product, at most
+0.35 % (they run beside the GEMMs). Expected: 2.7-3.6 %, against 5.1 % measured with FP32 row sums on
+every product, the full compare every 16th and a host sync (then a wait for the GIL, which the host
+loads' threads hold) after every window; the same arithmetic gave that design 3.0-4.0 %. The read of
+each product is the floor of a per-product check. Torch is imported here only.
 """
 
 from __future__ import annotations
@@ -93,21 +98,27 @@ class GpuGemm(Load):
             sa, sb = a.abs().max() / FP8_MAX, b.abs().max() / FP8_MAX
             a8, b8 = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn).t()
             exact_a, exact_b = a8.float() * sa, b8.float() * sb
-            t["fn"] = lambda: torch._scaled_mm(a8, b8, scale_a=sa.float(), scale_b=sb.float(), out_dtype=torch.bfloat16)
+            sa32, sb32 = sa.float(), sb.float()
+            out = torch.empty(n, n, device=dev, dtype=torch.bfloat16)
+            t["fn"] = lambda: torch._scaled_mm(a8, b8, scale_a=sa32, scale_b=sb32, out_dtype=torch.bfloat16, out=out)
         else:
             dtype = getattr(torch, self.precision.tensor_dtype)
             x, y = a.to(dtype), b.to(dtype)
             exact_a, exact_b = x.float(), y.float()
             out = torch.empty(n, n, device=dev, dtype=dtype)
             t["fn"] = lambda: torch.mm(x, y, out=out)
+        # Every product lands in this one buffer, which holds the previous (right) product: a GEMM that stopped
+        # writing would pass its fingerprint, so the buffer is filled with NaN before each full compare.
+        t["out"] = out
         del a, b
         t["exact"] = (exact_a, exact_b)
-        t["bad"] = torch.zeros((), dtype=torch.int64, device=dev)
+        # wrong GEMM elements (or row fingerprints) and wrong memory words of the window being queued
+        t["counts"] = torch.zeros(2, dtype=torch.int64, device=dev)
+        t["bad"], t["mem_bad"] = t["counts"][0], t["counts"][1]
         words = max(self.memory_bytes // 4 // 2, 1)
         t["pattern"] = torch.randint(-2**31, 2**31 - 1, (words,), dtype=torch.int32, device=dev, generator=gen)
         t["complement"] = torch.bitwise_not(t["pattern"])
         t["buffer"] = torch.empty_like(t["pattern"])
-        t["mem_bad"] = torch.zeros((), dtype=torch.int64, device=dev)
         t["stream"] = torch.cuda.Stream(dev) if self.cuda else None
         # Two host slots for the counts (the window being collected, the window just queued): pinned, so the
         # copy into them is queued behind the window's work instead of waiting for it.
@@ -194,6 +205,8 @@ class GpuGemm(Load):
                     if self.check:
                         t["mem_bad"] += (t["buffer"] != source).sum()
             for k in range(products):
+                if full and k == 0:
+                    t["out"].fill_(float("nan"))
                 c = t["fn"]()
                 self.products += 1
                 if self.check:
@@ -204,10 +217,8 @@ class GpuGemm(Load):
             if self.cuda:
                 main.wait_stream(t["stream"])
             if self.check:
-                slot[0].copy_(t["bad"], non_blocking=True)
-                slot[1].copy_(t["mem_bad"], non_blocking=True)
-                t["bad"].zero_()
-                t["mem_bad"].zero_()
+                slot.copy_(t["counts"], non_blocking=True)  # one copy into a whole pinned tensor: queued, no sync
+                t["counts"].zero_()
 
         if not self.cuda:  # the CPU computes as it is called: it does the window when collecting it, as a GPU would
             return _Queued(started, products, full, slot, None, work)
