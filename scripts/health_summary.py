@@ -49,6 +49,13 @@ def settled_rates(doc: dict) -> dict[int, float]:
     return {i: r for i, r in rates.items() if r is not None}
 
 
+def _settled_clock(gpu: dict) -> float | None:
+    """Mean SM clock of a GPU's timeline after the settling seconds (MHz)."""
+    tl = gpu.get("timeline") or {}
+    clocks = [c for t, c in zip(tl.get("t") or [], tl.get("sm_clock_mhz") or []) if t >= RATE_SETTLE_S and c]
+    return statistics.fmean(clocks) if clocks else None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("burnin")
@@ -81,7 +88,13 @@ def main() -> int:
                 f"after {RATE_SETTLE_S:g} s")
         if i in unchecked and i in rates:
             cost = (1 - rates[i] / unchecked[i]) * 100
-            line += f"; unchecked {unchecked[i]:.1f} (checking costs {cost:.1f} %, target <= 5 %)"
+            line += f"; unchecked {unchecked[i]:.1f} (checking costs {cost:.1f} %, target <= 5 %"
+            clocks = (_settled_clock(gpu), _settled_clock(next((g for g in unchecked_doc["details"]["health"]["gpus"]
+                                                                 if g["index"] == i), {})))
+            if all(clocks):  # the two runs' clocks differ (temperature, the cap): the cost per SM MHz is time alone
+                per_clock = (1 - rates[i] / clocks[0] / (unchecked[i] / clocks[1])) * 100
+                line += f"; per SM MHz {per_clock:.1f} % at {clocks[0]:.0f} and {clocks[1]:.0f} MHz"
+            line += ")"
         if matmul and i in rates:
             line += f"; {rates[i] / matmul:.3f} x gpu.matmul sustained (target >= 0.95)"
         if power and limit:
