@@ -32,6 +32,9 @@ def main() -> int:
     parser.add_argument("--products", type=int, default=40)
     args = parser.parse_args()
     cuda = torch.cuda.is_available()
+    if not cuda and args.n > 1024:
+        print(f"no CUDA GPU: nothing to time at n={args.n} (--n 512 runs the same code on the CPU as a smoke test)")
+        return 0
     load = GpuGemm(time.monotonic(), index=0, precision=from_key(args.precision), n=args.n, memory_bytes=1 << 20,
                    device_type="cuda" if cuda else "cpu")
     load.prepare()
