@@ -138,7 +138,8 @@ class HealthView(QScrollArea):
             + (f"<br>GPU part not run: {html.escape(str(health['no_gpu_reason']))}"
                if health.get("no_gpu_reason") else "")
             + ("" if health.get("checking", True) else
-               "<br>This run measured the load alone (what checking costs); a checked run is the burn-in."))
+               "<br>This run measured the load alone (what checking costs); the burn-in is a checked run "
+               "(Results lists both)."))
         self.burns.setText("<br>".join(
             f"gpu{j['index']} <span style='color:{VERDICT_COLORS.get(j['level'], NOTE_COLOR)}; font-weight:600'>"
             f"{'burns' if j['burns'] else 'does not burn'}</span>: {html.escape(j['text'])}"
