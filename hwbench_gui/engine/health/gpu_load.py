@@ -15,10 +15,11 @@ What checking costs, by arithmetic (16384³ FP8 on an H100 SXM: 8.80 TFLOP, 7.22
 each product once, 0.16 ms at full bandwidth and 0.21 ms at 2.5 TB/s, 2.2-3.0 %, plus three small kernels
 (~0.01 ms, 0.15 %); the full compare (1.6 GB) every 10 s instead of every 16th product, 0.01 % instead of
 0.4-0.6 %; the memory stream's compares, 5.4 GB a window of ~63 products, 0.085 GB a product, at most
-0.35 % (they run beside the GEMMs). Expected: 2.7-3.6 %, against 5.1 % measured with FP32 row sums on
-every product, the full compare every 16th and a host sync (then a wait for the GIL, which the host
-loads' threads hold) after every window; the same arithmetic gave that design 3.0-4.0 %. The read of
-each product is the floor of a per-product check. Torch is imported here only.
+0.35 % (they run beside the GEMMs). Expected: 2.7-3.6 % at 2.5-3.35 TB/s. The design before (FP32 row
+sums of every product, the full compare every 16th: 0.69 GB a product) measured 5.1 %, which means its
+check kernels reached ~2 TB/s; should the fingerprint reach no more, 4.6 % (scripts/health_check_cost.py
+times each kernel on the GPU). The read of each product is the floor of a per-product check. Torch is
+imported here only.
 """
 
 from __future__ import annotations
