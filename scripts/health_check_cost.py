@@ -45,6 +45,7 @@ def main() -> int:
     t = load._t
     fn, ref, ref_rows, bad = t["fn"], t["ref"], t["ref_rows"], t["bad"]
     fp32_rows = fn().sum(dim=1, dtype=torch.float32)
+    product_bytes = ref.numel() * ref.element_size()
 
     def timed(step, repeats: int) -> float:
         """Seconds per repeat of ``step`` (CUDA events on the GPU)."""
@@ -70,18 +71,24 @@ def main() -> int:
     def fp32_rows_check():
         bad.add_((t["out"].sum(dim=1, dtype=torch.float32) != fp32_rows).sum())
 
+    whole = t["out"].view(-1).view(torch.int64).sum() if product_bytes % 8 == 0 else None
+
+    def whole_fingerprint_check():  # the alternative: one int64 sum of the whole product (no row to blame)
+        bad.add_((t["out"].view(-1).view(torch.int64).sum() != whole).to(torch.int64))
+
     def full_check():
         bad.add_((t["out"] != ref).sum())
 
     if not cuda:
         print("no CUDA GPU: the CPU runs the same code as a smoke test; its times say nothing of a GPU's")
     gemm = timed(fn, args.products)
-    product_bytes = ref.numel() * ref.element_size()
     flops = 2 * args.n ** 3
     print(f"{load.where} {load.precision.label} {args.n}³: {gemm * 1e3:.3f} ms a product, "
           f"{flops / gemm / 1e12:.1f} TFLOP/s; the product is {product_bytes / 1e9:.3f} GB")
     for name, check, reads in (("row fingerprint (int64 sums, now)", fingerprint_check, product_bytes),
                                ("FP32 row sums (before)", fp32_rows_check, product_bytes),
+                               *((("whole-product int64 sum (an alternative)", whole_fingerprint_check,
+                                   product_bytes),) if whole is not None else ()),
                                ("full compare", full_check, 2 * product_bytes)):
         alone = timed(check, args.products)
         with_gemm = timed(lambda: (fn(), check()), args.products)
