@@ -3,6 +3,7 @@
 #   1. health.burnin for 2 minutes (every GPU and the host, results checked)     -> $OUT/burnin.json
 #   2. the same load for 1 minute with check=false (what checking costs)          -> $OUT/burnin_unchecked.json
 #   3. gpu.matmul mode=sustained at the burn-in's precision and size (>= 0.95 x)  -> $OUT/matmul_sustained.json
+#   4. the check kernels timed one by one beside the GEMMs (scripts/health_check_cost.py) -> $OUT/log.txt
 # then a summary against issue #36's targets (scripts/health_summary.py) and the evaluation report of the three.
 #   OUT=/tmp/out bash scripts/gpu_box_health.sh        (MINUTES=2 and UNCHECKED_MINUTES=1 by default)
 set -u
@@ -27,6 +28,8 @@ say "gpu.matmul sustained ${precision} 16384"
 hw run gpu.matmul -p mode=sustained -p precision="${precision,,}" -p sizes=16384 -p repeats=100 --json \
   >"$OUT/matmul_sustained.json" 2>>"$LOG"
 echo "exit $?" | tee -a "$LOG"
+say "check kernels, one by one (${precision} 16384)"
+python3 scripts/health_check_cost.py --precision "${precision,,}" 2>&1 | tee -a "$LOG"
 say summary
 python3 scripts/health_summary.py "$OUT/burnin.json" --unchecked "$OUT/burnin_unchecked.json" \
   --matmul "$OUT/matmul_sustained.json" 2>&1 | tee -a "$LOG"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from hwbench_gui.engine.health import burns
 from hwbench_gui.engine.health.rules import RATE_SETTLE_S
 from hwbench_gui.engine.telemetry.gpu_metrics import decode_throttle_reasons
 
@@ -44,13 +45,15 @@ def _optional(path: str | None, what: str) -> dict | None:
 
 def settled_rates(doc: dict) -> dict[int, float]:
     """Mean GEMM rate per GPU over the windows after the settling seconds (TFLOP/s)."""
-    out = {}
-    for gpu in doc["details"]["health"]["gpus"]:
-        load = gpu.get("load") or {}
-        rates = [r for t, r in zip(load.get("rate_t") or [], load.get("rate") or []) if t >= RATE_SETTLE_S]
-        if rates:
-            out[gpu["index"]] = statistics.fmean(rates)
-    return out
+    rates = {gpu["index"]: burns.settled_rate(gpu.get("load")) for gpu in doc["details"]["health"]["gpus"]}
+    return {i: r for i, r in rates.items() if r is not None}
+
+
+def _settled_clock(gpu: dict) -> float | None:
+    """Mean SM clock of a GPU's timeline after the settling seconds (MHz)."""
+    tl = gpu.get("timeline") or {}
+    clocks = [c for t, c in zip(tl.get("t") or [], tl.get("sm_clock_mhz") or []) if t >= RATE_SETTLE_S and c]
+    return statistics.fmean(clocks) if clocks else None
 
 
 def main() -> int:
@@ -74,6 +77,7 @@ def main() -> int:
         matmul = (mm.get("figures") or {}).get(doc.get("precision"), {}).get("value")
         print(f"gpu.matmul {mm['params'].get('mode')} {doc.get('precision')} sizes={mm['params'].get('sizes')}: "
               f"{matmul} TFLOP/s")
+    judged = {j["index"]: j for j in burns.judge_document(doc, [mm] if mm else [])}
     for gpu in health["gpus"]:
         i = gpu["index"]
         tl = gpu["timeline"]
@@ -84,13 +88,21 @@ def main() -> int:
                 f"after {RATE_SETTLE_S:g} s")
         if i in unchecked and i in rates:
             cost = (1 - rates[i] / unchecked[i]) * 100
-            line += f"; unchecked {unchecked[i]:.1f} (checking costs {cost:.1f} %, target <= 5 %)"
+            line += f"; unchecked {unchecked[i]:.1f} (checking costs {cost:.1f} %, target <= 5 %"
+            clocks = (_settled_clock(gpu), _settled_clock(next((g for g in unchecked_doc["details"]["health"]["gpus"]
+                                                                 if g["index"] == i), {})))
+            if all(clocks):  # the two runs' clocks differ (temperature, the cap): the cost per SM MHz is time alone
+                per_clock = (1 - rates[i] / clocks[0] / (unchecked[i] / clocks[1])) * 100
+                line += f"; per SM MHz {per_clock:.1f} % at {clocks[0]:.0f} and {clocks[1]:.0f} MHz"
+            line += ")"
         if matmul and i in rates:
             line += f"; {rates[i] / matmul:.3f} x gpu.matmul sustained (target >= 0.95)"
         if power and limit:
             line += (f"; power {statistics.fmean(power):.0f} / {statistics.fmean(limit):.0f} W = "
                      f"{statistics.fmean(power) / statistics.fmean(limit):.2f} (target >= 0.85)")
         print(line)
+        if i in judged:
+            print(f"   {judged[i]['level']} whether it burns: {judged[i]['text']}")
         names: dict[str, int] = {}
         for mask in masks:
             for name in decode_throttle_reasons(mask) or ["none"]:

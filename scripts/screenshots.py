@@ -13,7 +13,8 @@ Benchmarks and Reports tabs have rows, and ``--compare`` compares them in Report
 starts a benchmark and shoots the Benchmarks tab during and after it; ``--select ID`` shows a
 benchmark's form there; ``--pipeline FILE`` shows a datapath.analyze document's Pipeline tab;
 ``--show-result ID`` selects the newest saved result of benchmark ID in the
-Results table (its page, e.g. Health or Pipeline, comes forward).
+Results table (its page, e.g. Health or Pipeline, comes forward); ``ID@START`` the newest of those whose
+start time begins with START (``health.burnin@2026-12-05T15:21`` for the H100's checked burn-in).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def main() -> int:
     parser.add_argument("--run", help="benchmark id to run in the Benchmarks tab")
     parser.add_argument("--select", help="benchmark id to show (its form) in the Benchmarks tab")
     parser.add_argument("--pipeline", help="a datapath.analyze document to show in Benchmarks → Pipeline")
-    parser.add_argument("--show-result", help="benchmark id whose newest saved result to select in Benchmarks")
+    parser.add_argument("--show-result", help="benchmark id (ID or ID@START) whose newest saved result to select "
+                                              "in Benchmarks")
     parser.add_argument("--param", action="append", default=[], help="NAME=VALUE for --run")
     parser.add_argument("--size", default="screen", help="WxH, or 'screen' to let the window fit the screen")
     args = parser.parse_args()
@@ -128,10 +130,13 @@ def main() -> int:
 
 
 def _show_result(widget, bench_id: str, pump) -> None:
-    """Select the newest saved result of ``bench_id`` and bring its page (the lower tab it opens) forward."""
+    """Select the newest saved result of ``bench_id`` (``ID@START``: started at a time beginning with START) and
+    bring its page (the lower tab it opens) forward."""
+    bench_id, _, start = bench_id.partition("@")
     for _ in range(50):  # saved results arrive a few rows per turn
-        docs = widget.results_table._documents
-        rows = [i for i, doc in enumerate(docs) if (doc.get("benchmark") or {}).get("id") == bench_id]
+        docs = widget.results_table.documents()
+        rows = [i for i, doc in enumerate(docs) if (doc.get("benchmark") or {}).get("id") == bench_id
+                and str(doc.get("started_at") or "").startswith(start)]
         if rows:
             break
         pump(100)

@@ -46,6 +46,8 @@ def test_the_section_holds_the_verdict_the_gpu_lines_and_the_findings(docs):
     assert values["vs gpu.matmul sustained"] == "0.97 × 1450"
     assert values["Power / limit"] == "695 / 700 W (0.99)"
     assert values["Power-capped"] == "100 %" and values["Slowed down"] == "25 %"  # 60 of 241 samples
+    (burned,) = section.burns
+    assert burned[:2] == ("NOTE", "gpu0") and burned[2].startswith("0.97 × gpu.matmul sustained alone; power 0.99")
     (low,) = [f for f in section.findings if f[0] == "low"]
     assert low[1].startswith("GPU memory copy 62 %")
     assert "NVIDIA H200 Tensor Core GPU product brief" in low[2] and "gpu.d2d_52e98a7a.json" in low[2]
@@ -56,8 +58,10 @@ def test_the_evaluation_prints_and_renders_it_and_keeps_the_burnin_out_of_the_mi
     assert all("health.burnin" not in m.title for m in ev.micro)
     text = evaluation.format_evaluation(ev)
     assert "Health burn-in: WARN (2 min" in text and "[low] GPU memory copy 62 %" in text
+    assert "NOTE gpu0 whether the load burns: 0.97 × gpu.matmul sustained alone" in text
     html = evaluation.render_evaluation_html(ev)
     assert "<h2>Health</h2>" in html and "0.97 × 1450" in html and "GPU memory copy 62 %" in html
+    assert "gpu0, whether the load burns: 0.97 × gpu.matmul sustained alone" in html
     assert evaluation.evaluation_pdf_bytes(ev).startswith(b"%PDF")
 
 

@@ -88,3 +88,28 @@ def test_the_benchmarks_tab_adds_a_health_tab_and_flags_the_results(qtbot, tmp_p
     item = tab.results.item(1, COLUMN["Status"])
     assert item.text() == "ok · not normal for its kind"
     assert "GPU memory copy 62 % of the H200 SXM datasheet" in item.toolTip()
+
+
+def test_the_h100_burnins_are_both_in_the_table_and_say_whether_the_load_burns(qtbot, tmp_path, qsettings):
+    import json
+    from pathlib import Path
+
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+    from hwbench_gui.ui.benchmarks.results_table import COLUMN
+    from hwbench_gui.ui.context import AppContext
+
+    folder = Path(__file__).resolve().parents[1] / "resources/reference/h100"
+    docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]  # checked, unchecked, matmul
+    tab = BenchmarksTab(AppContext(settings=qsettings, results_dir=tmp_path / "results"))
+    qtbot.addWidget(tab)
+    for doc in docs:
+        tab._add_result_row(doc)
+    statuses = [tab.results.item(row, COLUMN["Status"]).text() for row in range(2)]
+    assert statuses == ["ok · health PASS", "ok · health PASS (results not checked)"]
+    tab.results.selectRow(0)
+    burned = tab.health.burns.text()
+    assert "gpu0 <span" in burned and ">burns</span>: 0.92 × gpu.matmul sustained alone; held by the power cap " \
+        "(SwPowerCap 100 % of samples, 0.99 of the limit)" in burned
+    assert "results checked" in tab.health.verdict.text()
+    tab.results.selectRow(1)
+    assert "results NOT checked" in tab.health.verdict.text() and "0.97 × gpu.matmul" in tab.health.burns.text()

@@ -15,9 +15,11 @@ from typing import Any
 import psutil
 
 from hwbench_gui.engine import nvml
-from hwbench_gui.engine.health import rules
+from hwbench_gui.engine.health import burns, rules
 from hwbench_gui.engine.health.burnin import BurninPlan, run_burnin
+from hwbench_gui.engine.health.gpu_load import FULL_CHECK_EVERY_S, VALIDATE_ROWS
 from hwbench_gui.engine.health.host_load import CpuCheckedMatmul, RamPattern
+from hwbench_gui.engine.health.rules import RATE_SETTLE_S
 from hwbench_gui.engine.health.watch import HealthWatch
 from hwbench_gui.engine.measure.timing import nvml_handle_for
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, Reporter
@@ -96,6 +98,8 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
     health = run_burnin(plan, watch, progress=reporter.progress, phase=reporter.phase, metric=reporter.metric)
     health["checking"] = params["check"]
     warnings = [f"{r['scope']}: {r['text']}" for r in health["reasons"] if r["level"] in (rules.WARN, rules.FAIL)]
+    warnings += [f"gpu{g['index']}: {g['burn']['text']}" for g in health["gpus"]
+                 if (g.get("burn") or {}).get("level") == rules.WARN]
     if not params["check"]:
         warnings.append("results were not checked (check=false): this run measures the load only, and its "
                         "verdict cannot see a wrong result")
@@ -117,15 +121,23 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
     method = (
         f"Every load at once for {params['minutes']:g} min, watched every {health['watch_interval_s']:g} s. "
         + (f"GPUs: back-to-back {'/'.join(precisions)} GEMMs of {params['matrix_size']}×{params['matrix_size']} "
-           "(the precision with the highest tensor rate unless set); the first product checked against FP32 "
-           "CUDA-core recomputation of 256 rows, every later one against the first (row sums each product, every "
-           f"element every 16th); beside them {params['gpu_memory_mib']} MiB of pattern and complement copied and "
-           "compared on a second stream. " if plan.gpu_loads else f"No GPU load: {health['no_gpu_reason']}. ")
+           "(the precision with the highest tensor rate unless set); the first product checked against FP64 "
+           f"recomputation of {VALIDATE_ROWS} rows, every later one against the first: each product's rows as "
+           "exact integer sums of their bits (one read of the product; any single wrong element changes its "
+           f"row's sum), and every element of one product at least every {FULL_CHECK_EVERY_S:g} s; beside them "
+           f"{params['gpu_memory_mib']} MiB of pattern and complement copied and compared element by element "
+           "after every copy on a second stream; no host sync between windows (each is queued before the one "
+           "before it is collected). " if plan.gpu_loads else f"No GPU load: {health['no_gpu_reason']}. ")
         + ("Host: float64 products of integer-valued 512×512 matrices (exact, checked against the integer "
            f"product) on every core, and a pattern written over {params['ram_share'] * 100:g} % of the available "
            "RAM and read back. " if params["host"] else "Host load off. ")
         + ("Rates are work per load window (about 0.5 s). " if params["check"] else
            "Results not checked (check=false). ")
+        + f"Whether the load burns: its GEMM rate after {RATE_SETTLE_S:g} s at least {burns.RATE_TARGET:g} × "
+        f"gpu.matmul's sustained rate alone (same precision and size; the report and the Health page hold it "
+        f"against such a run among the results) and its power at least {burns.POWER_TARGET:g} × the limit, or a "
+        "clock-event reason (power cap, thermal or HW slowdown) set in at least half the samples holding it "
+        "lower; else a WARN beside the verdict. "
         + "Verdict rules: hwbench_gui.engine.health.rules.")
     return Outcome(figure_name=headline, unit=unit, samples=samples, precision="/".join(precisions) or "FP64",
                    method=method, figures=figures, warnings=warnings, details={"health": health, "notes": notes},

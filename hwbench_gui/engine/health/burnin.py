@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from hwbench_gui.engine.health import rules
+from hwbench_gui.engine.health import burns, rules
 from hwbench_gui.engine.health.load import Load
 from hwbench_gui.engine.health.watch import MAX_POINTS, HealthWatch
 
@@ -126,13 +126,25 @@ def _section(plan: BurninPlan, watch: HealthWatch, duration_s: float) -> dict[st
         host_out = {"loads": [_load_facts(load) for load in plan.host_loads]}
     no_gpu = plan.no_gpu_reason or (watch.reason if watch.count == 0 else None)
     judged = rules.verdict(evidence, host_ev, no_gpu_reason=no_gpu)
-    for part, facts in zip(judged["gpus"], gpus_out):
+    for part, facts, ev in zip(judged["gpus"], gpus_out, evidence):
         part.update(facts)
+        if facts["load"] is not None:
+            # what the run alone can say; a reader holding gpu.matmul's sustained rate judges again with it
+            part["burn"] = burns.judge(
+                burns.settled_rate(facts["load"]), None,
+                *([float(s[k]) for s in ev.samples if s.get(k) is not None] for k in ("power_w", "power_limit_w")),
+                [int(s["reasons"]) for s in ev.samples if s.get("reasons") is not None],
+                _memory_mib(plan.gpu_loads.get(facts["index"])))
     if host_out is not None:
         judged["host"].update(host_out)
     judged.update({"duration_s": round(duration_s, 3), "watch_interval_s": WATCH_INTERVAL_S,
                    "no_gpu_reason": no_gpu})
     return judged
+
+
+def _memory_mib(load: Load | None) -> int | None:
+    memory_bytes = getattr(load, "memory_bytes", None)
+    return memory_bytes >> 20 if isinstance(memory_bytes, int) else None
 
 
 def _load_facts(load: Load | None) -> dict[str, Any] | None:

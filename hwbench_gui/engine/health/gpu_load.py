@@ -4,20 +4,35 @@ The load thread's first product is checked once against a different path: 256 of
 in FP64 (not on tensor cores) from the exact values the operands hold, within ``2**-6 × (|A| @ |B|)``
 per element (the output's rounding plus the accumulation order). Every later product of that thread
 must then equal the first bit for bit (the same cuBLAS kernel on the same operands is deterministic):
-each product's row sums in FP32 are compared with the first's, and every :data:`FULL_CHECK_EVERY`-th
-product element by element. Beside it, on a second stream, a pattern and its complement are copied
-into a buffer and compared after every copy. Torch is imported here only.
+each product's row fingerprints (:func:`row_fingerprint`, one read of the product) are compared with the
+first's, and the first product of a window at least :data:`FULL_CHECK_EVERY_S` after the last full compare
+is compared element by element, its output buffer filled with NaN first (a GEMM that stopped writing
+would leave the previous, right product there). Beside them, on a second stream, a pattern and its
+complement are copied into a buffer and compared element by element after every copy.
+
+What checking costs, by arithmetic (16384³ FP8 on an H100 SXM: 8.80 TFLOP, 7.22 ms a product at the
+1,218 TFLOP/s the unchecked load gave; the BF16 product is 0.537 GB; HBM3 3.35 TB/s): the fingerprint reads
+each product once, 0.16 ms at full bandwidth and 0.21 ms at 2.5 TB/s, 2.2-3.0 %, plus three small kernels
+(~0.01 ms, 0.15 %); the full compare (1.6 GB) every 10 s instead of every 16th product, 0.01 % instead of
+0.4-0.6 %; the memory stream's compares, 5.4 GB a window of ~63 products, 0.085 GB a product, at most
+0.35 % (they run beside the GEMMs). Expected: 2.7-3.6 % at 2.5-3.35 TB/s. The design before (FP32 row
+sums of every product, the full compare every 16th: 0.69 GB a product) measured 5.1 %, which means its
+check kernels reached ~2 TB/s; should the fingerprint reach no more, 4.6 % (scripts/health_check_cost.py
+times each kernel on the GPU). The read of each product is the floor of a per-product check. Torch is
+imported here only.
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from hwbench_gui.engine.health.load import WINDOW_S, Load
 from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, Precision, apply_torch
 
-FULL_CHECK_EVERY = 16
+#: A full element-by-element compare at most this often (seconds of load); every product is fingerprinted.
+FULL_CHECK_EVERY_S = 10.0
 VALIDATE_ROWS = 256
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
 
@@ -30,6 +45,20 @@ def best_precision(torch: Any, index: int) -> tuple[Precision, str]:
     if major >= 8:
         return BF16, f"compute capability {major}.{minor}: BF16 tensor cores, no FP8"
     return FP16, f"compute capability {major}.{minor}: FP16 tensor cores, no BF16"
+
+
+@dataclass
+class _Queued:
+    """A window queued on the GPU: when, how many products, whether its first was compared in full, the host
+    slot its wrong-result counts land in, and the event that marks its end (on the CPU, instead of the event,
+    the window's work, done when collected)."""
+
+    started: float
+    products: int
+    full: bool
+    slot: Any
+    event: Any
+    cpu_work: Callable[[], None] | None
 
 
 class GpuGemm(Load):
@@ -47,7 +76,11 @@ class GpuGemm(Load):
         self.name = f"gpu{index}"
         self.products = 0
         self.per_window = 1
+        self.next_full_check_t = 0.0  # load time of the next element-by-element compare
         self._t: dict[str, Any] = {}
+        self._queued: _Queued | None = None
+        self._collected_t: float | None = None
+        self._slot = 0
 
     # -- setup ----------------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -66,22 +99,31 @@ class GpuGemm(Load):
             sa, sb = a.abs().max() / FP8_MAX, b.abs().max() / FP8_MAX
             a8, b8 = (a / sa).to(torch.float8_e4m3fn), (b / sb).to(torch.float8_e4m3fn).t()
             exact_a, exact_b = a8.float() * sa, b8.float() * sb
-            t["fn"] = lambda: torch._scaled_mm(a8, b8, scale_a=sa.float(), scale_b=sb.float(), out_dtype=torch.bfloat16)
+            sa32, sb32 = sa.float(), sb.float()
+            out = torch.empty(n, n, device=dev, dtype=torch.bfloat16)
+            t["fn"] = lambda: torch._scaled_mm(a8, b8, scale_a=sa32, scale_b=sb32, out_dtype=torch.bfloat16, out=out)
         else:
             dtype = getattr(torch, self.precision.tensor_dtype)
             x, y = a.to(dtype), b.to(dtype)
             exact_a, exact_b = x.float(), y.float()
             out = torch.empty(n, n, device=dev, dtype=dtype)
             t["fn"] = lambda: torch.mm(x, y, out=out)
+        # Every product lands in this one buffer, which holds the previous (right) product: a GEMM that stopped
+        # writing would pass its fingerprint, so the buffer is filled with NaN before each full compare.
+        t["out"] = out
         del a, b
         t["exact"] = (exact_a, exact_b)
-        t["bad"] = torch.zeros((), dtype=torch.int64, device=dev)
+        # wrong GEMM elements (or row fingerprints) and wrong memory words of the window being queued
+        t["counts"] = torch.zeros(2, dtype=torch.int64, device=dev)
+        t["bad"], t["mem_bad"] = t["counts"][0], t["counts"][1]
         words = max(self.memory_bytes // 4 // 2, 1)
         t["pattern"] = torch.randint(-2**31, 2**31 - 1, (words,), dtype=torch.int32, device=dev, generator=gen)
         t["complement"] = torch.bitwise_not(t["pattern"])
         t["buffer"] = torch.empty_like(t["pattern"])
-        t["mem_bad"] = torch.zeros((), dtype=torch.int64, device=dev)
         t["stream"] = torch.cuda.Stream(dev) if self.cuda else None
+        # Two host slots for the counts (the window being collected, the window just queued): pinned, so the
+        # copy into them is queued behind the window's work instead of waiting for it.
+        t["slots"] = [torch.zeros(2, dtype=torch.int64, pin_memory=self.cuda) for _ in range(2)]
         self._sync(torch)
 
     def _sync(self, torch: Any) -> None:
@@ -109,9 +151,10 @@ class GpuGemm(Load):
             del ref, bound, excess
         del exact_a, exact_b
         t["ref"] = first
-        t["ref_rows"] = first.sum(dim=1, dtype=torch.float32)
+        t["ref_rows"] = row_fingerprint(torch, first)
 
     def release(self) -> None:
+        self._queued = None
         self._t.clear()
         try:
             import torch
@@ -123,6 +166,9 @@ class GpuGemm(Load):
 
     # -- one window -------------------------------------------------------------------------------
     def window(self) -> float:
+        """Queue this window's work, then collect the window queued before it: the GPU always holds a
+        window of work while the host waits, so no host sync or GIL wait ever leaves it idle. Returns the
+        collected window's work (its time is the host's wait for it, which is its GPU time)."""
         import torch
 
         t = self._t
@@ -132,39 +178,87 @@ class GpuGemm(Load):
             self._reference(torch)
             self._sync(torch)
             return 0.0
+        queued, self._queued = self._queued, self._queue(torch)
+        return self._collect(queued) if queued is not None else 0.0
+
+    def finish(self) -> float:
+        """Collect the window still queued when the load stopped: its products are checked too."""
+        queued, self._queued = self._queued, None
+        return self._collect(queued) if queued is not None else 0.0
+
+    def _queue(self, torch: Any) -> _Queued:
+        t = self._t
         main = torch.cuda.current_stream(self.index) if self.cuda else None
-        start = self.now()
-        with torch.cuda.stream(t["stream"]) if self.cuda else contextlib.nullcontext():
-            if self.cuda:
-                t["stream"].wait_stream(main)
-            for source in (t["pattern"], t["complement"]):
-                t["buffer"].copy_(source)
+        slot = t["slots"][self._slot]
+        self._slot ^= 1
+        started = self.now()
+        full = self.check and started >= self.next_full_check_t
+        if full:
+            self.next_full_check_t = started + FULL_CHECK_EVERY_S
+        products = self.per_window
+
+        def work() -> None:
+            with torch.cuda.stream(t["stream"]) if self.cuda else contextlib.nullcontext():
+                if self.cuda:
+                    t["stream"].wait_stream(main)
+                for source in (t["pattern"], t["complement"]):
+                    t["buffer"].copy_(source)
+                    if self.check:
+                        t["mem_bad"] += (t["buffer"] != source).sum()
+            for k in range(products):
+                if full and k == 0:
+                    t["out"].fill_(float("nan"))
+                c = t["fn"]()
+                self.products += 1
                 if self.check:
-                    t["mem_bad"] += (t["buffer"] != source).sum()
-        for _ in range(self.per_window):
-            c = t["fn"]()
-            self.products += 1
+                    if full and k == 0:
+                        t["bad"] += (c != t["ref"]).sum()
+                    else:
+                        t["bad"] += (row_fingerprint(torch, c) != t["ref_rows"]).sum()
+            if self.cuda:
+                main.wait_stream(t["stream"])
             if self.check:
-                if self.products % FULL_CHECK_EVERY == 0:
-                    t["bad"] += (c != t["ref"]).sum()
-                else:
-                    t["bad"] += (c.sum(dim=1, dtype=torch.float32) != t["ref_rows"]).sum()
-        if self.cuda:
-            main.wait_stream(t["stream"])
-        self._sync(torch)
+                slot.copy_(t["counts"], non_blocking=True)  # one copy into a whole pinned tensor: queued, no sync
+                t["counts"].zero_()
+
+        if not self.cuda:  # the CPU computes as it is called: it does the window when collecting it, as a GPU would
+            return _Queued(started, products, full, slot, None, work)
+        work()
+        event = torch.cuda.Event()
+        event.record(main)
+        return _Queued(started, products, full, slot, event, None)
+
+    def _collect(self, q: _Queued) -> float:
+        if q.event is not None:
+            q.event.synchronize()
+        if q.cpu_work is not None:
+            q.cpu_work()
+        done = self.now()
         if self.check:
-            self.checked += self.per_window + 2
-            bad, mem_bad = int(t["bad"]), int(t["mem_bad"])
+            self.checked += q.products + 2
+            bad, mem_bad = int(q.slot[0]), int(q.slot[1])
             if bad:
-                self.error("gemm", f"{bad} elements or row sums of {self.per_window} {self.precision.label} "
-                                   f"{self.n}×{self.n} products on {self.where} differ from the first product")
-                t["bad"].zero_()
+                self.error("gemm", f"{bad} elements or row fingerprints of {q.products} {self.precision.label} "
+                                   f"{self.n}×{self.n} products on {self.where} (queued at {q.started:.1f} s"
+                                   f"{', the first compared element by element' if q.full else ''}) differ from "
+                                   "the first product")
             if mem_bad:
-                self.error("memory", f"{mem_bad} of {t['buffer'].numel()} words copied on {self.where} "
-                                     "read back differently")
-                t["mem_bad"].zero_()
-        took = self.now() - start
-        ran = self.per_window
+                self.error("memory", f"{mem_bad} of {self._t['buffer'].numel()} words copied on {self.where} "
+                                     f"(queued at {q.started:.1f} s) read back differently")
+        took = done - (self._collected_t if self._collected_t is not None else q.started)
+        self._collected_t = done
         if took > 0:
-            self.per_window = max(1, min(4096, int(ran * WINDOW_S / took)))
-        return ran * 2 * self.n ** 3 / 1e12
+            self.per_window = max(1, min(4096, int(q.products * WINDOW_S / took)))
+        return q.products * 2 * self.n ** 3 / 1e12
+
+
+def row_fingerprint(torch: Any, c: Any) -> Any:
+    """Each row's bits summed as integers (int64, wrapping): one read of the product, exact whatever order the
+    reduction adds in, and a single wrong element always changes its row's sum (an FP32 row sum can round a
+    small change away). Two wrong elements of one row can cancel (two elements at the same place in two words
+swapped); the full compare catches those."""
+    row_bytes = c.shape[1] * c.element_size()
+    if row_bytes % 8 == 0:
+        return c.view(torch.int64).sum(dim=1)
+    same_size = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[c.element_size()]
+    return c.view(same_size).sum(dim=1)  # sizes whose rows are not whole 8-byte words: slower, as exact

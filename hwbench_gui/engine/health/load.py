@@ -43,6 +43,10 @@ class Load:
     def window(self) -> float:
         raise NotImplementedError
 
+    def finish(self) -> float:
+        """After the last window: collect work still in flight (checked like the rest); returns its work."""
+        return 0.0
+
     def release(self) -> None:
         """Free what :meth:`prepare` allocated."""
 
@@ -66,16 +70,20 @@ class Load:
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
-                start = self.now()
-                work = self.window()
-                end = self.now()
-                if end > start and work > 0:
-                    self.rate.append(((start + end) / 2, work / (end - start)))
+                self._timed(self.window)
+            self._timed(self.finish)
         except Exception as exc:  # a CUDA error or an allocation failure is the load's verdict, not a crash
             last = traceback.format_exception_only(type(exc), exc)[-1].strip()
             self.load_error = f"{last} (at {self.now():.1f} s)"
         finally:
             self.release()
+
+    def _timed(self, step: Callable[[], float]) -> None:
+        start = self.now()
+        work = step()
+        end = self.now()
+        if end > start and work > 0:
+            self.rate.append(((start + end) / 2, work / (end - start)))
 
     def error(self, what: str, text: str) -> None:
         self.check_errors.append({"t": round(self.now(), 3), "what": what, "text": text})

@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from hwbench_gui.engine.health import normal
+from hwbench_gui.engine.health import burns, normal
 from hwbench_gui.engine.health.rules import FAIL, NOTE, POWER_CAP_BIT, SLOWDOWN_BITS, WARN
 from hwbench_gui.engine.results import describe
 
@@ -27,6 +27,8 @@ class HealthSection:
     checked: bool = True
     no_gpu_reason: str | None = None
     reasons: list[tuple[str, str, str]] = field(default_factory=list)  # (level, scope, text)
+    #: Whether each GPU's load burned (:mod:`hwbench_gui.engine.health.burns`): (level, scope, text).
+    burns: list[tuple[str, str, str]] = field(default_factory=list)
     gpus: list[list[str]] = field(default_factory=list)  # one row of GPU_COLUMNS each
     host: list[str] = field(default_factory=list)
     findings: list[tuple[str, str, str]] = field(default_factory=list)  # (status, text, sources)
@@ -70,6 +72,7 @@ def build(docs: Sequence[dict[str, Any]]) -> HealthSection | None:
         return None
     if burnins:
         _burnin(section, burnins[0], _sustained_matmul(docs))
+        section.burns = [(j["level"], f"gpu{j['index']}", j["text"]) for j in burns.judge_document(burnins[0], docs)]
         section.runs = len(burnins)
     return section
 
@@ -124,6 +127,7 @@ def text_lines(section: HealthSection | None) -> list[str]:
         lines.append(f"Health burn-in: {section.verdict} ({section.duration}, {section.date}"
                      + ("" if section.checked else ", results NOT checked") + ")")
         lines += [f"  {level} {scope}: {text}" for level, scope, text in section.reasons]
+        lines += [f"  {level} {scope} whether the load burns: {text}" for level, scope, text in section.burns]
         lines += ["  " + " · ".join(f"{name} {value}" for name, value in zip(GPU_COLUMNS, row)) for row in section.gpus]
         lines += [f"  host {line}" for line in section.host]
     if section.findings:
@@ -143,6 +147,8 @@ def pdf_tables(section: HealthSection | None, usable_in: float) -> list[tuple[st
         heading = f"Health burn-in: {section.verdict} ({section.duration}, {section.date}" + \
                   ("" if section.checked else ", results NOT checked") + ")"
         rows = [([level, scope, text], [shade.get(level, "white")] * 3) for level, scope, text in section.reasons]
+        rows += [([level, scope, f"whether the load burns: {text}"], [shade.get(level, "white")] * 3)
+                 for level, scope, text in section.burns]
         rows += [(["host", "", line], ["white"] * 3) for line in section.host]
         tables.append((heading, [("Level", 0.7), ("Scope", 0.8), ("Reason", usable_in - 1.5)], rows))
         if section.gpus:

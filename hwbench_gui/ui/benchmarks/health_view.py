@@ -6,13 +6,14 @@ warning colour, the power cap faintly). It draws what :mod:`hwbench_gui.engine.h
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import Any, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QProgressBar, QScrollArea, QVBoxLayout, QWidget
 
+from hwbench_gui.engine.health import burns
 from hwbench_gui.engine.health.bands import reason_bands
 from hwbench_gui.engine.health.rules import FAIL, NOTE, PASS, WARN
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR
@@ -71,6 +72,10 @@ class HealthView(QScrollArea):
         self.verdict = QLabel("No burn-in yet: run health.burnin (1 minute = quick, 10 = standard).")
         self.verdict.setWordWrap(True)
         self.verdict.setTextFormat(Qt.RichText)
+        self.burns = QLabel("")  # whether each GPU's load burned, against gpu.matmul sustained where measured
+        self.burns.setWordWrap(True)
+        self.burns.setTextFormat(Qt.RichText)
+        self.burns.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.reasons = QLabel("")
         self.reasons.setWordWrap(True)
         self.reasons.setTextFormat(Qt.RichText)
@@ -82,6 +87,7 @@ class HealthView(QScrollArea):
         self.plots.setBackground(None)
         layout.addWidget(self.verdict)
         layout.addWidget(self.progress)
+        layout.addWidget(self.burns)
         layout.addWidget(self.reasons)
         layout.addWidget(self.plots, 1)
         self.setWidget(body)
@@ -93,6 +99,7 @@ class HealthView(QScrollArea):
         self.plots.clear()
         self.plots.setMinimumHeight(0)
         self.reasons.setText("")
+        self.burns.setText("")
         self.verdict.setText("<b>Burn-in running</b>" + (f" for {minutes:g} min" if minutes else "")
                              + ": the verdict comes when it ends.")
         self.progress.setValue(0)
@@ -109,7 +116,9 @@ class HealthView(QScrollArea):
                                  f"{html.escape(str(event.get('unit', '')))}")
 
     # -- a finished document ---------------------------------------------------------------------
-    def set_document(self, document: dict[str, Any]) -> None:
+    def set_document(self, document: dict[str, Any], others: Sequence[dict[str, Any]] = ()) -> None:
+        """Show a finished burn-in; ``others`` (the results at hand) give gpu.matmul's sustained rate to hold
+        its load against."""
         self.document = document
         self.progress.hide()
         health = document["details"]["health"]
@@ -127,7 +136,14 @@ class HealthView(QScrollArea):
             f"&nbsp;&nbsp;machine · {' · '.join(parts)}"
             + (f"&nbsp;&nbsp;|&nbsp;&nbsp;{per_gpu}" if per_gpu else "")
             + (f"<br>GPU part not run: {html.escape(str(health['no_gpu_reason']))}"
-               if health.get("no_gpu_reason") else ""))
+               if health.get("no_gpu_reason") else "")
+            + ("" if health.get("checking", True) else
+               "<br>This run measured the load alone (what checking costs); the burn-in is a checked run "
+               "(Results lists both)."))
+        self.burns.setText("<br>".join(
+            f"gpu{j['index']} <span style='color:{VERDICT_COLORS.get(j['level'], NOTE_COLOR)}; font-weight:600'>"
+            f"{'burns' if j['burns'] else 'does not burn'}</span>: {html.escape(j['text'])}"
+            for j in burns.judge_document(document, others)))
         # the banner says why there was no GPU part; the list keeps what the verdict rests on
         shown, full = reasons_html([r for r in health.get("reasons") or [] if r.get("rule") != "no_gpu"])
         self.reasons.setText(shown or "No reason to note.")

@@ -158,7 +158,9 @@ class ResultsTable(QWidget):
         verdict = verdict_of(document)
         findings = normal.judge(document)
         low = [f for f in findings if f["status"] == normal.LOW]
-        flags = (f" · health {verdict}" if verdict else "") + (" · not normal for its kind" if low else "")
+        unchecked = bool(verdict) and (document.get("params") or {}).get("check") is False
+        flags = (f" · health {verdict}" + (" (results not checked)" if unchecked else "") if verdict else "") \
+            + (" · not normal for its kind" if low else "")
         cells = {
             "Started": (document.get("started_at") or "")[:19].replace("T", " "),
             "Benchmark": document.get("benchmark", {}).get("id", "?"),
@@ -189,6 +191,10 @@ class ResultsTable(QWidget):
             self.table.setItem(row, COLUMN[name], item)
         if select:
             self.table.selectRow(row)
+
+    def documents(self) -> list[dict[str, Any]]:
+        """Every document shown, saved and of this session."""
+        return list(self._documents)
 
     def selected_document(self) -> dict[str, Any] | None:
         rows = {index.row() for index in self.table.selectedIndexes()}

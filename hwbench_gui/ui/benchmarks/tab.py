@@ -104,8 +104,8 @@ class BenchmarksTab(QWidget):
         self.suite_bar.suite_finished.connect(self._on_suite_finished)
         self.run_panel.run_requested.connect(lambda bench_id, params: self.enqueue(bench_id, params))
         self.results_table.document_selected.connect(self._on_document_selected)
-        self._sizes_before_pipeline: list[int] | None = None
-        self.bottom.currentChanged.connect(self._give_pipeline_room)
+        self._sizes_before_reading: list[int] | None = None  # the user's split while a reading page is shown
+        self.bottom.currentChanged.connect(self._give_reading_room)
         self.runner.run_started.connect(self._on_run_started)
         self.runner.run_event.connect(self._on_run_event)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
@@ -237,7 +237,7 @@ class BenchmarksTab(QWidget):
             self.bottom.setCurrentWidget(self.pipeline)
         self._pipeline_pending = None
         if has_health(document):
-            self._health_view().set_document(document)
+            self._health_view().set_document(document, self.results_table.documents())
         self.plot.show_document(document)
 
     def _health_view(self) -> HealthView:
@@ -264,7 +264,7 @@ class BenchmarksTab(QWidget):
         if getattr(run.result, "save_error", None):
             self.bottom.setCurrentIndex(0)
         elif has_health(document):
-            self._health_view().set_document(document)
+            self._health_view().set_document(document, self.results_table.documents())
             self.bottom.setCurrentWidget(self.health)
         elif document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
@@ -272,18 +272,22 @@ class BenchmarksTab(QWidget):
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
                                  f"{document.get('status', 'failed')}", 8000)
 
-    def _give_pipeline_room(self, _index: int) -> None:
-        """The Pipeline page is read, not glanced at: while it is shown the form above shrinks to its
-        smallest, and gets its height back when another lower tab is chosen."""
-        showing = self.pipeline is not None and self.bottom.currentWidget() is self.pipeline
-        if showing and self._sizes_before_pipeline is None:
-            self._sizes_before_pipeline = self.run_splitter.sizes()
-            total = sum(self._sizes_before_pipeline)
+    def reading_pages(self) -> tuple[QWidget, ...]:
+        """The lower pages that are read, not glanced at (the Pipeline and Health pages, once added)."""
+        return tuple(page for page in (self.pipeline, self.health) if page is not None)
+
+    def _give_reading_room(self, _index: int) -> None:
+        """While a reading page is shown the form above shrinks to its smallest; the user's split comes back
+        when a glanced-at lower tab (results, plot, log) is chosen. Moving between reading pages keeps the room."""
+        showing = self.bottom.currentWidget() in self.reading_pages()
+        if showing and self._sizes_before_reading is None:
+            self._sizes_before_reading = self.run_splitter.sizes()
+            total = sum(self._sizes_before_reading)
             top = self.run_panel.minimumSizeHint().height()
             self.run_splitter.setSizes([top, max(LOWER_MIN_HEIGHT_PX, total - top)])
-        elif not showing and self._sizes_before_pipeline is not None:
-            self.run_splitter.setSizes(self._sizes_before_pipeline)
-            self._sizes_before_pipeline = None
+        elif not showing and self._sizes_before_reading is not None:
+            self.run_splitter.setSizes(self._sizes_before_reading)
+            self._sizes_before_reading = None
 
     def show_pipeline(self, document: dict[str, Any]) -> bool:
         """Show a finished datapath.analyze document in the "Pipeline" tab and bring it forward (for
@@ -305,8 +309,8 @@ class BenchmarksTab(QWidget):
 
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
-        if self._sizes_before_pipeline is not None:  # the user's split, not the Pipeline page's
-            self.run_splitter.setSizes(self._sizes_before_pipeline)
+        if self._sizes_before_reading is not None:  # the user's split, not a reading page's
+            self.run_splitter.setSizes(self._sizes_before_reading)
         self._save_splitters()
         self.run_panel.shutdown()
         self.runner.shutdown()

@@ -1,0 +1,59 @@
+"""Benchmarks → Health reads at 1024x700, 1366x768 and 1920x1080 with the H100 references: the page takes the
+form's height while shown (the one mechanism the Pipeline page uses too; moving between them keeps the room,
+a glanced-at tab gives the user's split back), its labels show their whole text, and nothing lies off its
+right edge (it scrolls down, never sideways)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtWidgets import QApplication
+from support import FIXTURES
+
+from hwbench_gui.engine.paths import resources_dir
+from hwbench_gui.ui.app import build_window
+from hwbench_gui.ui.main_window import FRAME_ALLOWANCE
+
+SIZES = [(1024, 700), (1366, 768), (1920, 1080)]
+
+
+def _settle() -> None:
+    for _ in range(4):
+        QApplication.processEvents()
+
+
+@pytest.mark.parametrize("screen", SIZES, ids=lambda v: "x".join(map(str, v)))
+def test_the_health_page_gets_the_forms_room_and_reads(qtbot, qsettings, screen):
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=10000):
+        win.show()
+    win.resize(screen[0] - FRAME_ALLOWANCE[0], screen[1] - FRAME_ALLOWANCE[1])
+    win.tabs.setCurrentIndex([win.tabs.tabText(i) for i in range(win.tabs.count())].index("Benchmarks"))
+    tab = win.tab_widget("Benchmarks")
+    _settle()
+    split = tab.run_splitter.sizes()
+    docs = [json.loads(p.read_text()) for p in sorted((resources_dir() / "reference" / "h100").glob("*.json"))]
+    for doc in docs:
+        tab._add_result_row(doc)
+    tab.results.selectRow(tab.results_table.documents().index(docs[0]))  # the checked 2-minute burn-in
+    tab.bottom.setCurrentWidget(tab.health)
+    _settle()
+    view = tab.health
+    assert tab.run_splitter.sizes()[0] < split[0]
+    # the lower pane holds the verdict, the judgement, the reasons and at least a plot's worth below them
+    assert view.viewport().height() >= 300 and view.viewport().height() >= 0.55 * sum(tab.run_splitter.sizes())
+    body = view.widget()
+    assert body.width() <= view.viewport().width()
+    for label in (view.verdict, view.burns, view.reasons):
+        assert label.text() and label.heightForWidth(label.width()) <= label.height(), label.text()[:60]
+        assert label.geometry().right() <= body.width()
+    assert "the load burns" in view.burns.text()
+    room = tab.run_splitter.sizes()
+    tab.show_pipeline(json.loads((FIXTURES / "h200_datapath_2026-12-04.json").read_text()))
+    _settle()
+    assert tab.run_splitter.sizes() == room  # one mechanism: the other reading page keeps the room
+    tab.bottom.setCurrentIndex(0)
+    _settle()
+    assert tab.run_splitter.sizes() == split
