@@ -14,7 +14,7 @@ starts a benchmark and shoots the Benchmarks tab during and after it; ``--select
 benchmark's form there; ``--pipeline FILE`` shows a datapath.analyze document's Pipeline tab;
 ``--show-result ID`` selects the newest saved result of benchmark ID in the
 Results table (its page, e.g. Health or Pipeline, comes forward); ``ID@START`` the newest of those whose
-start time begins with START (``health.burnin@2026-12-05T15:21`` for the H100's checked burn-in).
+start time begins with START (``health.burnin@2026-12-05T15:42`` for the H100's checked burn-in).
 """
 
 from __future__ import annotations
