@@ -108,8 +108,8 @@ def test_the_h100_burnins_are_both_in_the_table_and_say_whether_the_load_burns(q
     assert statuses == ["ok · health PASS", "ok · health PASS (results not checked)"]
     tab.results.selectRow(0)
     burned = tab.health.burns.text()
-    assert "gpu0 <span" in burned and ">burns</span>: 0.92 × gpu.matmul sustained alone; held by the power cap " \
-        "(SwPowerCap 100 % of samples, 0.99 of the limit)" in burned
+    assert "gpu0 <span" in burned and ">burns</span>: 0.95 × gpu.matmul sustained alone; held by the power cap " \
+        "(SwPowerCap 99 % of samples, 0.98 of the limit)" in burned
     assert "results checked" in tab.health.verdict.text()
     tab.results.selectRow(1)
-    assert "results NOT checked" in tab.health.verdict.text() and "0.97 × gpu.matmul" in tab.health.burns.text()
+    assert "results NOT checked" in tab.health.verdict.text() and "0.98 × gpu.matmul" in tab.health.burns.text()
