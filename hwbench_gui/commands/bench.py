@@ -86,8 +86,14 @@ def list_command(args: argparse.Namespace) -> int:
     rows = []
     for bench in registry.all_benchmarks():
         reason = registry.availability(bench)
+        limits = registry.framework_limits(bench) if reason is None else {}
+        if limits:  # runnable, in its other framework
+            runnable = [label for label in registry.framework_labels(bench) if label not in limits]
+            reason = f"{' / '.join(runnable)} only: " + "; ".join(
+                f"{label} runs cannot run here: {why}" for label, why in limits.items())
         row = {"id": bench.id, "title": bench.title, "category": bench.category, "version": bench.version,
-               "available": reason is None, "reason": reason, "needs": sorted(bench.needs),
+               "available": reason is None or bool(limits), "reason": reason, "needs": sorted(bench.needs),
+               "framework_limits": limits,
                "default_timeout_s": bench.default_timeout_s,
                "params": [_param_json(p) for p in bench.params]}
         rows.append(row)

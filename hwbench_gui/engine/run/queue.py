@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hwbench_gui.engine import frameworks
+from hwbench_gui.engine.models import torch_ops
 from hwbench_gui.engine.run.suites import SuiteRun, expand_suite
 
 QUEUED = "queued"
@@ -223,6 +224,10 @@ def unavailable_here(run: SuiteRun, gpu_count: int) -> str | None:
     framework = run.params.get("framework")
     if framework in FRAMEWORK_MODULES and importlib.util.find_spec(FRAMEWORK_MODULES[framework][0]) is None:
         return FRAMEWORK_MODULES[framework][1]
+    if framework == "torch":  # the model benchmarks, whose PyTorch runs need torchvision's operators
+        reason = torch_ops.unusable_reason()
+        if reason:
+            return reason
     if gpu_count == 0:
         values = bench.resolve_params(run.params)
         device = str(values.get("device", ""))
