@@ -54,8 +54,8 @@ def test_with_an_nvidia_gpu_it_installs_the_cuda_builds(tmp_path):
                          ids=["no nvidia-smi", "no driver", "no device"])
 def test_without_one_it_installs_cpu_builds_and_no_cuda_libraries(tmp_path, nvidia_smi):
     lines = _pip_lines(_install_dry_run(tmp_path, nvidia_smi))
-    assert lines == ["+ .venv/bin/pip install --retries 1 --timeout 20 --index-url https://download.pytorch.org/whl/cpu "
-                     "torch torchvision",
+    assert lines == ["+ .venv/bin/pip install --retries 1 --timeout 20 --index-url "
+                     "https://download.pytorch.org/whl/cpu torch torchvision",
                      "+ .venv/bin/pip install -e .[tf-cpu,demos]"]
 
 
