@@ -221,3 +221,22 @@ def test_cli_suite_lists_what_cannot_run_resumes_and_writes_the_report(monkeypat
     captured = capsys.readouterr()
     assert "1 to run" not in captured.err and "0 to run, 1 already done" in captured.err
     assert "test.ok 1.0: " in captured.out and "[done before: " in captured.out
+
+
+def test_resume_counts_only_the_current_benchmark_version_and_takes_the_newest_of_several(monkeypatch, tmp_path):
+    """A document of an older version of the benchmark's code measured something else: it is not done. Of
+    several documents that match, the newest (``started_at``) is the one the resumed suite reports."""
+    from hwbench_gui.engine.run import registry
+    from hwbench_gui.engine.run.queue import finished_document
+
+    _tiny_suite(monkeypatch, scales=(1.0,))
+    (run, result), = run_suite("tiny", {}, results_dir=tmp_path)
+    doc = json.loads(result.path.read_text())
+    assert finished_document(run, [doc]) is not None
+    current = registry.get("test.ok").version
+    older = {**doc, "benchmark": {**doc["benchmark"], "version": f"{current}-older"}}
+    assert finished_document(run, [older]) is None
+    early = {**doc, "started_at": "2026-01-01T00:00:00+00:00", "run_id": "early"}
+    late = {**doc, "started_at": "2026-06-01T00:00:00+00:00", "run_id": "late"}
+    assert finished_document(run, [early, late, older])["run_id"] == "late"
+    assert finished_document(run, [late, early])["run_id"] == "late"
