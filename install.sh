@@ -22,9 +22,10 @@
 set -eu
 
 TORCH_CPU_INDEX="${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}"
-# Measured: PyPI's torch 2.14.1 with torchvision on Linux x86_64 takes 5.3 GB in the venv, the CPU index's
-# pair 1.1 GB; the download is about 3 GB against 0.3 GB.
-PYPI_TORCH_COST="about 3 GB more to download and 4 GB more on disk than the CPU builds"
+# Measured (Python 3.11, Linux x86_64): PyPI's torch 2.14.1 and torchvision 0.29.1 download 3.05 GB and take
+# 5.3 GB in the venv (torch, torchvision, nvidia, triton); the CPU index's torch wheel is 0.19 GB and 0.76 GB
+# installed.
+PYPI_TORCH_COST="about 2.9 GB more to download and 4.5 GB more on disk than the CPU builds"
 python="${PYTHON:-python3}"
 dry_run=""
 [ "${1:-}" = "--dry-run" ] && dry_run=1
