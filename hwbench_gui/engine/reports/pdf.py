@@ -229,7 +229,9 @@ class _Page:
         return int((A4_LANDSCAPE_IN[1] - MARGIN_IN - self.y_in - 2 * PAD_IN) / LINE_IN)
 
     def header(self, columns: Sequence[_Column]) -> None:
-        self._draw(columns, [[col.header] for col in columns], ["#f2f2f5"] * len(columns), 1, bold=True)
+        """The columns' titles, wrapped to their widths (bold glyphs are about a tenth wider)."""
+        lines = [wrap_lines(col.header, max(6, int(col.chars * 0.9))) for col in columns]
+        self._draw(columns, lines, ["#f2f2f5"] * len(columns), max(len(cell) for cell in lines), bold=True)
 
     def band(self, width_in: float, lines: list[str]) -> None:
         """A line across the whole table (a benchmark's header)."""
