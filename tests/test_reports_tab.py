@@ -264,3 +264,18 @@ def test_the_busy_flag_stays_on_the_busy_side_in_the_compare_table(tab):
     assert "(busy)" in table.item(0, 3).text() and "busy" not in table.item(0, 4).text()
     lines = tab.compare_view.summary_label.text().splitlines()
     assert "1 on a busy machine" in lines[0] and "busy" not in lines[1]
+
+
+@pytest.mark.usefixtures("fixture_benchmarks")
+def test_a_run_the_queue_saves_is_listed_without_refresh(tab, qtbot):
+    """The window's queue runs on a worker thread; the library hears the run end and lists its document."""
+    import threading
+
+    queue = tab.context.run_queue
+    queue.add("test.ok", {})
+    runner = threading.Thread(target=queue.run_next)
+    runner.start()
+    qtbot.waitUntil(lambda: not runner.is_alive() and tab.library_view._loader is None
+                    and len(measured(tab)) == 3, timeout=20000)
+    runner.join()
+    assert "test.ok" in {d["benchmark"]["id"] for d in measured(tab)}
