@@ -524,7 +524,8 @@ def test_the_pdf_of_the_h200_references_and_a_local_run_holds_every_row(tmp_path
     assert rows == len(report.comparison.rows) >= 20
     assert pdf_row_numbers(text) == set(range(1, rows + 1))
     membw = next(i for i, r in enumerate(report.comparison.rows, 1) if r.benchmark_id == "host.membw")
-    assert report.comparison.rows[membw - 1].cells[1].ratio is not None  # the one real comparison is there
+    # the one real comparison is there (the H200 folder's runs come from ten VMs named "vm": ten sides)
+    assert any(cell.ratio is not None for cell in report.comparison.rows[membw - 1].cells[1:])
 
 
 # -- configuration that reads ----------------------------------------------------------------------

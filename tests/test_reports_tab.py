@@ -279,3 +279,16 @@ def test_a_run_the_queue_saves_is_listed_without_refresh(tab, qtbot):
                     and len(measured(tab)) == 3, timeout=20000)
     runner.join()
     assert "test.ok" in {d["benchmark"]["id"] for d in measured(tab)}
+
+
+def test_two_machines_named_vm_are_two_machines_in_the_library(tab):
+    docs = []
+    for uuid in ("GPU-aaaaaaaa-0000", "GPU-bbbbbbbb-0000"):
+        doc = make_doc("t.rate", host="vm", gpu="NVIDIA H200")
+        doc["inventory"]["gpus"] = [{"name": "NVIDIA H200", "uuid": uuid}]
+        docs.append(doc)
+    write_docs(tab.results_dir, docs)
+    tab.reference_check.setChecked(False)
+    tab.refresh()
+    machines = {tab.model.item(r, 0).text() for r in range(tab.model.rowCount())}
+    assert {"vm · NVIDIA H200 (GPU aaaaaaaa)", "vm · NVIDIA H200 (GPU bbbbbbbb)"} <= machines

@@ -158,7 +158,7 @@ class Evaluation:
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
     """Whether ``docs`` are measured documents of a single machine (what this report is for)."""
     return bool(docs) and not any(describe.is_published(d) for d in docs) and \
-        len({describe.machine_name(d) for d in docs}) == 1
+        len({describe.machine_key(d) for d in docs}) == 1
 
 
 def _seed(doc: dict[str, Any], name: str, statistic: str) -> float | None:
@@ -293,11 +293,20 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
     micro = _micro_rows([d for d in docs if not _is_model(d) and
                          (d.get("benchmark") or {}).get("id") != DATAPATH_ID])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
-    side = compare.Side(describe.machine_name(docs[0]), docs)
+    machines = compare.sides_by_machine(docs)
+    side = compare.Side(machines[0].name, docs) if len(machines) == 1 else \
+        compare.Side(_machines_name(docs, len(machines)), docs)
     drawn = charts_mod.build_charts([side]) if with_charts else []
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
                       columns, rows, not_measured, micro, datapath, docs, drawn, list(errors))
+
+
+def _machines_name(docs: Sequence[dict[str, Any]], count: int) -> str:
+    """What an evaluation of several machines' documents is of: "3 machines named vm · NVIDIA H200" (the
+    host name and hardware alike, the GPUs or boards not), else the machines' names."""
+    names = list(dict.fromkeys(describe.machine_name(d) for d in docs))
+    return f"{count} machines named {names[0]}" if len(names) == 1 else f"{count} machines: {'; '.join(names)}"
 
 
 def _model_configurations(model: str, by_cell: dict[tuple[str, tuple, Column], list[dict[str, Any]]]) -> list[tuple]:

@@ -173,8 +173,9 @@ class LibraryView(QWidget):
     def _show(self, loaded: library.Library) -> None:
         self.model.removeRows(0, self.model.rowCount())
         self.proxy.setDynamicSortFilter(False)  # one sort after the fill, not one per row
+        labels = describe.machine_labels(loaded.docs)  # two hosts named alike are listed apart
         for doc in loaded.docs:
-            self.model.appendRow(row_items(doc))
+            self.model.appendRow(row_items(doc, labels[describe.machine_key(doc)]))
         self.proxy.setDynamicSortFilter(True)
         self.table.resizeColumnsToContents()
         # Long machine or figure texts are elided (the full text is in the tooltip).

@@ -130,8 +130,8 @@ class ReportsTab(QWidget):
         (``by="machine"``; nothing selected: every machine shown)."""
         selected = self.selected_documents()
         if by == "machine":
-            names = {describe.machine_name(d) for d in selected}
-            docs = [d for d in self.documents() if not names or describe.machine_name(d) in names]
+            machines = {describe.machine_key(d) for d in selected}
+            docs = [d for d in self.documents() if not machines or describe.machine_key(d) in machines]
         else:
             docs = selected or self.documents()
         self.compare_documents(docs, by)
