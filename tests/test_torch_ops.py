@@ -64,10 +64,17 @@ def test_the_answer_is_asked_once_per_installed_pair_and_remembered_on_disk(tmp_
     assert json.loads(cache.read_text())["reason"] is None
 
 
-def test_a_probe_that_timed_out_is_not_remembered(tmp_path):
+@pytest.mark.parametrize("reason", ["torch probe timed out after 120 s",
+                                    "torch probe exited with code 2 without a report: unknown option"])
+def test_a_probe_that_gave_no_answer_greys_nothing_and_is_not_remembered(tmp_path, reason):
     cache = tmp_path / "torch_ops.json"
-    reason = torch_ops.unusable_reason(lambda: {"ok": False, "reason": "torch probe timed out after 120 s"}, cache)
-    assert "timed out" in reason and not cache.exists()
+    assert torch_ops.unusable_reason(lambda: {"ok": False, "reason": reason}, cache) is None and not cache.exists()
+
+
+def test_a_torch_that_cannot_be_imported_is_the_reason(tmp_path):
+    report = {"ok": False, "reason": "torch could not be imported: OSError: libcudnn.so.9: cannot open"}
+    reason = torch_ops.unusable_reason(lambda: report, tmp_path / "torch_ops.json")
+    assert reason == "PyTorch cannot be used: torch could not be imported: OSError: libcudnn.so.9: cannot open"
 
 
 def test_a_broken_pytorch_is_named_in_the_listing_and_its_runs_are_refused(tmp_path, monkeypatch):

@@ -46,10 +46,12 @@ def installed_pair() -> dict[str, str] | None:
 
 
 def reason_from_probe(report: dict[str, Any], pair: dict[str, str]) -> str | None:
-    """Why PyTorch's model benchmarks cannot run, from the torch probe's report; None when they can."""
+    """Why PyTorch's model benchmarks cannot run, from the torch probe's report; None when they can or when
+    the probe gave no answer (it could not start, timed out or died: the run itself will say what fails)."""
     ops = report.get("torchvision_ops")
     if not isinstance(ops, dict):
-        return f"PyTorch could not be checked: {report.get('reason') or 'the torch probe gave no answer'}"
+        reason = str(report.get("reason") or "")
+        return f"PyTorch cannot be used: {reason}" if reason.startswith("torch could not be imported") else None
     if ops.get("ok") is True:
         return None
     return (f"torch {pair['torch']} cannot run torchvision {pair['torchvision']}'s operators ({ops.get('reason')}); "
@@ -59,7 +61,7 @@ def reason_from_probe(report: dict[str, Any], pair: dict[str, str]) -> str | Non
 def unusable_reason(probe: Callable[[], dict[str, Any]] | None = None,
                     cache_file: Path | None = None) -> str | None:
     """Why PyTorch cannot run the model benchmarks' operators here, or None; the child probe runs only when
-    the installed pair has no remembered answer. A probe that timed out is not remembered."""
+    the installed pair has no remembered answer. A probe that gave no answer is not remembered."""
     pair = installed_pair()
     if pair is None:
         return None
@@ -74,7 +76,7 @@ def unusable_reason(probe: Callable[[], dict[str, Any]] | None = None,
         return _answers[key]
     report = (probe or (lambda: torch_probe.run_probe(timeout_s=PROBE_TIMEOUT_S)))()
     reason = reason_from_probe(report, pair)
-    if isinstance(report.get("torchvision_ops"), dict) or "timed out" not in str(report.get("reason")):
+    if isinstance(report.get("torchvision_ops"), dict) or reason is not None:  # an answer, not a failed probe
         _answers[key] = reason
         try:
             write_atomic(cache_file, json.dumps({"key": pair, "reason": reason}))

@@ -104,7 +104,8 @@ def machine_key(doc: dict[str, Any]) -> str:
     system = inventory.get("system") if isinstance(inventory.get("system"), dict) else {}
     hostname = doc.get("hostname") or inventory.get("hostname") or "unknown host"
     parts = [str(hostname), ",".join(uuids) or gpu_summary(doc), str(cpu.get("model") or ""),
-             str(cpu.get("logical_cores") or ""), str(system.get("board_id") or ""), str(system.get("machine_id") or "")]
+             str(cpu.get("logical_cores") or ""), str(system.get("board_id") or ""),
+             str(system.get("machine_id") or "")]
     return "|".join(parts)
 
 
