@@ -251,7 +251,8 @@ def _suite_command(args: argparse.Namespace) -> int:
     plan = plan_suite(args.suite, overrides, results_dir=args.out, resume=args.resume)
     _print_plan(plan, quiet=args.quiet)
     cancel = threading.Event()
-    progress = SuiteProgress(plan.cells - len(plan.unavailable), done_before=len(plan.finished))
+    progress = SuiteProgress(plan.cells - len(plan.unavailable), done_before=len(plan.finished),
+                             estimates=plan.estimates)
     displays: list[ProgressDisplay] = []
 
     def on_run(i, total, run):
@@ -305,8 +306,7 @@ def _print_plan(plan, *, quiet: bool) -> None:
     """The suite's plan on stderr: how many runs, and once, grouped by reason, those that cannot run here."""
     if quiet:
         return
-    print(f"suite {plan.name}: {plan.cells} runs: {len(plan.to_run)} to run, {len(plan.finished)} already done, "
-          f"{len(plan.unavailable)} cannot run here", file=sys.stderr)
+    print(plan.summary(), file=sys.stderr)
     by_reason: dict[str, list[str]] = {}
     for run, reason in plan.unavailable:
         by_reason.setdefault(reason, []).append(run.label)

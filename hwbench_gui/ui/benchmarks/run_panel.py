@@ -256,14 +256,12 @@ class RunPanel(QWidget):
         return self.clock() - self.run_started_at
 
     def _update_elapsed(self) -> None:
-        """Timer slot: the elapsed time (and an estimate of what is left) goes on while a run does."""
+        """Timer slot: the elapsed time goes on while a run does. What is left is the benchmark's own
+        estimate, in its progress message, and a suite's in the suite bar: one ETA each, none made up here."""
         if not self.runner.is_running():
             self.elapsed_timer.stop()
             return
-        elapsed = self._elapsed()
-        fraction = self.progress.value() / 1000
-        eta = f", about {elapsed * (1 - fraction) / fraction:.0f} s left" if fraction > 0.02 else ""
-        self.run_status.setText(f"Running {self._running_id}: {elapsed:.0f} s elapsed{eta}")
+        self.run_status.setText(f"Running {self._running_id}: {self._elapsed():.0f} s elapsed")
 
     def on_event(self, event: dict[str, Any]) -> None:
         """One protocol event of the running child: progress, log, metric, error or finished."""
