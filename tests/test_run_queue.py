@@ -246,6 +246,9 @@ def test_estimates_come_from_this_machines_runs_or_one_like_it(monkeypatch, tmp_
     elsewhere = {**doc, "hostname": "elsewhere", "duration_s": 5.0,
                  "inventory": {"gpus": [{"name": "NVIDIA H200", "uuid": "GPU-x"}], "cpu": {}}}
     assert estimate_durations([run], [], [elsewhere]) == [None]  # a machine unlike this one
+    h100_here = {"inventory": {"gpus": [{"name": "NVIDIA H100", "uuid": "GPU-z"}], "cpu": {}}}
+    monkeypatch.setattr(document, "machine_facts", lambda: h100_here)
+    assert estimate_durations([run], [], [elsewhere]) == [None]  # an H200's time says nothing on an H100
     like_here = {"inventory": {"gpus": [{"name": "NVIDIA H200", "uuid": "GPU-y"}], "cpu": {}}}
     monkeypatch.setattr(document, "machine_facts", lambda: like_here)
     assert estimate_durations([run], [], [elsewhere]) == [5.0]  # the same GPU: its time holds here
