@@ -5,6 +5,7 @@ from __future__ import annotations
 import psutil
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from hwbench_gui.engine.run import registry
 from hwbench_gui.ui.context import AppContext
@@ -444,3 +445,35 @@ def test_a_finished_run_is_shown_over_several_turns(qtbot, tab):
     assert seen[1][0] == "next turn" and seen[1][1] is None  # the selection waits another turn
     assert tab.selected_document()["benchmark"]["id"] == "test.ok"
     assert tab.plot.getPlotItem().titleLabel.text  # the selection drew the document
+
+
+def test_the_log_shows_the_benchmarks_lines_and_keeps_framework_output_behind_a_toggle(tab):
+    tab._on_event({"type": "log", "message": "I tensorflow/core/util/port.cc:153] oneDNN custom operations are on.",
+                   "stream": "stderr"})
+    tab._on_event({"type": "log", "message": "warm-up done"})
+    view = tab.run_panel.log_view
+    assert "warm-up done" in tab.log.toPlainText() and "oneDNN" not in tab.log.toPlainText()
+    assert "oneDNN" in view.framework_log.toPlainText() and not view.framework_log.isVisibleTo(view)
+    assert view.framework_toggle.text().startswith("Show what the frameworks printed (1 line:")
+    view.framework_toggle.setChecked(True)
+    assert view.framework_log.isVisibleTo(view)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1366, 768)])
+def test_clear_queue_leaves_the_buttons_where_they_were(tab, monkeypatch, qtbot, size):
+    """The queue list comes and goes with waiting runs; the buttons above must not move under the cursor."""
+    monkeypatch.setattr(tab, "_start_next", lambda: None)
+    tab.resize(*size)
+    tab.select("test.ok")
+    qtbot.wait(20)
+
+    def button_y():
+        QApplication.processEvents()
+        return tab.clear_queue_button.mapTo(tab, tab.clear_queue_button.rect().topLeft()).y()
+
+    before = button_y()
+    tab.queue.add("test.ok", {})
+    tab.queue.add("test.ok", {})
+    assert tab.queue_list.isVisibleTo(tab) and button_y() == before
+    tab._clear_queue()
+    assert not tab.queue_list.isVisibleTo(tab) and button_y() == before

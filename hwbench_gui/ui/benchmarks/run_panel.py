@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QMessageBox,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -29,8 +28,10 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.results.formatting import figure_text
 from hwbench_gui.engine.run import registry
+from hwbench_gui.engine.run.framework_noise import is_framework_noise
 from hwbench_gui.engine.run.queue import QueuedRun
 from hwbench_gui.engine.spec.benchmark import Benchmark, ParamError
+from hwbench_gui.ui.benchmarks.run_log import RunLog
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.context import AppContext
@@ -96,8 +97,13 @@ class RunPanel(QWidget):
         layout.addWidget(self.folder_warning)
 
         self.queue_list = QListWidget()
-        self.queue_list.setMaximumHeight(56)
-        self.queue_list.hide()  # shown while runs wait: an empty list would take the form's room
+        self.queue_list.setFixedHeight(56)
+        # Shown while runs wait. Its room is kept while hidden: the form above takes the stretch, so a list
+        # that came and went would move the buttons under the cursor (after Clear queue).
+        policy = self.queue_list.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.queue_list.setSizePolicy(policy)
+        self.queue_list.hide()
         self.queue_label = QLabel("Queue: empty")
         layout.addWidget(self.queue_label)
         layout.addWidget(self.queue_list)
@@ -112,9 +118,8 @@ class RunPanel(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.run_status)
 
-        self.log = QPlainTextEdit()
-        self.log.setReadOnly(True)
-        self.log.setMaximumBlockCount(5000)
+        self.log_view = RunLog()
+        self.log = self.log_view.log
         self.plot = CurvePlot()
 
         runner.pending_changed.connect(self._refresh_queue)
@@ -276,6 +281,8 @@ class RunPanel(QWidget):
             if message and message != self._last_progress:  # one log line per step, not per tick
                 self._last_progress = message
                 self.log.appendPlainText(f"[{elapsed:6.1f} s] {message}")
+        elif kind == "log" and event.get("stream") and is_framework_noise(str(event.get("message", ""))):
+            self.log_view.add_framework_line(f"[{elapsed:6.1f} s] {event.get('message', '')}")
         elif kind == "log":
             self.log.appendPlainText(f"[{elapsed:6.1f} s] {event.get('message', '')}")
         elif kind == "metric":
