@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from reports_data import make_doc, on_other_machine, write_bad_files, write_docs
 
 from hwbench_gui.engine.reports import compare
-from hwbench_gui.engine.results import library
+from hwbench_gui.engine.results import describe, library
 from hwbench_gui.ui.context import AppContext
 
 
@@ -214,6 +215,9 @@ def test_value_columns_stay_in_view_at_1366_px_with_the_h200_references(qtbot, q
     tab.show()
     qtbot.waitExposed(tab)
     h200 = [d for d in tab.documents(visible_only=False) if Path(d["_path"]).parent.name == "h200"]
+    # the folder holds runs of ten VMs named "vm" (ten machines): the one with most runs is the H200 side
+    busiest = Counter(describe.machine_key(d) for d in h200).most_common(1)[0][0]
+    h200 = [d for d in h200 if describe.machine_key(d) == busiest]
     tab.compare_documents(measured(tab) + h200, "machine")
     table = tab.compare_table
     last = table.columnCount() - 1

@@ -23,6 +23,7 @@ from hwbench_gui.ui.demos.snake.controls import GameControls, TrainingControls
 from hwbench_gui.ui.demos.snake.plots import TrainingPlots
 from hwbench_gui.ui.demos.snake.training import describe_stats, finished_line, progress_line, train_job
 from hwbench_gui.ui.workers import Worker, WorkerPool
+from hwbench_gui.ui.start_folder import start_path
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,8 @@ class SnakePage(QWidget):
     def _ask_save(self) -> None:
         if self.agent is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Save snake model", "snake.pt", "Snake checkpoints (*.pt)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save snake model",
+                                              start_path("snake.pt"), "Snake checkpoints (*.pt)")
         if path:
             try:
                 self.save_model(path)
