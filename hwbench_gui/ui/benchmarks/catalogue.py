@@ -101,7 +101,9 @@ class Catalogue(QWidget):
                 parent.setExpanded(True)
                 categories[bench.category] = parent
             status = "ready" if reason is None else "unavailable"
-            item = QTreeWidgetItem(parent, [f"{bench.title}  ({bench.id})", status])
+            # The title alone: with its id beside it the longer names were cut at every window size; the id
+            # is in the tooltip and above the form.
+            item = QTreeWidgetItem(parent, [bench.title, status])
             item.setData(0, Qt.UserRole, bench.id)
             item.setToolTip(0, f"{bench.title} ({bench.id})")
             if reason is not None:

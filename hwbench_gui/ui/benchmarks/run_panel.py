@@ -96,17 +96,12 @@ class RunPanel(QWidget):
         self.folder_warning.hide()
         layout.addWidget(self.folder_warning)
 
+        # The waiting runs are listed in the tab's lower pages (``queue_list``), and counted here in one line
+        # of constant height: a list that came and went above the results moved the buttons under the
+        # cursor (after Clear queue), and its room, kept, would cost the form two rows at 1024x700.
         self.queue_list = QListWidget()
-        self.queue_list.setFixedHeight(56)
-        # Shown while runs wait. Its room is kept while hidden: the form above takes the stretch, so a list
-        # that came and went would move the buttons under the cursor (after Clear queue).
-        policy = self.queue_list.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.queue_list.setSizePolicy(policy)
-        self.queue_list.hide()
         self.queue_label = QLabel("Queue: empty")
         layout.addWidget(self.queue_label)
-        layout.addWidget(self.queue_list)
 
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -136,7 +131,7 @@ class RunPanel(QWidget):
             self.form_area.takeWidget()
             self.run_button.setEnabled(False)
             return
-        text = f"<h3>{bench.title}</h3><p>{bench.description}</p>"
+        text = f"<h3>{bench.title} <small>({bench.id})</small></h3><p>{bench.description}</p>"
         if reason:
             text += f"<p style='color:{WARNING_COLOR}'><b>Cannot run here:</b> {reason}</p>"
         elif any(p.name == "framework" and "tf" in p.choices for p in bench.params):
@@ -236,8 +231,8 @@ class RunPanel(QWidget):
         pending = self.runner.queue.pending()
         for run in pending:
             self.queue_list.addItem(f"{run.bench_id}  {json.dumps(run.params)}")
-        self.queue_label.setText(f"Queue: {len(pending)} waiting" if pending else "Queue: empty")
-        self.queue_list.setVisible(bool(pending))
+        self.queue_label.setText(f"Queue: {len(pending)} waiting (listed under Queue below)" if pending
+                                 else "Queue: empty")
 
     # --- the running benchmark -------------------------------------------------------------------
     def on_started(self, run: QueuedRun) -> None:

@@ -69,6 +69,7 @@ class BenchmarksTab(QWidget):
         self.bottom.addTab(self.results_table, "Results")
         self.bottom.addTab(self.plot, "Plot")
         self.bottom.addTab(panel.log_view, "Log")
+        self.bottom.addTab(panel.queue_list, "Queue")
         self.bottom.setMinimumHeight(LOWER_MIN_HEIGHT_PX)
         self.catalogue.setMinimumWidth(CATALOGUE_MIN_WIDTH_PX)
         # The form above, the results, plot and log below; both grow with the window, and the user's
