@@ -149,8 +149,7 @@ def test_every_catalogue_name_is_whole_and_the_value_column_in_view(qtbot, qsett
     doc = {"started_at": "2026-12-04T17:36:55", "benchmark": {"id": "model.fasterrcnn"}, "status": "ok",
            "precision": "FP16-AMP", "figure": {"name": "Faster R-CNN R50-FPN training throughput", "value": 104.5,
                                                "unit": "images/s"}, "device": "cuda:0 (NVIDIA H200)"}
-    tab.results_table.add_document(doc)
-    tab.results_table.add_document(doc)  # the second row, as the table's own widths follow its rows
+    tab.results_table._add_saved([doc, doc], [])  # as saved results arrive: rows, then the columns fitted
     QApplication.processEvents()
     value = COLUMN["Value"]
     assert table.item(0, value).text() == figure_text(doc)
