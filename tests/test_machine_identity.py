@@ -28,8 +28,8 @@ def test_two_vms_with_one_gpu_model_and_other_gpus_are_two_machines():
     b = _on(base, uuid="GPU-48bd59c1-9c47-ab3c-bccc-06cd2913d14c")
     again = _on(base, uuid="GPU-c91d4a17-e440-f82d-430b-21f18d84b380")
     sides = compare.sides_by_machine([a, b, again])
-    assert [(s.name, len(s.docs)) for s in sides] == [("vm · NVIDIA H200 (GPU c91d4a17)", 2),
-                                                      ("vm · NVIDIA H200 (GPU 48bd59c1)", 1)]
+    assert [(s.name, len(s.docs)) for s in sides] == [("vm (GPU c91d4a17) · NVIDIA H200", 2),
+                                                      ("vm (GPU 48bd59c1) · NVIDIA H200", 1)]
     assert not evaluation.is_one_machine([a, b]) and evaluation.is_one_machine([a, again])
     assert evaluation.build_evaluation([a, b], with_charts=False).title == \
         "hwbench evaluation of 2 machines named vm · NVIDIA H200"
@@ -41,7 +41,7 @@ def test_without_gpu_uuids_the_cpu_and_the_install_tell_them_apart():
     one, other = _on(base, machine_id="0035969ec53f6e7f"), _on(base, machine_id="7a1e0c44d2b1f390")
     assert describe.machine_key(one) != describe.machine_key(other)
     labels = describe.machine_labels([one, other])
-    assert sorted(labels.values()) == ["vm · NVIDIA H200 (id 0035969e)", "vm · NVIDIA H200 (id 7a1e0c44)"]
+    assert sorted(labels.values()) == ["vm (id 0035969e) · NVIDIA H200", "vm (id 7a1e0c44) · NVIDIA H200"]
     xeon, epyc = _on(base, cpu="Intel Xeon 8480"), _on(base, cpu="AMD EPYC 9654")
     assert len(compare.sides_by_machine([xeon, epyc])) == 2
     assert len(compare.sides_by_machine([one, copy.deepcopy(one)])) == 1

@@ -295,4 +295,4 @@ def test_two_machines_named_vm_are_two_machines_in_the_library(tab):
     tab.reference_check.setChecked(False)
     tab.refresh()
     machines = {tab.model.item(r, 0).text() for r in range(tab.model.rowCount())}
-    assert {"vm · NVIDIA H200 (GPU aaaaaaaa)", "vm · NVIDIA H200 (GPU bbbbbbbb)"} <= machines
+    assert {"vm (GPU aaaaaaaa) · NVIDIA H200", "vm (GPU bbbbbbbb) · NVIDIA H200"} <= machines

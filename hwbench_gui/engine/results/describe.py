@@ -126,7 +126,10 @@ def machine_labels(docs: Iterable[dict[str, Any]]) -> dict[str, str]:
         suffixes = [_machine_suffix(first[key]) for key in keys]
         if len(set(suffixes)) < len(suffixes):
             suffixes = [f"{suffix}, #{n}" if suffix else f"#{n}" for n, suffix in enumerate(suffixes, 1)]
-        labels.update({key: f"{name} ({suffix})" for key, suffix in zip(keys, suffixes)})
+        # After the host name, where a narrow column or a legend that cuts the rest still shows it.
+        host, _, rest = name.partition(" · ")
+        labels.update({key: f"{host} ({suffix})" + (f" · {rest}" if rest else "")
+                       for key, suffix in zip(keys, suffixes)})
     return labels
 
 
