@@ -93,3 +93,22 @@ def test_a_broken_pytorch_is_named_in_the_listing_and_its_runs_are_refused(tmp_p
 def test_a_working_pytorch_limits_nothing(tmp_path):
     assert torch_ops.unusable_reason(lambda: {"torchvision_ops": {"ok": True}}, tmp_path / "t.json") is None
     assert unavailable_here(SuiteRun("model.resnet50", {"framework": "torch", "device": "cpu"}), 0) is None
+
+
+def test_the_catalogue_and_the_form_say_pytorch_cannot_run_and_why(qtbot, qsettings, tmp_path):
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+    from hwbench_gui.ui.context import AppContext
+
+    if registry.framework_missing_reason("tf") is not None:
+        pytest.skip("TensorFlow is not installed: the model benchmarks are greyed whole (tested above)")
+    reason = torch_ops.unusable_reason(lambda: {"torchvision_ops": BROKEN}, tmp_path / "torch_ops.json")
+    tab = BenchmarksTab(AppContext(settings=qsettings, results_dir=tmp_path))
+    qtbot.addWidget(tab)
+    item = next(i for i in tab.catalogue.iter_items() if i.data(0, 256) == "model.resnet50")  # Qt.UserRole
+    assert item.text(1) == "TensorFlow only" and reason in item.toolTip(1)
+    tab.select("model.resnet50")
+    combo = tab.form().editor("framework")
+    torch_item = combo.model().item([combo.itemText(i).split()[0] for i in range(combo.count())].index("torch"))
+    assert not torch_item.isEnabled() and torch_item.toolTip() == reason
+    assert tab.form().values()["framework"] == "tf"
+    tab.shutdown()

@@ -120,12 +120,12 @@ def availability(bench: Benchmark) -> str | None:
     return None
 
 
-def framework_limits(bench: Benchmark) -> dict[str, str]:
-    """For a runnable benchmark with a framework choice: the frameworks it cannot run in here, by label
-    ("PyTorch", "TensorFlow"), with why; empty when it runs in all of them or has no such choice. Nothing
-    heavy is imported; PyTorch's operator check is remembered per installation (``models.torch_ops``)."""
+def framework_choice_limits(bench: Benchmark) -> dict[str, str]:
+    """For a benchmark with a framework choice: the choices ("torch", "tf") that cannot run here, with
+    why; empty without such a choice. Nothing heavy is imported; PyTorch's operator check is remembered
+    per installation (``models.torch_ops``)."""
     names = {p.name: p for p in bench.params}
-    if "framework" not in names or availability(bench) is not None:
+    if "framework" not in names:
         return {}
     from hwbench_gui.engine.models import torch_ops
 
@@ -135,8 +135,16 @@ def framework_limits(bench: Benchmark) -> dict[str, str]:
         if reason is None and choice == "torch":
             reason = torch_ops.unusable_reason()
         if reason:
-            limits[_FRAMEWORK_MODULES[choice][1]] = reason
+            limits[choice] = reason
     return limits
+
+
+def framework_limits(bench: Benchmark) -> dict[str, str]:
+    """For a runnable benchmark with a framework choice: the frameworks it cannot run in here, by label
+    ("PyTorch", "TensorFlow"), with why; empty when it runs in all of them or has no such choice."""
+    if availability(bench) is not None:
+        return {}
+    return {_FRAMEWORK_MODULES[choice][1]: reason for choice, reason in framework_choice_limits(bench).items()}
 
 
 def framework_labels(bench: Benchmark) -> list[str]:

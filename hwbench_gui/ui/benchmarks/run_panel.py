@@ -160,12 +160,10 @@ class RunPanel(QWidget):
 
     @staticmethod
     def _unavailable_choices(bench: Benchmark) -> dict[str, dict[str, str]]:
-        """The frameworks ``bench`` offers that this install lacks (a packaged build leaves TensorFlow out)."""
-        framework = next((p for p in bench.params if p.name == "framework"), None)
-        if framework is None:
-            return {}
-        reasons = {choice: registry.framework_missing_reason(choice) for choice in framework.choices}
-        return {"framework": {choice: reason for choice, reason in reasons.items() if reason}}
+        """The frameworks ``bench`` offers that cannot run here (a packaged build leaves TensorFlow out; a
+        PyTorch that cannot run torchvision's operators)."""
+        limits = registry.framework_choice_limits(bench)
+        return {"framework": limits} if any(p.name == "framework" for p in bench.params) else {}
 
     def _tf_note(self) -> str | None:
         """Why TensorFlow would see no GPU (asked once: it reads installed packages and NVML)."""
