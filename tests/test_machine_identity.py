@@ -31,8 +31,9 @@ def test_two_vms_with_one_gpu_model_and_other_gpus_are_two_machines():
     assert [(s.name, len(s.docs)) for s in sides] == [("vm (GPU c91d4a17) · NVIDIA H200", 2),
                                                       ("vm (GPU 48bd59c1) · NVIDIA H200", 1)]
     assert not evaluation.is_one_machine([a, b]) and evaluation.is_one_machine([a, again])
-    assert evaluation.build_evaluation([a, b], with_charts=False).title == \
-        "hwbench evaluation of 2 machines named vm · NVIDIA H200"
+    two = evaluation.build_evaluation([a, b], with_charts=False)
+    assert two.title == "hwbench evaluation of 2 machines named vm · NVIDIA H200"
+    assert "document(s) of 2 machines" in evaluation.render_evaluation_html(two)
     assert evaluation.build_evaluation([a, again], with_charts=False).title == "hwbench evaluation of vm · NVIDIA H200"
 
 

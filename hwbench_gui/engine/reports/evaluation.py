@@ -153,6 +153,12 @@ class Evaluation:
     charts: list[charts_mod.Chart]
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
+    #: Machines the documents come from (:func:`describe.machine_key`): one, unless several were given.
+    machines: int = 1
+
+    @property
+    def of_machines(self) -> str:
+        return "of one machine" if self.machines == 1 else f"of {self.machines} machines"
 
 
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
@@ -299,7 +305,8 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
     drawn = charts_mod.build_charts([side]) if with_charts else []
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
-                      columns, rows, not_measured, micro, datapath, docs, drawn, list(errors))
+                      columns, rows, not_measured, micro, datapath, docs, drawn, list(errors),
+                      machines=len(machines))
 
 
 def _machines_name(docs: Sequence[dict[str, Any]], count: int) -> str:

@@ -321,7 +321,7 @@ def evaluation_pdf(evaluation) -> bytes:
     usable = A4_LANDSCAPE_IN[0] - 2 * MARGIN_IN
     pages: list[Figure] = []
     header = [f"Generated {evaluation.generated_at} by hwbench {evaluation.hwbench_version}; "
-              f"{len(evaluation.docs)} result document(s) of one machine."]
+              f"{len(evaluation.docs)} result document(s) {evaluation.of_machines}."]
     header += [f"{key}: {value}" for key, value in evaluation.facts.items()]
     page = _titled_page(evaluation.title, header, pages)
     if evaluation.columns and evaluation.rows:
