@@ -86,3 +86,12 @@ def test_cells_of_a_row_that_agree_on_batch_and_memory_format_do_not_repeat_them
     ev = evaluation.build_evaluation(docs, with_charts=False)
     assert [r.title for r in ev.rows] == ["RESNET50"]
     assert all(cell.configuration == "" for cell in ev.rows[0].cells)
+
+
+def test_the_micro_benchmarks_value_is_named_the_median():
+    """A demo's score per game is shown as a mean in its page and as this median here: the report says which."""
+    from reports_data import make_doc
+
+    ev = evaluation.build_evaluation([make_doc("host.membw", [40.0, 41.0, 39.5, 40.5, 40.2], unit="GB/s")],
+                                     with_charts=False)
+    assert "<th>Value (median)</th>" in evaluation.render_evaluation_html(ev)

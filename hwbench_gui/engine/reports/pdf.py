@@ -349,7 +349,7 @@ def evaluation_pdf(evaluation) -> bytes:
     if evaluation.micro:
         widths = [2.6, 1.9, 1.2, 1.6, 0.7, 2.0]
         widths.append(usable - sum(widths))
-        names = ("Benchmark", "Figure", "Value", "Spread", "Prec.", "Configuration", "Flags")
+        names = ("Benchmark", "Figure", "Median", "Spread", "Prec.", "Configuration", "Flags")
         columns = [_Column(name, w) for name, w in zip(names, widths)]
         page = paginate_table(evaluation.title, pages, page, columns,
                               [([m.title, m.figure, m.value, m.spread, m.precision, m.configuration, m.flags],
