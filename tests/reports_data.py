@@ -63,10 +63,12 @@ def model_doc(model: str, *, framework: str, mode: str, precision: str, value: f
                           "cpu_util_percent": {"mean": 35.0, "max": 60.0},
                           "ram_used_bytes": {"mean": 8 * 2 ** 30, "max": 9 * 2 ** 30}},
                  "metrics": metrics}
-    return make_doc(f"model.{model}", samples, host=host, unit="images/s", title=model.upper(),
-                    params={"framework": framework, "mode": mode, "batch": batch, "gpus": gpus},
-                    precision=precision, figure_name=f"{mode} throughput", telemetry=telemetry, minutes=minutes,
-                    gpus=box_gpus)
+    doc = make_doc(f"model.{model}", samples, host=host, unit="images/s", title=model.upper(),
+                   params={"framework": framework, "mode": mode, "batch": batch, "gpus": gpus},
+                   precision=precision, figure_name=f"{mode} throughput", telemetry=telemetry, minutes=minutes,
+                   gpus=box_gpus)
+    doc["device"] = "cuda:0 (Test GPU A)"  # run on the GPU, as the model benchmarks are where there is one
+    return doc
 
 
 def sweep_series() -> list[Series]:

@@ -131,3 +131,28 @@ def test_runs_that_end_with_a_long_saved_path_leave_the_catalogue_its_width(qtbo
         assert str(deep) in tab.run_status.text()
         assert tab.catalogue.width() == before
     win.close()
+
+
+@pytest.mark.parametrize("screen", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_every_catalogue_name_is_whole_and_the_value_column_in_view(qtbot, qsettings, screen):
+    from hwbench_gui.engine.results.formatting import figure_text
+    from hwbench_gui.ui.benchmarks.results_table import COLUMN
+
+    win, tab = _window(qtbot, qsettings, screen)
+    tree = tab.catalogue.tree
+    width = tree.columnWidth(0)
+    for item in tab.catalogue.iter_items():
+        left = tree.visualItemRect(item).left()
+        text_px = tree.fontMetrics().horizontalAdvance(item.text(0))
+        assert left + text_px + 8 <= width, (item.text(0), screen)  # 8: the item's own margins
+    table = tab.results_table.table
+    doc = {"started_at": "2026-12-04T17:36:55", "benchmark": {"id": "model.fasterrcnn"}, "status": "ok",
+           "precision": "FP16-AMP", "figure": {"name": "Faster R-CNN R50-FPN training throughput", "value": 104.5,
+                                               "unit": "images/s"}, "device": "cuda:0 (NVIDIA H200)"}
+    tab.results_table._add_saved([doc, doc], [])  # as saved results arrive: rows, then the columns fitted
+    QApplication.processEvents()
+    value = COLUMN["Value"]
+    assert table.item(0, value).text() == figure_text(doc)
+    right = table.columnViewportPosition(value) + table.columnWidth(value)
+    assert table.columnViewportPosition(value) >= 0 and right <= table.viewport().width(), screen
+    win.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import psutil
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from hwbench_gui.engine.run import registry
 from hwbench_gui.ui.context import AppContext
@@ -120,13 +121,36 @@ def test_a_suite_has_one_progress_bar_resumes_and_writes_its_report(qtbot, tab, 
     _wait_idle(qtbot, tab)
     qtbot.waitUntil(lambda: "suite tiny: report" in tab.log.toPlainText()
                     or "suite tiny: evaluation report" in tab.log.toPlainText(), timeout=30000)
-    assert tab.suite_bar.bar.value() == 1000 and tab.suite_bar.label.text().startswith("suite 2/2 (100%)")
+    assert tab.suite_bar.bar.value() == 1000 and tab.suite_bar.label.text() == "suite done: 2 of 2 runs done"
     reports = [p for p in tab.context.results_dir.iterdir() if p.suffix in (".html", ".pdf")]
     assert reports and all(str(p) in tab.log.toPlainText() for p in reports)
     # resumed: both runs are in the results folder, nothing is queued again
     assert tab.enqueue_suite("tiny", resume=True) == 0
-    assert "suite tiny: 2 runs already done: test.ok 1.0, test.ok 2.0" in tab.log.toPlainText()
+    assert "suite tiny: 2 runs: none to run, 2 already done" in tab.log.toPlainText()
+    assert "  done before: test.ok 1.0" in tab.log.toPlainText()
     assert tab.queue.pending() == []
+    # asked again: it is timed now (this machine ran it), and short, so nothing is asked before queuing
+    asked = []
+    assert tab.enqueue_suite("tiny", confirm=lambda text: asked.append(text) or False) == 2
+    assert asked == [] and "suite tiny: 2 runs: 2 to run (about " in tab.log.toPlainText()
+    tab._clear_queue()  # the first run goes on; the second will not run: the suite ends cancelled
+    _wait_idle(qtbot, tab)
+    qtbot.waitUntil(lambda: tab.suite_bar.progress is None, timeout=30000)
+    assert tab.suite_bar.label.text() == "suite cancelled: 1 of 2 runs done"
+
+
+def test_a_suite_of_unknown_length_is_queued_only_once_agreed(tab, monkeypatch):
+    from hwbench_gui.engine.run import suites
+
+    monkeypatch.setattr(tab, "_start_next", lambda: None)
+    monkeypatch.setitem(suites.SUITES, "tiny", suites.Suite("tiny", "Tiny", "", axes={"scale": (1.0, 2.0)},
+                                                            bench_axis=("test.ok",)))
+    asked = []
+    assert tab.enqueue_suite("tiny", confirm=lambda text: asked.append(text) or False) == 0
+    assert asked == ["suite tiny: 2 runs: 2 to run (time unknown: never run on this machine or one like it)."
+                     "\n\nQueue it?"] and tab.queue.pending() == []
+    assert tab.enqueue_suite("tiny", confirm=lambda text: True) == 2
+    tab._clear_queue()
 
 
 # --- forms of every benchmark, live plot, log, unwritable results folder ---------------------------
@@ -421,3 +445,35 @@ def test_a_finished_run_is_shown_over_several_turns(qtbot, tab):
     assert seen[1][0] == "next turn" and seen[1][1] is None  # the selection waits another turn
     assert tab.selected_document()["benchmark"]["id"] == "test.ok"
     assert tab.plot.getPlotItem().titleLabel.text  # the selection drew the document
+
+
+def test_the_log_shows_the_benchmarks_lines_and_keeps_framework_output_behind_a_toggle(tab):
+    tab._on_event({"type": "log", "message": "I tensorflow/core/util/port.cc:153] oneDNN custom operations are on.",
+                   "stream": "stderr"})
+    tab._on_event({"type": "log", "message": "warm-up done"})
+    view = tab.run_panel.log_view
+    assert "warm-up done" in tab.log.toPlainText() and "oneDNN" not in tab.log.toPlainText()
+    assert "oneDNN" in view.framework_log.toPlainText() and not view.framework_log.isVisibleTo(view)
+    assert view.framework_toggle.text().startswith("Show what the frameworks printed (1 line:")
+    view.framework_toggle.setChecked(True)
+    assert view.framework_log.isVisibleTo(view)
+
+
+@pytest.mark.parametrize("size", [(1024, 700), (1366, 768)])
+def test_clear_queue_leaves_the_buttons_where_they_were(tab, monkeypatch, qtbot, size):
+    """The queue list comes and goes with waiting runs; the buttons above must not move under the cursor."""
+    monkeypatch.setattr(tab, "_start_next", lambda: None)
+    tab.resize(*size)
+    tab.select("test.ok")
+    qtbot.wait(20)
+
+    def button_y():
+        QApplication.processEvents()
+        return tab.clear_queue_button.mapTo(tab, tab.clear_queue_button.rect().topLeft()).y()
+
+    before = button_y()
+    tab.queue.add("test.ok", {})
+    tab.queue.add("test.ok", {})
+    assert tab.queue_list.count() == 2 and "2 waiting" in tab.run_panel.queue_label.text() and button_y() == before
+    tab._clear_queue()
+    assert tab.queue_list.count() == 0 and button_y() == before

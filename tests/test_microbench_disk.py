@@ -130,3 +130,15 @@ def test_a_signalled_cli_leaves_no_test_file(tmp_path, cli_env, signame):
     assert os.listdir(folder) == []
     (doc,) = [json.loads(p.read_text()) for p in out.glob("*.json")]
     assert doc["status"] == "cancelled"
+
+
+def test_the_rates_unit_is_1e6_bytes_per_second(tmp_path, monkeypatch):
+    """MB/s is 10^6 bytes/s, as the method says (not MiB/s): with the timer answering known durations, a
+    4 MiB file read in 0.5 s is 8.388608 MB/s, and 200 random 4 KiB reads in 0.25 s are 800 IOPS, 3.2768 MB/s."""
+    durations = {"read_sequential": 0.5, "read_random": 0.25}
+    monkeypatch.setattr(disk, "time_cpu", lambda fn, **_: [durations[fn.__name__]])
+    outcome = _run(tmp_path)
+    assert outcome.samples == pytest.approx([8.388608, 8.388608])
+    assert outcome.figures["random 4 KiB read IOPS"]["samples"] == pytest.approx([800, 800])
+    assert outcome.figures["random 4 KiB read"]["samples"] == pytest.approx([3.2768, 3.2768])
+    assert "MB/s = 1e6 bytes/s" in outcome.method

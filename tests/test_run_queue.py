@@ -182,23 +182,93 @@ class _Clock:
 
 
 def test_suite_progress_and_eta_over_all_runs():
+    """One ETA: the run under way by its own fraction (or its estimate before it reports one), each waiting
+    run by its estimate; a run never timed here is unknown, never guessed from the others."""
     from hwbench_gui.engine.run.queue import SuiteProgress
 
     clock = _Clock()
-    progress = SuiteProgress(4, done_before=1, clock=clock)
+    progress = SuiteProgress(4, done_before=1, clock=clock, estimates=[40.0, 60.0, 90.0])
     progress.start("a")
-    assert progress.text() == "suite 2/4 (25%), ETA after the first run"
+    clock.now = 10.0
+    assert progress.remaining_s() == pytest.approx(30 + 60 + 90)  # its estimate less what it has run
+    assert progress.text() == "suite 2/4 (25%), ETA 3 min 00 s"
     clock.now = 30.0
-    progress.update(0.5)  # half of this run in 30 s: 30 s left, and 2 more runs of 60 s each
+    progress.update(0.5)  # half of this run in 30 s: 30 s left, then 60 s and 90 s
     assert progress.fraction() == pytest.approx(1.5 / 4)
-    assert progress.remaining_s() == pytest.approx(30 + 2 * 60)
+    assert progress.remaining_s() == pytest.approx(30 + 60 + 90)
     clock.now = 60.0
     progress.finish()
     progress.start("b")
     clock.now = 100.0
-    progress.update(0.8)  # 40 s of 50: 10 s left, then one run at the mean of the finished (60 s)
-    assert progress.remaining_s() == pytest.approx(10 + 60)
-    assert progress.text() == "suite 3/4 (70%), ETA 1 min 10 s"
+    progress.update(0.8)  # 40 s of 50: 10 s left, then the last run's 90 s (not the mean of those done)
+    assert progress.remaining_s() == pytest.approx(10 + 90)
+    assert progress.text() == "suite 3/4 (70%), ETA 1 min 40 s"
+
+
+def test_a_run_never_timed_here_makes_the_eta_unknown_not_guessed():
+    from hwbench_gui.engine.run.queue import SuiteProgress
+
+    clock = _Clock()
+    progress = SuiteProgress(3, clock=clock, estimates=[20.0, None, None])
+    progress.start("a")
+    assert progress.remaining() == (40.0 - 0.0 - 20.0, 2) and progress.remaining_s() is None
+    assert progress.text() == "suite 1/3 (0%), ETA 20 s + 2 runs never timed here"
+    clock.now = 20.0
+    progress.finish()
+    progress.start("b")
+    clock.now = 25.0  # the first run's 20 s say nothing about this one
+    assert progress.text() == "suite 2/3 (33%), ETA unknown: never run on this machine or one like it"
+
+
+def test_a_suite_whose_waiting_runs_were_dropped_ends_cancelled():
+    from hwbench_gui.engine.run.queue import SuiteProgress
+
+    progress = SuiteProgress(3, clock=_Clock(), estimates=[20.0, 30.0, 40.0])
+    progress.start("a")
+    progress.drop(2)  # Clear queue
+    assert progress.remaining_s() == pytest.approx(20.0) and progress.dropped == 2
+    progress.finish()
+    progress.ended = "cancelled"
+    assert progress.text() == "suite cancelled: 1 of 3 runs done"
+
+
+def test_estimates_come_from_this_machines_runs_or_one_like_it(monkeypatch, tmp_path):
+    """The median wall time of the same run measured here; else on a machine with this one's GPUs; else none
+    (another machine's minutes say nothing about this one's)."""
+    from hwbench_gui.engine.results import document
+    from hwbench_gui.engine.run.queue import estimate_durations
+
+    _tiny_suite(monkeypatch, scales=(1.0,))
+    (run, result), = run_suite("tiny", {}, results_dir=tmp_path)
+    doc = json.loads(result.path.read_text())
+    here = [{**doc, "duration_s": d} for d in (10.0, 30.0, 11.0)]
+    assert estimate_durations([run], here) == [11.0]
+    elsewhere = {**doc, "hostname": "elsewhere", "duration_s": 5.0,
+                 "inventory": {"gpus": [{"name": "NVIDIA H200", "uuid": "GPU-x"}], "cpu": {}}}
+    assert estimate_durations([run], [], [elsewhere]) == [None]  # a machine unlike this one
+    h100_here = {"inventory": {"gpus": [{"name": "NVIDIA H100", "uuid": "GPU-z"}], "cpu": {}}}
+    monkeypatch.setattr(document, "machine_facts", lambda: h100_here)
+    assert estimate_durations([run], [], [elsewhere]) == [None]  # an H200's time says nothing on an H100
+    like_here = {"inventory": {"gpus": [{"name": "NVIDIA H200", "uuid": "GPU-y"}], "cpu": {}}}
+    monkeypatch.setattr(document, "machine_facts", lambda: like_here)
+    assert estimate_durations([run], [], [elsewhere]) == [5.0]  # the same GPU: its time holds here
+    assert estimate_durations([run], here, [elsewhere]) == [11.0]  # this machine's own runs come first
+    older = {**doc, "benchmark": {**doc["benchmark"], "version": "0"}, "duration_s": 99.0}
+    assert estimate_durations([run], [older]) == [None]  # another version of the benchmark is another run
+
+
+def test_the_plan_says_how_long_in_one_line():
+    from hwbench_gui.engine.run.queue import SuitePlan
+
+    runs = [suites.SuiteRun("test.ok", {"scale": s}) for s in (1.0, 2.0, 3.0)]
+    plan = SuitePlan("tiny", runs[:2], unavailable=[(runs[2], "no GPU")], estimates=[600.0, 1500.0])
+    assert plan.summary() == "suite tiny: 3 runs: 2 to run (about 35 min 00 s here), 1 cannot run here"
+    plan.estimates = [600.0, None]
+    assert plan.summary() == ("suite tiny: 3 runs: 2 to run (about 10 min 00 s here, and 1 run never timed "
+                              "here), 1 cannot run here")
+    plan.estimates = [None, None]
+    assert plan.summary() == ("suite tiny: 3 runs: 2 to run (time unknown: never run on this machine or one "
+                              "like it), 1 cannot run here")
 
 
 def test_cli_suite_lists_what_cannot_run_resumes_and_writes_the_report(monkeypatch, tmp_path, capsys):
@@ -212,12 +282,34 @@ def test_cli_suite_lists_what_cannot_run_resumes_and_writes_the_report(monkeypat
     out = tmp_path / "results"
     assert cli.main(["run", "--suite", "tiny", "-p", "samples=3", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    assert "suite tiny: 2 runs: 1 to run, 0 already done, 1 cannot run here" in err
+    assert ("suite tiny: 2 runs: 1 to run (time unknown: never run on this machine or one like it), "
+            "1 cannot run here") in err
     assert "skipped, no GPU found: test.ok 2.0" in err
     assert "[1/1] test.ok 1.0" in err
     reports = re.search(r"(?:evaluation report|report \(HTML\)): (.+)", err).group(1).split(", ")
     assert all(Path(p).is_file() and Path(p).parent == out for p in reports)
     assert cli.main(["run", "--suite", "tiny", "-p", "samples=3", "--out", str(out), "--resume"]) == 0
     captured = capsys.readouterr()
-    assert "1 to run" not in captured.err and "0 to run, 1 already done" in captured.err
+    assert "1 to run" not in captured.err and "none to run, 1 already done, 1 cannot run here" in captured.err
     assert "test.ok 1.0: " in captured.out and "[done before: " in captured.out
+    plan = queue_mod.plan_suite("tiny", {"samples": [3]}, results_dir=out, gpu_count=0)
+    assert plan.summary().startswith("suite tiny: 2 runs: 1 to run (about ") and " s here)" in plan.summary()
+
+
+def test_resume_counts_only_the_current_benchmark_version_and_takes_the_newest_of_several(monkeypatch, tmp_path):
+    """A document of an older version of the benchmark's code measured something else: it is not done. Of
+    several documents that match, the newest (``started_at``) is the one the resumed suite reports."""
+    from hwbench_gui.engine.run import registry
+    from hwbench_gui.engine.run.queue import finished_document
+
+    _tiny_suite(monkeypatch, scales=(1.0,))
+    (run, result), = run_suite("tiny", {}, results_dir=tmp_path)
+    doc = json.loads(result.path.read_text())
+    assert finished_document(run, [doc]) is not None
+    current = registry.get("test.ok").version
+    older = {**doc, "benchmark": {**doc["benchmark"], "version": f"{current}-older"}}
+    assert finished_document(run, [older]) is None
+    early = {**doc, "started_at": "2026-01-01T00:00:00+00:00", "run_id": "early"}
+    late = {**doc, "started_at": "2026-06-01T00:00:00+00:00", "run_id": "late"}
+    assert finished_document(run, [early, late, older])["run_id"] == "late"
+    assert finished_document(run, [late, early])["run_id"] == "late"

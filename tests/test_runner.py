@@ -535,3 +535,22 @@ def test_availability_of_frameworks_and_own_check(monkeypatch):
         "TensorFlow is not installed (no module 'tensorflow')"
     assert registry.availability(dataclasses.replace(bench, needs=frozenset({"torch"}))) == \
         "PyTorch is not installed (no module 'torch')"
+
+
+@pytest.mark.parametrize("line, noise", [
+    ("2026-12-05 10:00:00.123456: I tensorflow/core/util/port.cc:153] oneDNN custom operations are on.", True),
+    ("I0000 00:00:1733400000.123456   1234 cuda_executor.cc:1015] successful NUMA node read", True),
+    ("E0000 00:00:1733400000.654321   1234 cuda_dnn.cc:8310] Unable to register cuDNN factory", True),
+    ("WARNING: All log messages before absl::InitializeLog() is called are written to STDERR", True),
+    ("To enable the following instructions: AVX2 AVX512F FMA, in other operations, rebuild TensorFlow", True),
+    ("/venv/lib/python3.11/site-packages/torch/amp/grad_scaler.py:132: UserWarning: torch.cuda.amp is deprecated",
+     True),
+    ("a stray print from the benchmark", False),
+    ("Traceback (most recent call last):", False),
+    ("Intel MKL WARNING: the benchmark asked for 8 threads", False),
+], ids=["tf timestamped", "absl info", "absl error", "absl preamble", "cpu flags", "library warning", "own print",
+        "traceback", "other"])
+def test_framework_chatter_is_told_from_the_benchmarks_own_lines(line, noise):
+    from hwbench_gui.engine.run.framework_noise import is_framework_noise
+
+    assert is_framework_noise(line) is noise

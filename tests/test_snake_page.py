@@ -69,7 +69,16 @@ def test_a_finished_training_is_evaluated_into_a_demo_snake_document(page, qtbot
     assert len(doc["samples"]) == 7 and doc["params"]["board"] == "6x6" and doc["params"]["device"] == "cpu"
     assert doc["figures"]["moves/s"]["value"] > 0
     assert page.last_result_path.parent == page.context.results_dir
-    assert "Greedy play: mean score" in page.status.text() and "result saved" in page.status.text()
+    median = doc["figure"]["value"]
+    assert f"Greedy play over 7 games: median score {median:g} (the result's figure), mean " in page.status.text()
+    assert "result saved" in page.status.text()
+
+
+def test_the_greedy_play_line_names_the_median_the_reports_show_and_the_mean_beside_it():
+    from hwbench_gui.ui.demos.snake.page import greedy_play_line
+
+    doc = {"figure": {"value": 18.0}, "figures": {"mean score": {"value": 16.41}}, "details": {"episodes": 100}}
+    assert greedy_play_line(doc) == "Greedy play over 100 games: median score 18 (the result's figure), mean 16.41"
 
 
 def test_a_snake_result_that_cannot_be_saved_is_reported(page, qtbot, tmp_path):

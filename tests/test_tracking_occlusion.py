@@ -266,3 +266,33 @@ def test_the_pipeline_tells_the_tracker_the_frame_size():
     for _ in range(11 + 20):  # the 11 detections, then 20 frames with none: past max_age
         pipeline.step(frame)
     assert [t.was_cut for t in tracker.tracks] == [True]
+
+
+@pytest.mark.parametrize("parts, fit", [
+    ([[0, 0, 10, 20], [12, 0, 22, 20]], True),  # each prediction has its own part
+    ([[0, 0, 22, 20]], False),  # fewer parts than tracks
+    ([[0, 0, 10, 20], [0, 0, 10, 20]], False),  # both parts on the first prediction: not one each
+    ([[0, 0, 10, 20], [19, 0, 29, 20]], False),  # the second part overlaps its prediction too little
+    ([[0, 0, 10, 20], [12, 0, 22, 20], [30, 0, 40, 20]], True),  # a spare part is allowed
+], ids=["one each", "too few", "shared", "below split_iou", "one spare"])
+def test_a_blobs_parts_fit_its_tracks_only_one_each_at_split_iou_or_more(parts, fit):
+    tracker = Tracker(split_iou=0.3)
+    predictions = np.array([[0.0, 0, 10, 20], [12.0, 0, 22, 20]])
+    assert tracker._parts_fit(predictions, [np.array(p, dtype=float) for p in parts]) is fit
+
+
+def test_a_part_at_exactly_split_iou_fits():
+    part = np.array([0.0, 0, 10, 20])
+    prediction = np.array([[0.0, 0, 10, 20]])
+    shifted = np.array([5.0, 0, 15, 20])  # IoU with the prediction: 100 / 300
+    assert Tracker(split_iou=1 / 3)._parts_fit(prediction, [shifted])
+    assert not Tracker(split_iou=1 / 3 + 1e-9)._parts_fit(prediction, [shifted])
+    assert Tracker(split_iou=1.0)._parts_fit(prediction, [part])
+
+
+def test_two_overlapping_predictions_cannot_both_take_the_one_part_that_covers_them():
+    """One part each: a part between two overlapping predictions (IoU 0.67 with both) stands for one of them,
+    and a far part for neither, so the tracks are held rather than split."""
+    predictions = np.array([[0.0, 0, 10, 20], [4.0, 0, 14, 20]])
+    parts = [np.array([2.0, 0, 12, 20]), np.array([40.0, 0, 50, 20])]
+    assert not Tracker(split_iou=0.3)._parts_fit(predictions, parts)

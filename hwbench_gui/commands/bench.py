@@ -88,8 +88,14 @@ def list_command(args: argparse.Namespace) -> int:
     rows = []
     for bench in registry.all_benchmarks():
         reason = registry.availability(bench)
+        limits = registry.framework_limits(bench) if reason is None else {}
+        if limits:  # runnable, in its other framework
+            runnable = [label for label in registry.framework_labels(bench) if label not in limits]
+            reason = f"{' / '.join(runnable)} only: " + "; ".join(
+                f"{label} runs cannot run here: {why}" for label, why in limits.items())
         row = {"id": bench.id, "title": bench.title, "category": bench.category, "version": bench.version,
-               "available": reason is None, "reason": reason, "needs": sorted(bench.needs),
+               "available": reason is None or bool(limits), "reason": reason, "needs": sorted(bench.needs),
+               "framework_limits": limits,
                "default_timeout_s": bench.default_timeout_s,
                "params": [_param_json(p) for p in bench.params]}
         rows.append(row)
@@ -262,7 +268,8 @@ def _suite_command(args: argparse.Namespace) -> int:
     plan = plan_suite(args.suite, overrides, results_dir=args.out, resume=args.resume)
     _print_plan(plan, quiet=args.quiet)
     cancel = threading.Event()
-    progress = SuiteProgress(plan.cells - len(plan.unavailable), done_before=len(plan.finished))
+    progress = SuiteProgress(plan.cells - len(plan.unavailable), done_before=len(plan.finished),
+                             estimates=plan.estimates)
     displays: list[ProgressDisplay] = []
 
     def on_run(i, total, run):
@@ -316,8 +323,7 @@ def _print_plan(plan, *, quiet: bool) -> None:
     """The suite's plan on stderr: how many runs, and once, grouped by reason, those that cannot run here."""
     if quiet:
         return
-    print(f"suite {plan.name}: {plan.cells} runs: {len(plan.to_run)} to run, {len(plan.finished)} already done, "
-          f"{len(plan.unavailable)} cannot run here", file=sys.stderr)
+    print(plan.summary(), file=sys.stderr)
     by_reason: dict[str, list[str]] = {}
     for run, reason in plan.unavailable:
         by_reason.setdefault(reason, []).append(run.label)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.spec.benchmark import Param, ParamError
 from hwbench_gui.engine.spec.sizes import SIZE_HINT, format_size
+from hwbench_gui.ui.start_folder import start_path
 
 _INT_LIMIT = 2**31 - 1
 
@@ -108,7 +109,7 @@ class _PathEdit(QWidget):
         layout.addWidget(browse)
 
     def _browse(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Choose a folder", self.edit.text())
+        folder = QFileDialog.getExistingDirectory(self, "Choose a folder", self.edit.text() or start_path())
         if folder:
             self.edit.setText(folder)
 

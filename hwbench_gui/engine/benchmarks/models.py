@@ -8,7 +8,7 @@ import importlib.util
 from typing import Any
 
 from hwbench_gui.engine import frameworks
-from hwbench_gui.engine.models import multigpu
+from hwbench_gui.engine.models import multigpu, torch_ops
 from hwbench_gui.engine.models.common import (
     MODELS,
     ModelSpec,
@@ -89,6 +89,9 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
     params = _resolve(spec, params, reporter, device.kind == AUTO)
     if params["gpus"] > 1 or params["nnodes"] > 1:
         return _finish(multigpu.run_torch_ddp(bench_id, spec, params, reporter), params, device.kind == AUTO)
+    reason = torch_ops.unusable_reason()
+    if reason:
+        raise BenchmarkUnavailable(reason)
     from hwbench_gui.engine.models import torch_measure as model_torch
 
     run, details, where = model_torch.measure(spec, params, reporter)
@@ -99,10 +102,14 @@ def run_model(spec: ModelSpec, bench_id: str, params: dict[str, Any], reporter: 
 
 
 def _availability() -> str | None:
-    """Runnable when either framework is installed; the run itself says when the chosen one is not."""
-    if importlib.util.find_spec("torch") is None and importlib.util.find_spec("tensorflow") is None:
+    """Runnable when either framework can run it; the run itself says when the chosen one cannot."""
+    torch_missing = importlib.util.find_spec("torch") is None
+    if importlib.util.find_spec("tensorflow") is not None:
+        return None
+    if torch_missing:
         return "neither PyTorch nor TensorFlow is installed"
-    return None
+    reason = torch_ops.unusable_reason()
+    return f"{reason}; TensorFlow is not installed" if reason else None
 
 
 def _benchmark(spec: ModelSpec) -> Benchmark:

@@ -13,6 +13,7 @@ Layout (``schema_version`` 1)::
                  topology (GPU x GPU link names), p2p (GPU x GPU P2P read status), nvlink_p2p, torch_probe,
                  warnings, reasons}
     cpu, memory, disks, software: sections with their own ``reasons`` and ``warnings``
+    system:     {board_id, machine_id}: digests of the board's and the OS install's identity (see .system)
 
 Every section survives failures of its parts: an unreadable field is ``None`` and the section's
 ``reasons[field]`` says why. Nothing here raises, and nothing imports torch (the torch probe runs
@@ -34,6 +35,7 @@ from hwbench_gui.engine.inventory import cpu as _cpu
 from hwbench_gui.engine.inventory import disks as _disks
 from hwbench_gui.engine.inventory import gpus as _gpus
 from hwbench_gui.engine.inventory import memory as _memory
+from hwbench_gui.engine.inventory import system as _system
 from hwbench_gui.engine.inventory.fields import run_section
 from hwbench_gui.engine.inventory.software import software_versions
 from hwbench_gui.engine.inventory.text import all_warnings, render_text
@@ -78,6 +80,7 @@ def collect(use_torch_probe: bool = True, python_argv: list[str] | None = None,
         "memory": run_section("memory", _memory.collect),
         "disks": run_section("disks", _disks.collect),
         "software": software,
+        "system": run_section("system", _system.collect),
     }
     inv["warnings"] = all_warnings(inv)
     return inv

@@ -42,6 +42,7 @@ def probe() -> dict[str, Any]:
         return out
     out["torch_version"] = str(torch.__version__)
     out["torch_cuda"] = getattr(torch.version, "cuda", None)
+    out["torchvision_ops"] = torchvision_ops()
     try:
         cudnn = torch.backends.cudnn.version()
         out["cudnn_version"] = _cudnn_text(cudnn) if cudnn else None
@@ -84,6 +85,28 @@ def probe() -> dict[str, Any]:
         out["devices"].append(device)
     out["ok"] = True
     return out
+
+
+def torchvision_ops() -> dict[str, Any]:
+    """Whether torchvision's compiled operators run with this torch: ``{"ok", "version", "reason"}``.
+
+    torchvision's C++ operators are built for one torch build: PyPI's torchvision beside a torch from
+    PyTorch's CPU index fails with "operator torchvision::nms does not exist", at import or at the first
+    detection step. nms on two identical boxes must keep the higher-scored one only.
+    """
+    try:
+        import torch
+        import torchvision
+        from torchvision.ops import nms
+
+        boxes = torch.tensor([[0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 1.0]])
+        kept = nms(boxes, torch.tensor([0.5, 1.0]), 0.5).tolist()
+    except Exception as exc:  # ImportError, or RuntimeError "operator torchvision::nms does not exist"
+        return {"ok": False, "version": None, "reason": f"{type(exc).__name__}: {exc}"}
+    if kept != [1]:
+        return {"ok": False, "version": torchvision.__version__,
+                "reason": f"torchvision.ops.nms kept {kept} of two identical boxes (expected [1])"}
+    return {"ok": True, "version": torchvision.__version__, "reason": None}
 
 
 def _cudnn_text(version: int) -> str:

@@ -537,7 +537,22 @@ def mean_gpu_power_w(doc: dict[str, Any]) -> float | None:
     return sum(values) if values and sum(values) > 0 else None
 
 
+#: GPU runs whose figure the GPU's power does not pay for: a PCIe copy is the link's and host memory's
+#: work, and the data path's end-to-end rate is held by the host's stages as often as by the GPU.
+NOT_GPU_WORK = ("gpu.pcie", "datapath.analyze")
+
+
+def gpu_power_is_the_cost(doc: dict[str, Any]) -> bool:
+    """Whether ``doc``'s figure per watt of GPU power means something: the run did its work on a CUDA
+    device, in a benchmark whose figure is the GPU's work (not host memory, a disk, a CPU decoder or the
+    PCIe link, whose runs sample the GPUs' idle power too)."""
+    bench_id = str((doc.get("benchmark") or {}).get("id") or "")
+    return str(doc.get("device") or "").startswith("cuda") and bench_id not in NOT_GPU_WORK
+
+
 def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
+    """Headline figure per watt of mean GPU power, for the runs where GPU power is the cost
+    (:func:`gpu_power_is_the_cost`)."""
     groups: list[str] = []
     series: dict[str, dict[str, float]] = defaultdict(dict)
     units = set()
@@ -545,7 +560,7 @@ def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
         for doc in _ok(side.docs):
             power_w = mean_gpu_power_w(doc)
             figure = doc["figure"]
-            if power_w is None or not figure.get("higher_is_better", True):
+            if power_w is None or not figure.get("higher_is_better", True) or not gpu_power_is_the_cost(doc):
                 continue
             group = f"{(doc.get('benchmark') or {}).get('id')} ({precision_of(doc)})"
             _add_group(groups, group)
@@ -557,7 +572,8 @@ def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
     _grouped_bars(ax, groups, dict(series), " or ".join(sorted(units)))
     ax.set_title("Performance per watt (headline figure / mean GPU power during the run)", fontsize=10)
     return Chart("perf_per_watt", "Performance per watt", figure,
-                 "Mean board power of all GPUs as NVML reported it during the run.")
+                 "Mean board power of all GPUs as NVML reported it during the run; only runs whose work the GPU "
+                 "did (no host memory, disk, CPU decode, PCIe or data-path figure per GPU watt).")
 
 
 def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:

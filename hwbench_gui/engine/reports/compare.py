@@ -206,11 +206,14 @@ class Comparison:
 # -- sides -----------------------------------------------------------------------------------------
 
 def sides_by_machine(docs: Sequence[dict[str, Any]]) -> list[Side]:
-    """One side per machine (:func:`describe.machine_name`), in the order the machines first appear
-    in ``docs``: the first machine given is the first side, the default baseline."""
+    """One side per machine (:func:`describe.machine_key`: two hosts named alike stay apart, each side
+    named by :func:`describe.machine_labels`), in the order the machines first appear in ``docs``: the
+    first machine given is the first side, the default baseline."""
+    labels = describe.machine_labels(docs)
     sides: dict[str, Side] = {}
     for doc in docs:
-        sides.setdefault(describe.machine_name(doc), Side(describe.machine_name(doc), [])).docs.append(doc)
+        key = describe.machine_key(doc)
+        sides.setdefault(key, Side(labels[key], [])).docs.append(doc)
     return list(sides.values())
 
 
@@ -218,9 +221,10 @@ def sides_by_run(docs: Sequence[dict[str, Any]]) -> list[Side]:
     """One side per document, named by machine, benchmark and date (made unique)."""
     sides = []
     used: set[str] = set()
+    labels = describe.machine_labels(docs)
     for doc in docs:
         bench_id = (doc.get("benchmark") or {}).get("id", "")
-        name = f"{describe.machine_name(doc)} · {bench_id} @ {describe.date_text(doc)}"
+        name = f"{labels[describe.machine_key(doc)]} · {bench_id} @ {describe.date_text(doc)}"
         base, n = name, 2
         while name in used:
             name, n = f"{base} #{n}", n + 1

@@ -1,7 +1,12 @@
 """The evaluation report of one machine, laid out as the seed evaluation reads.
 
-Model benchmarks form a matrix: one row per model, one column per framework × mode × precision,
-each cell with images/s, its spread, and the timed phase's GPU utilisation, GPU memory and power.
+Model benchmarks form a matrix: one row per model and configuration (batch, memory format and the other
+parameters that decide what was measured, as asked: a suite's "auto" is one configuration), one column per
+framework × mode × precision, each cell with images/s, its spread, and the timed phase's GPU utilisation,
+GPU memory and power. A cell names the batch and memory format it ran with where its row's cells differ
+(the seed suite's "auto" runs FP32 as NCHW and mixed precision as NHWC). Of several runs of one cell a
+clean one (machine not busy, enough repeats, GPU kept busy) is shown before a newer one that is not, and a
+cell with no clean run says so.
 Beside it the micro-benchmarks (one line each) and the data-path analyzer's verdict. Runs that
 did not measure collapse into one line per reason ("TensorFlow is not installed: 12 cells"), and a
 column no run measured is left out of the matrix. There is no composite: a machine against itself
@@ -63,6 +68,8 @@ class MatrixCell:
     doc: dict[str, Any] | None = None
     reason_index: int | None = None
     other_runs: int = 0
+    #: "NHWC · batch 128": what the shown run ran with, where the row's cells differ in it; else empty.
+    configuration: str = ""
 
     @property
     def measured(self) -> bool:
@@ -83,14 +90,25 @@ class MatrixCell:
             f"GPU {util:.0f} %" if util is not None else "GPU util n/a",
             f"{vram / 1024 ** 3:.1f} GiB" if vram is not None else "",
             f"{power:.0f} W" if power is not None else ""])))
-        marks = [m for m, on in (("busy machine", bool(flags.busy_reasons(doc))),
-                                 ("few repeats", flags.few_repeats(doc)),
-                                 ("inconsistent", bool(flags.consistency_problems(doc)))) if on]
-        if marks:
-            out.append("(" + ", ".join(marks) + ")")
+        if self.configuration:
+            out.append(self.configuration)
+        unclean = unclean_marks(doc)
+        if unclean:
+            out.append("(no clean run: " + ", ".join(unclean) + ")")
+        if flags.consistency_problems(doc):
+            out.append("(inconsistent)")
         if self.other_runs:
             out.append(f"+{self.other_runs} other run(s) of this cell")
         return out
+
+
+def unclean_marks(doc: dict[str, Any]) -> list[str]:
+    """Why a run's figure is not a clean measurement: the machine was busy, too few repeats, its GPU idle
+    most of the timed phase. Empty for a clean run."""
+    low = flags.low_gpu_use(doc)
+    return [m for m, on in (("busy machine", bool(flags.busy_reasons(doc))),
+                            ("few repeats", flags.few_repeats(doc)),
+                            (f"GPU under {flags.LOW_GPU_USE_PERCENT:.0f} % busy", low is not None)) if on]
 
 
 @dataclass
@@ -137,12 +155,18 @@ class Evaluation:
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
     health: health_section.HealthSection | None = None
+    #: Machines the documents come from (:func:`describe.machine_key`): one, unless several were given.
+    machines: int = 1
+
+    @property
+    def of_machines(self) -> str:
+        return "of one machine" if self.machines == 1 else f"of {self.machines} machines"
 
 
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
     """Whether ``docs`` are measured documents of a single machine (what this report is for)."""
     return bool(docs) and not any(describe.is_published(d) for d in docs) and \
-        len({describe.machine_name(d) for d in docs}) == 1
+        len({describe.machine_key(d) for d in docs}) == 1
 
 
 def _seed(doc: dict[str, Any], name: str, statistic: str) -> float | None:
@@ -182,6 +206,42 @@ def _newest_first(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(docs, key=lambda d: str(d.get("started_at") or ""), reverse=True)
 
 
+def _clean_first(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Clean runs before the others, each newest first (the sort is stable)."""
+    return sorted(_newest_first(docs), key=lambda d: bool(unclean_marks(d)))
+
+
+#: The matrix's columns; every other parameter that decides comparability makes the row's configuration.
+_COLUMN_PARAMS = ("framework", "mode", "precision")
+#: What a cell names where its row's cells differ: the configuration hwbench resolves per run ("auto").
+_RESOLVED_PARAMS = ("channels_last", "batch")
+
+
+def _configuration(doc: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The row a model run belongs in: its comparability parameters as asked (``params_requested`` over
+    ``params``, so a suite's "auto" batch and memory format are one configuration), less the columns'."""
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    asked = {**params, **(doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {})}
+    keys = [k for k in compare.comparable_params(doc) if k not in _COLUMN_PARAMS]
+    return tuple((k, describe.param_value(asked.get(k))) for k in sorted(keys))
+
+
+def _value_text(key: str, value: str) -> str:
+    if key == "channels_last":
+        return {"True": "NHWC", "False": "NCHW", "true": "NHWC", "false": "NCHW"}.get(value, "memory format auto")
+    if key == "batch":
+        return "batch auto" if value in ("0", "auto") else f"batch {value}"
+    if key == "compile":
+        return {"True": "compiled", "true": "compiled"}.get(value, "not compiled" if value in ("False", "false")
+                                                            else f"compile {value}")
+    return f"{key} {value}"
+
+
+def _resolved_text(doc: dict[str, Any]) -> str:
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    return " · ".join(_value_text(k, describe.param_value(params.get(k))) for k in _RESOLVED_PARAMS if k in params)
+
+
 def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFileError] = (), *,
                      title: str | None = None, with_charts: bool = True) -> Evaluation:
     """Lay ``docs`` (one machine's) out as the seed evaluation. Raises ``ValueError`` for none."""
@@ -189,11 +249,11 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
     if not docs:
         raise ValueError("no result documents to report on")
     models = [d for d in docs if _is_model(d)]
-    by_cell: dict[tuple[str, Column], list[dict[str, Any]]] = {}
+    by_cell: dict[tuple[str, tuple, Column], list[dict[str, Any]]] = {}
     for doc in models:
         column = Column(str(_param(doc, "framework", "")), str(_param(doc, "mode", "")), precision_of(doc))
-        by_cell.setdefault((_model_title(doc), column), []).append(doc)
-    measured_columns = {col for (_, col), cell_docs in by_cell.items()
+        by_cell.setdefault((_model_title(doc), _configuration(doc), column), []).append(doc)
+    measured_columns = {col for (_, _, col), cell_docs in by_cell.items()
                         if any(d.get("status") == "ok" for d in cell_docs)}
     columns = sorted(measured_columns, key=lambda c: (_rank(c.framework, FRAMEWORK_ORDER), _rank(c.mode, MODE_ORDER),
                                                       _rank(c.precision, PRECISION_ORDER), c.framework, c.mode,
@@ -206,22 +266,30 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
                                str((d.get("benchmark") or {}).get("id")), _param(d, "gpus", 1) or 1))))
     rows = []
     for model in model_titles:
-        cells = []
-        for column in columns:
-            cell_docs = _newest_first(by_cell.get((model, column), []))
-            ok = [d for d in cell_docs if d.get("status") == "ok"]
-            if ok:
-                cells.append(MatrixCell(ok[0], other_runs=len(ok) - 1))
-            elif cell_docs:
-                reason = _reason(cell_docs[0])
-                if reason not in reason_order:
-                    reason_order.append(reason)
-                cells.append(MatrixCell(None, reason_order.index(reason)))
-            else:
-                cells.append(MatrixCell())
-        rows.append(MatrixRow(model, cells))
+        configurations = _model_configurations(model, by_cell)
+        for configuration in configurations:
+            cells = []
+            for column in columns:
+                cell_docs = by_cell.get((model, configuration, column), [])
+                ok = _clean_first([d for d in cell_docs if d.get("status") == "ok"])
+                if ok:
+                    cells.append(MatrixCell(ok[0], other_runs=len(ok) - 1))
+                elif cell_docs:
+                    reason = _reason(_newest_first(cell_docs)[0])
+                    if reason not in reason_order:
+                        reason_order.append(reason)
+                    cells.append(MatrixCell(None, reason_order.index(reason)))
+                else:
+                    cells.append(MatrixCell())
+            shown = [cell for cell in cells if cell.measured]
+            if len({_resolved_text(cell.doc) for cell in shown}) > 1:
+                for cell in shown:
+                    cell.configuration = _resolved_text(cell.doc)
+            row_title = model if len(configurations) == 1 else \
+                f"{model} · {_configuration_text(configuration, configurations)}"
+            rows.append(MatrixRow(row_title, cells))
     # Every run that did not measure, counted once per cell, whether its column is shown or not.
-    for (model, column), cell_docs in by_cell.items():
+    for (model, _configuration_key, column), cell_docs in by_cell.items():
         if any(d.get("status") == "ok" for d in cell_docs):
             continue
         reason = _reason(_newest_first(cell_docs)[0])
@@ -233,12 +301,41 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
     micro = _micro_rows([d for d in docs if not _is_model(d) and
                          (d.get("benchmark") or {}).get("id") not in (DATAPATH_ID, health_section.BENCH_ID)])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
-    side = compare.Side(describe.machine_name(docs[0]), docs)
+    machines = compare.sides_by_machine(docs)
+    side = compare.Side(machines[0].name, docs) if len(machines) == 1 else \
+        compare.Side(_machines_name(docs, len(machines)), docs)
     drawn = charts_mod.build_charts([side]) if with_charts else []
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
                       columns, rows, not_measured, micro, datapath, docs, drawn, list(errors),
-                      health=health_section.build(docs))
+                      health=health_section.build(docs), machines=len(machines))
+
+
+def _machines_name(docs: Sequence[dict[str, Any]], count: int) -> str:
+    """What an evaluation of several machines' documents is of: "3 machines named vm · NVIDIA H200" (the
+    host name and hardware alike, the GPUs or boards not), else the machines' names."""
+    names = list(dict.fromkeys(describe.machine_name(d) for d in docs))
+    return f"{count} machines named {names[0]}" if len(names) == 1 else f"{count} machines: {'; '.join(names)}"
+
+
+def _model_configurations(model: str, by_cell: dict[tuple[str, tuple, Column], list[dict[str, Any]]]) -> list[tuple]:
+    """The configurations ``model`` ran with, the one with the most measured cells first (then the newest)."""
+    measured: Counter[tuple] = Counter()
+    newest: dict[tuple, str] = {}
+    for (title, configuration, _column), cell_docs in by_cell.items():
+        if title != model:
+            continue
+        measured[configuration] += any(d.get("status") == "ok" for d in cell_docs)
+        starts = [str(d.get("started_at") or "") for d in cell_docs]
+        newest[configuration] = max([newest.get(configuration, ""), *starts])
+    by_newest = sorted(measured, key=lambda c: newest[c], reverse=True)
+    return sorted(by_newest, key=lambda c: -measured[c])
+
+
+def _configuration_text(configuration: tuple, configurations: Sequence[tuple]) -> str:
+    """What sets ``configuration`` apart from the model's others: the values that differ among them."""
+    differing = [k for k, v in configuration if len({dict(c).get(k) for c in configurations}) > 1]
+    return ", ".join(_value_text(k, v) for k, v in configuration if k in differing)
 
 
 def _micro_rows(docs: Sequence[dict[str, Any]]) -> list[MicroRow]:

@@ -18,6 +18,11 @@ from hwbench_gui.engine.results.formatting import format_value
 
 #: Below this many samples a side cannot reach p < 0.05 against an equal side (3 vs 3: p >= 0.1).
 MIN_REPEATS = 4
+#: A GPU run whose GPU was busy less than this share of its timed phase measured something other than the
+#: GPU: a step that waits on the host most of the time, or a telemetry window that missed the work (the H200's
+#: first ResNet-50 runs: GPU 6-30 % busy). The model benchmarks' own note, at 90 %, says a GPU was left partly
+#: idle; under half, a report prefers any other run of the same configuration.
+LOW_GPU_USE_PERCENT = 50.0
 
 
 def busy_reasons(doc: dict[str, Any]) -> list[str]:
@@ -38,6 +43,17 @@ def few_repeats(doc: dict[str, Any]) -> bool:
     figure = doc.get("figure") or {}
     return (not describe.is_published(doc) and figure.get("value") is not None
             and sample_count(doc) < MIN_REPEATS)
+
+
+def low_gpu_use(doc: dict[str, Any]) -> float | None:
+    """The timed phase's mean GPU utilisation (%) of a GPU run that kept its GPU busy less than
+    :data:`LOW_GPU_USE_PERCENT` of the time; None for a CPU run, a busy enough GPU, or no telemetry."""
+    if not str(doc.get("device") or "").startswith("cuda"):
+        return None
+    telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
+    entry = (telemetry.get("seed") or {}).get("gpu_util_percent") if isinstance(telemetry.get("seed"), dict) else None
+    util = entry.get("mean") if isinstance(entry, dict) else None
+    return float(util) if describe.is_number(util) and util < LOW_GPU_USE_PERCENT else None
 
 
 _DEVICE_GPU = re.compile(r"^cuda(?::\d+)?\s*\((?P<name>[^)]+)\)")

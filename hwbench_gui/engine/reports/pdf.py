@@ -229,7 +229,9 @@ class _Page:
         return int((A4_LANDSCAPE_IN[1] - MARGIN_IN - self.y_in - 2 * PAD_IN) / LINE_IN)
 
     def header(self, columns: Sequence[_Column]) -> None:
-        self._draw(columns, [[col.header] for col in columns], ["#f2f2f5"] * len(columns), 1, bold=True)
+        """The columns' titles, wrapped to their widths (bold glyphs are about a tenth wider)."""
+        lines = [wrap_lines(col.header, max(6, int(col.chars * 0.9))) for col in columns]
+        self._draw(columns, lines, ["#f2f2f5"] * len(columns), max(len(cell) for cell in lines), bold=True)
 
     def band(self, width_in: float, lines: list[str]) -> None:
         """A line across the whole table (a benchmark's header)."""
@@ -319,7 +321,7 @@ def evaluation_pdf(evaluation) -> bytes:
     usable = A4_LANDSCAPE_IN[0] - 2 * MARGIN_IN
     pages: list[Figure] = []
     header = [f"Generated {evaluation.generated_at} by hwbench {evaluation.hwbench_version}; "
-              f"{len(evaluation.docs)} result document(s) of one machine."]
+              f"{len(evaluation.docs)} result document(s) {evaluation.of_machines}."]
     header += [f"{key}: {value}" for key, value in evaluation.facts.items()]
     page = _titled_page(evaluation.title, header, pages)
     if evaluation.columns and evaluation.rows:
@@ -349,7 +351,7 @@ def evaluation_pdf(evaluation) -> bytes:
     if evaluation.micro:
         widths = [2.6, 1.9, 1.2, 1.6, 0.7, 2.0]
         widths.append(usable - sum(widths))
-        names = ("Benchmark", "Figure", "Value", "Spread", "Prec.", "Configuration", "Flags")
+        names = ("Benchmark", "Figure", "Median", "Spread", "Prec.", "Configuration", "Flags")
         columns = [_Column(name, w) for name, w in zip(names, widths)]
         page = paginate_table(evaluation.title, pages, page, columns,
                               [([m.title, m.figure, m.value, m.spread, m.precision, m.configuration, m.flags],

@@ -87,6 +87,64 @@ def machine_name(doc: dict[str, Any]) -> str:
     return f"{hostname} · {cpu_summary(doc) if gpus == 'no GPU' else gpus}"
 
 
+def machine_key(doc: dict[str, Any]) -> str:
+    """Which machine produced ``doc``: what groups documents into one machine (a side, a library entry).
+
+    A host name alone merges machines ("vm" names many cloud instances): a measured document's key adds
+    its GPUs' UUIDs (or their models where no UUID was read), its CPU model and thread count, and the
+    board's and OS install's identity digests where its inventory read them. A published figure's key is
+    its name. Documents whose inventory lacks a field simply leave it out of their key.
+    """
+    if is_published(doc):
+        return machine_name(doc)
+    inventory = doc.get("inventory") if isinstance(doc.get("inventory"), dict) else {}
+    gpus = inventory.get("gpus") if isinstance(inventory.get("gpus"), list) else []
+    uuids = sorted(str(g["uuid"]) for g in gpus if isinstance(g, dict) and g.get("uuid"))
+    cpu = inventory.get("cpu") if isinstance(inventory.get("cpu"), dict) else {}
+    system = inventory.get("system") if isinstance(inventory.get("system"), dict) else {}
+    hostname = doc.get("hostname") or inventory.get("hostname") or "unknown host"
+    parts = [str(hostname), ",".join(uuids) or gpu_summary(doc), str(cpu.get("model") or ""),
+             str(cpu.get("logical_cores") or ""), str(system.get("board_id") or ""),
+             str(system.get("machine_id") or "")]
+    return "|".join(parts)
+
+
+def machine_labels(docs: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """A name for each machine (:func:`machine_key`) among ``docs``: :func:`machine_name`, and where two
+    machines would share it, what sets each apart (its first GPU's UUID, else its CPU, else a number)."""
+    first: dict[str, dict[str, Any]] = {}
+    for doc in docs:
+        first.setdefault(machine_key(doc), doc)
+    by_name: dict[str, list[str]] = {}
+    for key, doc in first.items():
+        by_name.setdefault(machine_name(doc), []).append(key)
+    labels = {}
+    for name, keys in by_name.items():
+        if len(keys) == 1:
+            labels[keys[0]] = name
+            continue
+        suffixes = [_machine_suffix(first[key]) for key in keys]
+        if len(set(suffixes)) < len(suffixes):
+            suffixes = [f"{suffix}, #{n}" if suffix else f"#{n}" for n, suffix in enumerate(suffixes, 1)]
+        # After the host name, where a narrow column or a legend that cuts the rest still shows it.
+        host, _, rest = name.partition(" · ")
+        labels.update({key: f"{host} ({suffix})" + (f" · {rest}" if rest else "")
+                       for key, suffix in zip(keys, suffixes)})
+    return labels
+
+
+def _machine_suffix(doc: dict[str, Any]) -> str:
+    inventory = doc.get("inventory") if isinstance(doc.get("inventory"), dict) else {}
+    gpus = inventory.get("gpus") if isinstance(inventory.get("gpus"), list) else []
+    uuids = sorted(str(g["uuid"]) for g in gpus if isinstance(g, dict) and g.get("uuid"))
+    if uuids:
+        return "GPU " + uuids[0].removeprefix("GPU-")[:8]
+    system = inventory.get("system") if isinstance(inventory.get("system"), dict) else {}
+    if system.get("board_id") or system.get("machine_id"):
+        return "id " + str(system.get("board_id") or system.get("machine_id"))[:8]
+    return cpu_summary(doc)
+
+
 def params_text(params: dict[str, Any] | None) -> str:
     if not params:
         return ""

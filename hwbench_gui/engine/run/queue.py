@@ -17,6 +17,7 @@ import importlib.util
 import itertools
 import math
 import os
+import statistics
 import socket
 import threading
 import time
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from hwbench_gui.engine import frameworks
+from hwbench_gui.engine.models import torch_ops
 from hwbench_gui.engine.run.suites import SuiteRun, expand_suite
 
 QUEUED = "queued"
@@ -223,6 +225,10 @@ def unavailable_here(run: SuiteRun, gpu_count: int) -> str | None:
     framework = run.params.get("framework")
     if framework in FRAMEWORK_MODULES and importlib.util.find_spec(FRAMEWORK_MODULES[framework][0]) is None:
         return FRAMEWORK_MODULES[framework][1]
+    if framework == "torch":  # the model benchmarks, whose PyTorch runs need torchvision's operators
+        reason = torch_ops.unusable_reason()
+        if reason:
+            return reason
     if gpu_count == 0:
         values = bench.resolve_params(run.params)
         device = str(values.get("device", ""))
@@ -250,10 +256,10 @@ def _same_machine(doc: dict[str, Any]) -> bool:
     return bool(ours) and uuids(doc.get("inventory")) == ours
 
 
-def finished_document(run: SuiteRun, docs: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The newest ``ok`` document in ``docs`` that measured ``run`` on this machine, else None.
+def _measured_runs(run: SuiteRun, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``ok`` documents in ``docs`` that measured ``run``, on any machine.
 
-    It must be of the same benchmark and code version and have asked for the same value of every
+    They must be of the same benchmark and code version and have asked for the same value of every
     parameter that decides comparability and of every parameter the suite run sets (what was asked:
     ``params_requested`` where the run chose a value itself)."""
     from hwbench_gui.engine.run import registry
@@ -261,7 +267,7 @@ def finished_document(run: SuiteRun, docs: list[dict[str, Any]]) -> dict[str, An
     bench = registry.get(run.bench_id)
     wanted = bench.resolve_params(run.params)
     keys = set(bench.comparability_params()) | set(run.params)
-    best = None
+    found = []
     for doc in docs:
         meta = doc.get("benchmark") or {}
         if doc.get("status") != "ok" or meta.get("id") != bench.id or str(meta.get("version")) != str(bench.version):
@@ -272,11 +278,52 @@ def finished_document(run: SuiteRun, docs: list[dict[str, Any]]) -> dict[str, An
                 continue
         except (KeyError, ValueError):  # ParamError is a ValueError: a value that no longer fits
             continue
+        found.append(doc)
+    return found
+
+
+def finished_document(run: SuiteRun, docs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest ``ok`` document in ``docs`` that measured ``run`` on this machine, else None (see
+    :func:`_measured_runs` for what must agree)."""
+    best = None
+    for doc in _measured_runs(run, docs):
         if not _same_machine(doc):
             continue
         if best is None or str(doc.get("started_at") or "") > str(best.get("started_at") or ""):
             best = doc
     return best
+
+
+def _machine_like_this(doc: dict[str, Any]) -> bool:
+    """A document from a machine with this one's GPUs (model and count), or, without a GPU on either,
+    this one's CPU: its run times say how long the same run takes here."""
+    from hwbench_gui.engine.results import describe
+    from hwbench_gui.engine.results.document import machine_facts
+
+    here = {"inventory": machine_facts().get("inventory")}
+    gpus = describe.gpu_summary(here)
+    if gpus != "no GPU":
+        return describe.gpu_summary(doc) == gpus
+    return describe.gpu_summary(doc) == "no GPU" and describe.cpu_summary(doc) == describe.cpu_summary(here)
+
+
+def estimate_durations(runs: list[SuiteRun], own: list[dict[str, Any]],
+                       references: list[dict[str, Any]] = ()) -> list[float | None]:
+    """How long each of ``runs`` takes here, in seconds: the median wall time (``duration_s``) of the
+    documents that measured it on this machine (``own``: the results folder), else on a machine like it
+    (``references``: the shipped ones, of the same GPU); None where no such run was measured. Another
+    machine's times say nothing about this one (an H200's ResNet-50 minute is hours on a CPU), so there
+    is no guess beyond these."""
+    def timed(docs: list[dict[str, Any]], run: SuiteRun) -> list[dict[str, Any]]:
+        return [d for d in _measured_runs(run, docs)
+                if isinstance(d.get("duration_s"), (int, float)) and math.isfinite(d["duration_s"])]
+
+    estimates: list[float | None] = []
+    for run in runs:
+        here = [d["duration_s"] for d in timed(own, run) if _same_machine(d)]
+        alike = here or [d["duration_s"] for d in timed([*own, *references], run) if _machine_like_this(d)]
+        estimates.append(float(statistics.median(alike)) if alike else None)
+    return estimates
 
 
 @dataclass
@@ -288,10 +335,40 @@ class SuitePlan:
     to_run: list[SuiteRun]
     unavailable: list[tuple[SuiteRun, str]] = field(default_factory=list)
     finished: list[tuple[SuiteRun, dict[str, Any]]] = field(default_factory=list)
+    #: How long each run of ``to_run`` takes here (:func:`estimate_durations`), None where unknown.
+    estimates: list[float | None] = field(default_factory=list)
 
     @property
     def cells(self) -> int:
         return len(self.to_run) + len(self.unavailable) + len(self.finished)
+
+    def expected_s(self) -> tuple[float, int]:
+        """(seconds the runs to run are expected to take, counting the known ones; how many are unknown)."""
+        known = [e for e in self.estimates[:len(self.to_run)] if e is not None]
+        return sum(known), len(self.to_run) - len(known)
+
+    def summary(self) -> str:
+        """One line, the CLI's and the window's: ``"suite seed: 16 runs: 12 to run (about 25 min here), 4
+        already done"``; what cannot run here is counted, and the time of runs never measured here is unknown."""
+        parts = [f"{len(self.to_run)} to run" if self.to_run else "none to run"]
+        if self.to_run:
+            parts[0] += f" ({expected_text(*self.expected_s())})"
+        if self.finished:
+            parts.append(f"{len(self.finished)} already done")
+        if self.unavailable:
+            parts.append(f"{len(self.unavailable)} cannot run here")
+        return f"suite {self.name}: {self.cells} runs: " + ", ".join(parts)
+
+
+def expected_text(known_s: float, unknown: int) -> str:
+    """``"about 25 min here"``, ``"about 25 min here, and 3 runs never timed here"``, ``"time unknown: never
+    run on this machine or one like it"``."""
+    from hwbench_gui.engine.models.common import format_eta
+
+    if unknown and not known_s:
+        return "time unknown: never run on this machine or one like it"
+    about = "about " + format_eta(known_s).removeprefix("ETA ") + " here"
+    return about + (f", and {unknown} run{'s' if unknown != 1 else ''} never timed here" if unknown else "")
 
 
 def plan_suite(name: str, overrides: dict[str, Any] | None = None, *, results_dir: str | os.PathLike | None = None,
@@ -304,11 +381,13 @@ def plan_suite(name: str, overrides: dict[str, Any] | None = None, *, results_di
         from hwbench_gui.engine import nvml
 
         gpu_count = nvml.device_count()
-    docs: list[dict[str, Any]] = []
-    if resume:
-        from hwbench_gui.engine.results.library import list_results
+    from hwbench_gui.engine.results.library import list_results, reference_dir
 
-        docs = list_results(results_dir).docs
+    # The results folder says what is done (resume); it and the shipped references say how long runs take.
+    listed = list_results(results_dir, include_reference=True).docs
+    shipped = str(reference_dir())
+    docs = [d for d in listed if not str(d.get("_path", "")).startswith(shipped)]
+    references = [d for d in listed if str(d.get("_path", "")).startswith(shipped)]
     plan = SuitePlan(name, [])
     for run in runs:
         reason = unavailable_here(run, gpu_count)
@@ -320,6 +399,7 @@ def plan_suite(name: str, overrides: dict[str, Any] | None = None, *, results_di
             plan.finished.append((run, done))
         else:
             plan.to_run.append(run)
+    plan.estimates = estimate_durations(plan.to_run, docs, references)
     return plan
 
 
@@ -331,24 +411,34 @@ def results_folder(results_dir: str | os.PathLike | None) -> Path:
 
 
 class SuiteProgress:
-    """One progress figure over a suite's runs, with an ETA.
+    """One progress figure over a suite's runs, with one ETA.
 
     The run under way counts by its own fraction (the model benchmarks report a time-based one:
-    elapsed / (elapsed + remaining)), so its remaining time is elapsed × (1 − f) / f; each run still
-    waiting is expected to take the mean of the runs that ended (before any has, as long as the
-    current one in all). Runs already done before a resume count as done.
+    elapsed / (elapsed + remaining)), so its remaining time is elapsed × (1 − f) / f, or before it has
+    said, its estimate less the time it has run. Each run still waiting takes its estimate (how long the
+    same run took on this machine or one like it: :func:`estimate_durations`); a run with none is
+    counted as unknown, never guessed from the others (a CPU's Faster R-CNN is not its ResNet-50). Runs
+    already done before a resume count as done. ``ended`` says how the suite ended, once it has.
     """
 
-    def __init__(self, total: int, done_before: int = 0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, total: int, done_before: int = 0, clock: Callable[[], float] = time.monotonic,
+                 estimates: list[float | None] | None = None) -> None:
         self.total, self.clock = total, clock
         self.done = done_before
         self.durations: list[float] = []
         self.current_start: float | None = None
         self.current_fraction = 0.0
+        self.current_estimate: float | None = None
         self.label = ""
+        #: Estimates of the runs not started yet, in order (None: unknown).
+        self.waiting: list[float | None] = list(estimates) if estimates is not None else \
+            [None] * max(0, total - done_before)
+        self.ended: str | None = None  # "done" or "cancelled"
+        self.dropped = 0  # waiting runs that left the queue without running
 
     def start(self, label: str) -> None:
         self.current_start, self.current_fraction, self.label = self.clock(), 0.0, label
+        self.current_estimate = self.waiting.pop(0) if self.waiting else None
 
     def update(self, fraction: float) -> None:
         self.current_fraction = max(0.0, min(1.0, float(fraction)))
@@ -357,35 +447,57 @@ class SuiteProgress:
         if self.current_start is not None:
             self.durations.append(self.clock() - self.current_start)
         self.done += 1
-        self.current_start, self.current_fraction = None, 0.0
+        self.current_start, self.current_fraction, self.current_estimate = None, 0.0, None
+
+    def drop(self, count: int) -> None:
+        """``count`` waiting runs will not run (the queue was cleared): they leave the ETA, and the suite
+        will end cancelled."""
+        count = min(count, len(self.waiting))
+        if count:
+            del self.waiting[len(self.waiting) - count:]
+            self.dropped += count
 
     def fraction(self) -> float:
         return min(1.0, (self.done + self.current_fraction) / self.total) if self.total else 1.0
 
-    def remaining_s(self) -> float | None:
-        current_left = 0.0
-        current_total = None
+    def remaining(self) -> tuple[float, int]:
+        """(seconds left over the runs whose length is known, how many runs' length is unknown)."""
+        seconds, unknown = 0.0, 0
         if self.current_start is not None:
             elapsed = self.clock() - self.current_start
             if self.current_fraction >= 0.02:
-                current_total = elapsed / self.current_fraction
-                current_left = current_total - elapsed
-            elif not self.durations:
-                return None
-        waiting = self.total - self.done - (1 if self.current_start is not None else 0)
-        per_run = sum(self.durations) / len(self.durations) if self.durations else current_total
-        if per_run is None:
-            return None if waiting else current_left
-        return current_left + waiting * per_run
+                seconds += elapsed * (1 - self.current_fraction) / self.current_fraction
+            elif self.current_estimate is not None:
+                seconds += max(0.0, self.current_estimate - elapsed)
+            else:
+                unknown += 1
+        for estimate in self.waiting:
+            if estimate is None:
+                unknown += 1
+            else:
+                seconds += estimate
+        return seconds, unknown
+
+    def remaining_s(self) -> float | None:
+        """Seconds left, None while any run's length is unknown."""
+        seconds, unknown = self.remaining()
+        return None if unknown else seconds
 
     def text(self) -> str:
-        """``"suite 7/24 (29 %), ETA 12 min 05 s"``."""
+        """``"suite 7/24 (29 %), ETA 12 min 05 s"``; ``"…, ETA 12 min 05 s + 3 runs never timed here"``;
+        ``"…, ETA unknown: never run on this machine or one like it"``; once ended, ``"suite cancelled: 3 of
+        16 runs done"`` (or ``done``)."""
         from hwbench_gui.engine.models.common import format_eta
 
         shown = min(self.total, self.done + (1 if self.current_start is not None else 0))
-        remaining = self.remaining_s()
-        eta = format_eta(remaining) if remaining is not None and math.isfinite(remaining) else "ETA after the first run"
-        return f"suite {shown}/{self.total} ({self.fraction():.0%}), {eta}"
+        head = f"suite {shown}/{self.total} ({self.fraction():.0%})"
+        if self.ended:
+            return f"suite {self.ended}: {self.done} of {self.total} runs done"
+        seconds, unknown = self.remaining()
+        if unknown and not seconds:
+            return f"{head}, ETA unknown: never run on this machine or one like it"
+        eta = format_eta(seconds)
+        return f"{head}, {eta}" + (f" + {unknown} run{'s' if unknown != 1 else ''} never timed here" if unknown else "")
 
 
 def run_suite(name: str, overrides: dict[str, Any] | None = None, *,

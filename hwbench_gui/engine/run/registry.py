@@ -120,6 +120,39 @@ def availability(bench: Benchmark) -> str | None:
     return None
 
 
+def framework_choice_limits(bench: Benchmark) -> dict[str, str]:
+    """For a benchmark with a framework choice: the choices ("torch", "tf") that cannot run here, with
+    why; empty without such a choice. Nothing heavy is imported; PyTorch's operator check is remembered
+    per installation (``models.torch_ops``)."""
+    names = {p.name: p for p in bench.params}
+    if "framework" not in names:
+        return {}
+    from hwbench_gui.engine.models import torch_ops
+
+    limits = {}
+    for choice in names["framework"].choices:
+        reason = framework_missing_reason(choice)
+        if reason is None and choice == "torch":
+            reason = torch_ops.unusable_reason()
+        if reason:
+            limits[choice] = reason
+    return limits
+
+
+def framework_limits(bench: Benchmark) -> dict[str, str]:
+    """For a runnable benchmark with a framework choice: the frameworks it cannot run in here, by label
+    ("PyTorch", "TensorFlow"), with why; empty when it runs in all of them or has no such choice."""
+    if availability(bench) is not None:
+        return {}
+    return {_FRAMEWORK_MODULES[choice][1]: reason for choice, reason in framework_choice_limits(bench).items()}
+
+
+def framework_labels(bench: Benchmark) -> list[str]:
+    """The labels of the frameworks ``bench`` can be asked to run in ("PyTorch", "TensorFlow")."""
+    names = {p.name: p for p in bench.params}
+    return [_FRAMEWORK_MODULES[c][1] for c in names["framework"].choices] if "framework" in names else []
+
+
 def framework_missing_reason(framework: str) -> str | None:
     """Why ``framework`` ("torch", "tf") cannot run here (found without importing it); None when it can.
     In a packaged build the reason says the build does not hold it, not how to pip install it."""

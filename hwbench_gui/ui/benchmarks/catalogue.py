@@ -101,7 +101,9 @@ class Catalogue(QWidget):
                 parent.setExpanded(True)
                 categories[bench.category] = parent
             status = "ready" if reason is None else "unavailable"
-            item = QTreeWidgetItem(parent, [f"{bench.title}  ({bench.id})", status])
+            # The title alone: with its id beside it the longer names were cut at every window size; the id
+            # is in the tooltip and above the form.
+            item = QTreeWidgetItem(parent, [bench.title, status])
             item.setData(0, Qt.UserRole, bench.id)
             item.setToolTip(0, f"{bench.title} ({bench.id})")
             if reason is not None:
@@ -111,14 +113,28 @@ class Catalogue(QWidget):
                 tooltip = _with_nvml_detail(reason)
                 item.setToolTip(0, tooltip)
                 item.setToolTip(1, tooltip)
-            elif self._first_available is None:
-                self._first_available = item
+            else:
+                self._show_framework_limits(bench, item)
+                if self._first_available is None:
+                    self._first_available = item
         for broken_id, error in registry.module_errors().items():
             parent = categories.setdefault("Not loaded", QTreeWidgetItem(self.tree, ["Not loaded", ""]))
             item = QTreeWidgetItem(parent, [broken_id, "error"])
             item.setToolTip(0, error)
             item.setForeground(1, QBrush(QColor(ERROR_COLOR)))
         self.tree.expandAll()
+
+    def _show_framework_limits(self, bench: Benchmark, item: QTreeWidgetItem) -> None:
+        """A benchmark runnable in only some of its frameworks says which, and why not the others."""
+        limits = registry.framework_limits(bench)
+        if not limits:
+            return
+        runnable = [label for label in registry.framework_labels(bench) if label not in limits]
+        item.setText(1, f"{' / '.join(runnable)} only")
+        item.setForeground(1, QBrush(QColor(WARNING_COLOR)))
+        tooltip = "\n".join(f"{label} runs cannot run here: {reason}" for label, reason in limits.items())
+        item.setToolTip(0, tooltip)
+        item.setToolTip(1, tooltip)
 
     def select_first_available(self) -> None:
         """Make the first registered benchmark that can run here current (listeners hear :attr:`selected`)."""
@@ -150,6 +166,8 @@ class Catalogue(QWidget):
         reason = self._reasons.get(run.bench_id) if bench is not None else "not registered"
         if reason is None and run.params.get("framework") == "tf" and importlib.util.find_spec("tensorflow") is None:
             reason = frameworks.missing_reason("TensorFlow", "pip install 'hwbench-gui[tf]'")
+        if reason is None and bench is not None:
+            reason = registry.framework_limits(bench).get("PyTorch") if run.params.get("framework") == "torch" else None
         if reason is not None:
             raise RunSkipped(reason)
         try:

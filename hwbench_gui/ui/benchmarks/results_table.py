@@ -39,7 +39,8 @@ from hwbench_gui.ui.turns import next_turn
 from hwbench_gui.ui.workers import create_worker
 
 _STATUS_COLORS = {"ok": OK_COLOR, "failed": ERROR_COLOR, "cancelled": WARNING_COLOR}
-_RESULT_COLUMNS = ("Started", "Benchmark", "Precision", "Figure", "Value", "Spread (p5–p95)", "Status", "Device")
+#: Value right after the benchmark: at 1024x700 the table shows three or four columns before it scrolls.
+_RESULT_COLUMNS = ("Started", "Benchmark", "Value", "Precision", "Figure", "Spread (p5–p95)", "Status", "Device")
 #: Column index by header, so code and tests name the column they mean.
 COLUMN = {name: index for index, name in enumerate(_RESULT_COLUMNS)}
 #: The newest saved documents shown when the tab opens.

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QMessageBox,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
     QScrollArea,
@@ -29,8 +28,10 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.results.formatting import figure_text
 from hwbench_gui.engine.run import registry
+from hwbench_gui.engine.run.framework_noise import is_framework_noise
 from hwbench_gui.engine.run.queue import QueuedRun
 from hwbench_gui.engine.spec.benchmark import Benchmark, ParamError
+from hwbench_gui.ui.benchmarks.run_log import RunLog
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.context import AppContext
@@ -95,12 +96,12 @@ class RunPanel(QWidget):
         self.folder_warning.hide()
         layout.addWidget(self.folder_warning)
 
+        # The waiting runs are listed in the tab's lower pages (``queue_list``), and counted here in one line
+        # of constant height: a list that came and went above the results moved the buttons under the
+        # cursor (after Clear queue), and its room, kept, would cost the form two rows at 1024x700.
         self.queue_list = QListWidget()
-        self.queue_list.setMaximumHeight(56)
-        self.queue_list.hide()  # shown while runs wait: an empty list would take the form's room
         self.queue_label = QLabel("Queue: empty")
         layout.addWidget(self.queue_label)
-        layout.addWidget(self.queue_list)
 
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -112,9 +113,8 @@ class RunPanel(QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.run_status)
 
-        self.log = QPlainTextEdit()
-        self.log.setReadOnly(True)
-        self.log.setMaximumBlockCount(5000)
+        self.log_view = RunLog()
+        self.log = self.log_view.log
         self.plot = CurvePlot()
 
         runner.pending_changed.connect(self._refresh_queue)
@@ -131,7 +131,7 @@ class RunPanel(QWidget):
             self.form_area.takeWidget()
             self.run_button.setEnabled(False)
             return
-        text = f"<h3>{bench.title}</h3><p>{bench.description}</p>"
+        text = f"<h3>{bench.title} <small>({bench.id})</small></h3><p>{bench.description}</p>"
         if reason:
             text += f"<p style='color:{WARNING_COLOR}'><b>Cannot run here:</b> {reason}</p>"
         elif any(p.name == "framework" and "tf" in p.choices for p in bench.params):
@@ -160,12 +160,10 @@ class RunPanel(QWidget):
 
     @staticmethod
     def _unavailable_choices(bench: Benchmark) -> dict[str, dict[str, str]]:
-        """The frameworks ``bench`` offers that this install lacks (a packaged build leaves TensorFlow out)."""
-        framework = next((p for p in bench.params if p.name == "framework"), None)
-        if framework is None:
-            return {}
-        reasons = {choice: registry.framework_missing_reason(choice) for choice in framework.choices}
-        return {"framework": {choice: reason for choice, reason in reasons.items() if reason}}
+        """The frameworks ``bench`` offers that cannot run here (a packaged build leaves TensorFlow out; a
+        PyTorch that cannot run torchvision's operators)."""
+        limits = registry.framework_choice_limits(bench)
+        return {"framework": limits} if any(p.name == "framework" for p in bench.params) else {}
 
     def _tf_note(self) -> str | None:
         """Why TensorFlow would see no GPU (asked once: it reads installed packages and NVML)."""
@@ -231,8 +229,8 @@ class RunPanel(QWidget):
         pending = self.runner.queue.pending()
         for run in pending:
             self.queue_list.addItem(f"{run.bench_id}  {json.dumps(run.params)}")
-        self.queue_label.setText(f"Queue: {len(pending)} waiting" if pending else "Queue: empty")
-        self.queue_list.setVisible(bool(pending))
+        self.queue_label.setText(f"Queue: {len(pending)} waiting (listed under Queue below)" if pending
+                                 else "Queue: empty")
 
     # --- the running benchmark -------------------------------------------------------------------
     def on_started(self, run: QueuedRun) -> None:
@@ -256,14 +254,12 @@ class RunPanel(QWidget):
         return self.clock() - self.run_started_at
 
     def _update_elapsed(self) -> None:
-        """Timer slot: the elapsed time (and an estimate of what is left) goes on while a run does."""
+        """Timer slot: the elapsed time goes on while a run does. What is left is the benchmark's own
+        estimate, in its progress message, and a suite's in the suite bar: one ETA each, none made up here."""
         if not self.runner.is_running():
             self.elapsed_timer.stop()
             return
-        elapsed = self._elapsed()
-        fraction = self.progress.value() / 1000
-        eta = f", about {elapsed * (1 - fraction) / fraction:.0f} s left" if fraction > 0.02 else ""
-        self.run_status.setText(f"Running {self._running_id}: {elapsed:.0f} s elapsed{eta}")
+        self.run_status.setText(f"Running {self._running_id}: {self._elapsed():.0f} s elapsed")
 
     def on_event(self, event: dict[str, Any]) -> None:
         """One protocol event of the running child: progress, log, metric, error or finished."""
@@ -278,6 +274,8 @@ class RunPanel(QWidget):
             if message and message != self._last_progress:  # one log line per step, not per tick
                 self._last_progress = message
                 self.log.appendPlainText(f"[{elapsed:6.1f} s] {message}")
+        elif kind == "log" and event.get("stream") and is_framework_noise(str(event.get("message", ""))):
+            self.log_view.add_framework_line(f"[{elapsed:6.1f} s] {event.get('message', '')}")
         elif kind == "log":
             self.log.appendPlainText(f"[{elapsed:6.1f} s] {event.get('message', '')}")
         elif kind == "metric":

@@ -39,6 +39,7 @@ class SuiteBar(QWidget):
         self._runs: set[int] = set()  # QueuedRun ids of this suite still to end
         self._started: set[int] = set()
         self._docs: list[dict[str, Any]] = []
+        self._cancelled = False
         self._timer = QTimer(self)
         self._timer.setInterval(REFRESH_MS)
         self._timer.timeout.connect(self._redraw)
@@ -48,10 +49,12 @@ class SuiteBar(QWidget):
         """Follow ``queued``, the runs queued for ``plan`` (those done before count as done)."""
         kwargs = {"clock": self.clock} if self.clock is not None else {}
         self.name = plan.name
-        self.progress = SuiteProgress(len(queued) + len(plan.finished), done_before=len(plan.finished), **kwargs)
+        self.progress = SuiteProgress(len(queued) + len(plan.finished), done_before=len(plan.finished),
+                                      estimates=list(plan.estimates[:len(queued)]), **kwargs)
         self._runs = {run.id for run in queued}
         self._started: set[int] = set()
         self._docs = [doc for _, doc in plan.finished]
+        self._cancelled = False
         self.show()
         self._timer.start()
         self._redraw()
@@ -76,6 +79,7 @@ class SuiteBar(QWidget):
             return
         self._runs.discard(run.id)
         self.progress.finish()
+        self._cancelled |= run.status == "cancelled"
         if run.status == "ok" and run.result is not None and getattr(run.result, "path", None) is not None:
             self._docs.append(run.document)
         self._redraw()
@@ -90,7 +94,7 @@ class SuiteBar(QWidget):
         dropped = {i for i in self._runs - waiting - self._started}
         if dropped:
             self._runs -= dropped
-            self.progress.total -= len(dropped)
+            self.progress.drop(len(dropped))
             self._redraw()
             if not self._runs:
                 self._end()
@@ -101,7 +105,10 @@ class SuiteBar(QWidget):
             self.label.setText(self.progress.text())
 
     def _end(self) -> None:
+        """The suite's last run has ended, or the rest were dropped: the bar stays, saying how it ended."""
         self._timer.stop()
+        if self.progress is not None:
+            self.progress.ended = "cancelled" if self._cancelled or self.progress.dropped else "done"
         self._redraw()
         name, docs = self.name, self._docs
         self.name, self.progress = None, None

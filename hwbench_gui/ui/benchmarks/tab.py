@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from PySide6.QtCore import QByteArray, Qt
-from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMessageBox, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.run.queue import QueuedRun, RunSkipped, plan_suite
 from hwbench_gui.ui.benchmarks.catalogue import Catalogue
@@ -34,6 +34,9 @@ CATALOGUE_MIN_WIDTH_PX = 300
 LOWER_MIN_HEIGHT_PX = 200
 #: Settings keys of the two splitters' remembered sizes.
 SPLITTER_KEYS = ("benchmarks/splitter", "benchmarks/run_splitter")
+#: A suite expected to take longer than this here (or whose time is unknown) is queued only once the user
+#: has read how long and agreed.
+LONG_SUITE_S = 20 * 60
 
 
 class BenchmarksTab(QWidget):
@@ -69,7 +72,8 @@ class BenchmarksTab(QWidget):
         self.bottom = QTabWidget()
         self.bottom.addTab(self.results_table, "Results")
         self.bottom.addTab(self.plot, "Plot")
-        self.bottom.addTab(self.log, "Log")
+        self.bottom.addTab(panel.log_view, "Log")
+        self.bottom.addTab(panel.queue_list, "Queue")
         self.bottom.setMinimumHeight(LOWER_MIN_HEIGHT_PX)
         self.catalogue.setMinimumWidth(CATALOGUE_MIN_WIDTH_PX)
         # The form above, the results, plot and log below; both grow with the window, and the user's
@@ -96,8 +100,9 @@ class BenchmarksTab(QWidget):
         layout.addWidget(self.splitter)
 
         self.catalogue.selected.connect(self.run_panel.show_benchmark)
-        self.catalogue.suite_requested.connect(self.enqueue_suite)
-        self.catalogue.suite_resume_requested.connect(lambda name: self.enqueue_suite(name, resume=True))
+        self.catalogue.suite_requested.connect(lambda name: self.enqueue_suite(name, confirm=self._confirm_long_suite))
+        self.catalogue.suite_resume_requested.connect(
+            lambda name: self.enqueue_suite(name, resume=True, confirm=self._confirm_long_suite))
         self.runner.run_started.connect(self.suite_bar.on_started)
         self.runner.run_event.connect(self.suite_bar.on_event)
         self.runner.pending_changed.connect(lambda: self.suite_bar.on_pending_changed(self.queue.pending()))
@@ -168,32 +173,44 @@ class BenchmarksTab(QWidget):
         self.context.show_status(f"{bench_id}: the form holds the reference's parameters; review them, then Run",
                                  8000)
 
-    def enqueue_suite(self, name: str, resume: bool = False) -> int:
+    def enqueue_suite(self, name: str, resume: bool = False,
+                      confirm: Callable[[str], bool] | None = None) -> int:
         """Queue every run of suite ``name`` that can run here (with ``resume``, those without an ok result
-        from this machine in the results folder); the log lists once why the others were left out."""
+        from this machine in the results folder); the log lists once why the others were left out.
+        ``confirm(text)`` is asked first when the suite will take long here or its time is unknown
+        (:data:`LONG_SUITE_S`); it says how long, and nothing is queued unless it returns True."""
         self.run_panel.check_results_folder_in_background()
         plan = plan_suite(name, results_dir=self.context.results_dir, resume=resume)
-        queued = []
-        for run in plan.to_run:
+        runs, estimates = [], []
+        for run, estimate in zip(plan.to_run, plan.estimates):
             try:
-                params = self.catalogue.prepare_suite_run(run)
+                runs.append((run, self.catalogue.prepare_suite_run(run)))
+                estimates.append(estimate)
             except RunSkipped as exc:
                 plan.unavailable.append((run, str(exc)))
-                continue
-            queued.append(self.queue.add(run.bench_id, params, run.label, suite_run=run))
+        plan.to_run, plan.estimates = [run for run, _ in runs], estimates
+        known_s, unknown = plan.expected_s()
+        if confirm is not None and plan.to_run and (known_s > LONG_SUITE_S or unknown):
+            if not confirm(f"{plan.summary()}.\n\nQueue it?"):
+                self.context.show_status(f"suite {name}: not queued", 5000)
+                return 0
+        queued = [self.queue.add(run.bench_id, params, run.label, suite_run=run) for run, params in runs]
         by_reason: dict[str, list[str]] = {}
         for run, reason in plan.unavailable:
             by_reason.setdefault(reason, []).append(run.label)
+        self.log.appendPlainText(plan.summary())
         for reason, labels in by_reason.items():
-            self.log.appendPlainText(f"suite {name}: cannot run here ({reason}): {', '.join(labels)}")
-        if plan.finished:
-            self.log.appendPlainText(f"suite {name}: {len(plan.finished)} runs already done: "
-                                     + ", ".join(run.label for run, _ in plan.finished))
-        self.context.show_status(f"suite {name}: {len(queued)} runs queued, {len(plan.finished)} done before, "
-                                 f"{len(plan.unavailable)} cannot run here", 8000)
+            self.log.appendPlainText(f"  skipped, {reason}: {', '.join(labels)}")
+        for run, doc in plan.finished:
+            self.log.appendPlainText(f"  done before: {run.label} ({doc.get('_path')})")
+        self.context.show_status(plan.summary(), 8000)
         self.suite_bar.start(plan, queued)
         self._start_next()
         return len(queued)
+
+    def _confirm_long_suite(self, text: str) -> bool:
+        answer = QMessageBox.question(self, "Queue suite", text, QMessageBox.Yes | QMessageBox.No, QMessageBox.Yes)
+        return answer == QMessageBox.Yes
 
     def _on_suite_finished(self, name: str, documents: list[dict[str, Any]]) -> None:
         """The suite's report into the results folder (as ``hwbench run --suite`` writes it)."""

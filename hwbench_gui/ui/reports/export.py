@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from hwbench_gui.engine.reports.report import Report
+from hwbench_gui.ui.start_folder import start_path
 
 KINDS = ("html", "pdf", "csv")
 
@@ -61,7 +62,8 @@ def written_message(kind: str, path: Path) -> str:
 
 def ask_path(parent: QWidget, kind: str) -> str:
     """The file the user chose to export ``kind`` to ("" if cancelled)."""
-    path, _ = QFileDialog.getSaveFileName(parent, f"Export {kind.upper()}", f"hwbench-report.{kind}", _FILTERS[kind])
+    path, _ = QFileDialog.getSaveFileName(parent, f"Export {kind.upper()}",
+                                          start_path(f"hwbench-report.{kind}"), _FILTERS[kind])
     return path
 
 

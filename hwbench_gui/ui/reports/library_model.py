@@ -40,9 +40,12 @@ class FilterProxy(QSortFilterProxyModel):
         return doc is not None and describe.matches(doc, self._text)
 
 
-def row_items(doc: dict[str, Any]) -> list[QStandardItem]:
-    """The table row of one document; the first item carries the document (:data:`DOC_ROLE`)."""
+def row_items(doc: dict[str, Any], machine: str | None = None) -> list[QStandardItem]:
+    """The table row of one document; the first item carries the document (:data:`DOC_ROLE`). ``machine``:
+    its machine's name among the listed ones (:func:`describe.machine_labels`), else its own."""
     row = describe.row(doc)
+    if machine is not None:
+        row["machine"] = machine
     published = describe.is_published(doc)
     items = []
     for key in describe.ROW_COLUMNS:

@@ -33,6 +33,7 @@ from hwbench_gui.ui.reports.library_model import DOC_ROLE, HEADERS, FilterProxy,
 from hwbench_gui.ui.reports.model import LoadedResults
 from hwbench_gui.ui.reports.widgets import button
 from hwbench_gui.ui.workers import Worker
+from hwbench_gui.ui.start_folder import start_path
 
 #: The widest a library column grows to fit its text; Parameters stretches into what is left.
 _COLUMN_MAX_PX = {"Machine": 210, "GPU": 140, "Benchmark": 150, "Figure": 340, "Date": 130}
@@ -173,8 +174,9 @@ class LibraryView(QWidget):
     def _show(self, loaded: library.Library) -> None:
         self.model.removeRows(0, self.model.rowCount())
         self.proxy.setDynamicSortFilter(False)  # one sort after the fill, not one per row
+        labels = describe.machine_labels(loaded.docs)  # two hosts named alike are listed apart
         for doc in loaded.docs:
-            self.model.appendRow(row_items(doc))
+            self.model.appendRow(row_items(doc, labels[describe.machine_key(doc)]))
         self.proxy.setDynamicSortFilter(True)
         self.table.resizeColumnsToContents()
         # Long machine or figure texts are elided (the full text is in the tooltip).
@@ -299,12 +301,13 @@ class LibraryView(QWidget):
     # -- dialogs (thin: the work is in the methods above) -----------------------------------------
 
     def _import_files_dialog(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(self, "Import result documents", "", "Result documents (*.json)")
+        files, _ = QFileDialog.getOpenFileNames(self, "Import result documents",
+                                                start_path(), "Result documents (*.json)")
         if files:
             self.import_paths(files)
 
     def _import_folder_dialog(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Import a folder of result documents")
+        folder = QFileDialog.getExistingDirectory(self, "Import a folder of result documents", start_path())
         if folder:
             self.import_paths([folder])
 
@@ -312,6 +315,6 @@ class LibraryView(QWidget):
         if not self.selected_documents():
             QMessageBox.information(self, "Export", "Select the results to export first.")
             return
-        folder = QFileDialog.getExistingDirectory(self, "Export the selected results to")
+        folder = QFileDialog.getExistingDirectory(self, "Export the selected results to", start_path())
         if folder:
             self.export_selected(folder)

@@ -2,7 +2,9 @@
 undo) and comparisons with charts (:mod:`.compare_view`), exported as HTML, PDF or CSV (:mod:`.export`).
 
 Both pages share one :class:`~hwbench_gui.ui.reports.model.LoadedResults`, owned here; the tab turns
-the library's "compare" into what the compare view shows.
+the library's "compare" into what the compare view shows. A run of the window's queue that saves a
+document into the results folder reloads the library (in the background) as it ends: a new run is listed
+without Refresh.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
+import shiboken6
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.reports.report import Report
 from hwbench_gui.engine.results import describe, library
+from hwbench_gui.engine.run.queue import QueueChange
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.inbox import gui_inbox
 from hwbench_gui.ui.reports.compare_view import CompareView
 from hwbench_gui.ui.reports.library_view import LibraryView
 from hwbench_gui.ui.reports.model import LoadedResults
@@ -47,6 +52,29 @@ class ReportsTab(QWidget):
         self.baseline_combo = self.compare_view.baseline_combo
         self.compare_table = self.compare_view.compare_table
         self.library_view.refresh_in_background()
+        self._listen_for_saved_runs()
+
+    def _listen_for_saved_runs(self) -> None:
+        """Reload the library when a queued run has saved its document (the queue tells its listeners on
+        the worker thread that ran it: the reload is posted to the GUI thread's inbox)."""
+        queue, inbox = self.context.run_queue, gui_inbox()
+
+        def listener(change: QueueChange) -> None:
+            result = change.run.result
+            if change.kind != "finished" or result is None or getattr(result, "path", None) is None:
+                return
+            if inbox.on_owner_thread():
+                self._on_run_saved()
+            else:
+                inbox.post(self._on_run_saved)
+
+        queue.add_listener(listener)
+        # The queue belongs to the context and may outlive this tab: never call into a deleted one.
+        self.destroyed.connect(lambda *_: queue.remove_listener(listener))
+
+    def _on_run_saved(self) -> None:
+        if shiboken6.isValid(self):
+            self.library_view.refresh_in_background()
 
     @property
     def report(self) -> Report | None:
@@ -102,8 +130,8 @@ class ReportsTab(QWidget):
         (``by="machine"``; nothing selected: every machine shown)."""
         selected = self.selected_documents()
         if by == "machine":
-            names = {describe.machine_name(d) for d in selected}
-            docs = [d for d in self.documents() if not names or describe.machine_name(d) in names]
+            machines = {describe.machine_key(d) for d in selected}
+            docs = [d for d in self.documents() if not machines or describe.machine_key(d) in machines]
         else:
             docs = selected or self.documents()
         self.compare_documents(docs, by)

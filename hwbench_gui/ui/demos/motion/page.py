@@ -29,6 +29,7 @@ from hwbench_gui.ui.demos.motion.controls import LOAD_ITEM, VIDEO_ITEM, MotionCo
 from hwbench_gui.ui.demos.motion.image_view import ImageView
 from hwbench_gui.ui.demos.motion.job import MotionJob
 from hwbench_gui.ui.workers import Worker, WorkerPool
+from hwbench_gui.ui.start_folder import start_path
 
 
 class MotionPage(QWidget):
@@ -143,7 +144,8 @@ class MotionPage(QWidget):
 
     def _target_chosen(self, index: int) -> None:
         if self.target_box.itemText(index) == LOAD_ITEM:
-            path, _ = QFileDialog.getOpenFileName(self, "Target image", "", "Images (*.png *.jpg *.jpeg *.bmp)")
+            path, _ = QFileDialog.getOpenFileName(self, "Target image",
+                                                  start_path(), "Images (*.png *.jpg *.jpeg *.bmp)")
             if path:
                 self.set_target_path(path)
         else:
@@ -152,7 +154,8 @@ class MotionPage(QWidget):
     # -- source and worker -----------------------------------------------------------------------
     def _source_chosen(self, index: int) -> None:
         if self.source_box.itemText(index) == VIDEO_ITEM:
-            path, _ = QFileDialog.getOpenFileName(self, "Driving video", "", "Videos (*.mp4 *.avi *.mov *.mkv *.webm)"
+            path, _ = QFileDialog.getOpenFileName(self, "Driving video",
+                                                  start_path(), "Videos (*.mp4 *.avi *.mov *.mkv *.webm)"
                                                   ";;All files (*)")
             self.video_path = path or self.video_path
 
@@ -284,7 +287,8 @@ class MotionPage(QWidget):
         if not checked:
             self.stop_recording()
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Record the animated target", "motion.mp4", "MP4 video (*.mp4)")
+        path, _ = QFileDialog.getSaveFileName(self, "Record the animated target",
+                                              start_path("motion.mp4"), "MP4 video (*.mp4)")
         if path:
             self.start_recording(path)
         else:

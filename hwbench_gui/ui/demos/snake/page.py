@@ -23,6 +23,7 @@ from hwbench_gui.ui.demos.snake.controls import GameControls, TrainingControls
 from hwbench_gui.ui.demos.snake.plots import TrainingPlots
 from hwbench_gui.ui.demos.snake.training import describe_stats, finished_line, progress_line, train_job
 from hwbench_gui.ui.workers import Worker, WorkerPool
+from hwbench_gui.ui.start_folder import start_path
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,8 @@ class SnakePage(QWidget):
     def _ask_save(self) -> None:
         if self.agent is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Save snake model", "snake.pt", "Snake checkpoints (*.pt)")
+        path, _ = QFileDialog.getSaveFileName(self, "Save snake model",
+                                              start_path("snake.pt"), "Snake checkpoints (*.pt)")
         if path:
             try:
                 self.save_model(path)
@@ -269,10 +271,7 @@ class SnakePage(QWidget):
         from hwbench_gui.demos.results import save_run_document
 
         self.last_result_path, line = save_run_document(doc, self.context.results_dir)
-        mean = doc["figures"].get("mean score", {}).get("value")
-        games = doc["details"]["episodes"]
-        self._result_line = f" Greedy play: mean score {mean:.2f} over {games} games; {line}." \
-            if mean is not None else f" {line}."
+        self._result_line = f" {greedy_play_line(doc)}; {line}." if doc.get("figure") else f" {line}."
 
     def _on_progress(self, p: dict) -> None:
         self._loss[0].append(p["elapsed_s"])
@@ -332,3 +331,13 @@ class SnakePage(QWidget):
         self._timer.stop()
         self._plot_timer.stop()
         self.stop_training()
+
+
+def greedy_play_line(doc: dict) -> str:
+    """The evaluation's scores with each statistic named: the median is the result's figure (what reports
+    and comparisons show), the mean is beside it (a few long games lift it)."""
+    median = (doc.get("figure") or {}).get("value")
+    mean = (doc.get("figures") or {}).get("mean score", {}).get("value")
+    games = (doc.get("details") or {}).get("episodes")
+    text = f"Greedy play over {games} games: median score {median:g} (the result's figure)"
+    return text + (f", mean {mean:.2f}" if mean is not None else "")

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES
+from hwbench_gui.ui.start_folder import start_path
 
 _DETECTOR_LABELS = {"motion": "Moving blobs (MOG2, no weights)", "hog": "People (OpenCV HOG, no weights)",
                     "yolov3": "YOLOv3 (Darknet cfg + weights)"}
@@ -100,12 +101,13 @@ class TrackingControls(QGroupBox):
         self._on_detector()
 
     def _choose_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Video file", "", "Videos (*.mp4 *.avi *.mov *.mkv);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Video file",
+                                              start_path(), "Videos (*.mp4 *.avi *.mov *.mkv);;All files (*)")
         if path:
             self.source_edit.setText(path)
 
     def _choose_into(self, edit: QLineEdit, filt: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose file", "", f"{filt};;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, "Choose file", start_path(), f"{filt};;All files (*)")
         if path:
             edit.setText(path)
 

@@ -19,6 +19,7 @@ from hwbench_gui.ui.demos.tracking.controls import TrackingControls
 from hwbench_gui.ui.demos.tracking.figures import TrackingFigures
 from hwbench_gui.ui.demos.tracking.job import TrackJob
 from hwbench_gui.ui.workers import Worker, WorkerPool
+from hwbench_gui.ui.start_folder import start_path
 
 
 class TrackingPage(QWidget):
@@ -168,7 +169,8 @@ class TrackingPage(QWidget):
     # -- record and export -----------------------------------------------------------------------
     def _on_record(self, checked: bool) -> None:
         if checked:
-            path, _ = QFileDialog.getSaveFileName(self, "Record annotated video", "tracking.mp4", "MP4 (*.mp4)")
+            path, _ = QFileDialog.getSaveFileName(self, "Record annotated video",
+                                                  start_path("tracking.mp4"), "MP4 (*.mp4)")
             if not path:
                 self.record_button.setChecked(False)
                 return
@@ -194,7 +196,8 @@ class TrackingPage(QWidget):
             self.job.set_recording(None)
 
     def _export(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export tracks (MOTChallenge text)", "tracks.txt", "Text (*.txt)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export tracks (MOTChallenge text)",
+                                              start_path("tracks.txt"), "Text (*.txt)")
         if path:
             self.export_tracks(path)
 
