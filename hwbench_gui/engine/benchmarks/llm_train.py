@@ -98,8 +98,8 @@ def _arch(params: dict[str, Any]) -> Any:
 
 def estimate(arch: Any, params: dict[str, Any], micro_batch: int, sharding: str = "none",
              world: int = 1) -> ta.TrainingMemory:
-    """The memory estimate of ``params`` at ``micro_batch`` (the arithmetic, no torch)."""
-    dims = ta.dims_of(arch, params["method"])
+    """The memory estimate of ``params`` at ``micro_batch`` on a GPU (the arithmetic, no torch)."""
+    dims = ta.dims_of(arch, params["method"], params["lora_rank"])
     lora_params = sum(params["lora_rank"] * (i + o) for i, o in dims.adapted)
     return ta.training_memory(dims, method=params["method"], micro_batch=micro_batch, seq=params["seq"],
                               checkpointing=params["checkpointing"], chunk_tokens=ta.chunk_tokens(arch.vocab),

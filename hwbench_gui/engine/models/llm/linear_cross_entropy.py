@@ -22,10 +22,19 @@ import torch
 
 from hwbench_gui.engine.models.llm.training_arithmetic import chunk_tokens
 
-def _chunk_grad(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, need_weight: bool
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """Summed loss of one chunk, the gradient of its hidden states, and of the weight (unscaled)."""
+#: The vocabulary is padded to a multiple of this in the matrix products (GPT-2's 50,257 rows leave the
+#: logits' rows misaligned for tensor-core kernels; nanoGPT pads to 50,304 for the same reason). The
+#: padded logits are masked out of the softmax: the loss and gradients are those of the real vocabulary.
+PAD_VOCAB_TO = 64
+
+
+def _chunk_grad(hidden: torch.Tensor, weight: torch.Tensor, targets: torch.Tensor, need_weight: bool,
+                vocab: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """Summed loss of one chunk, the gradient of its hidden states, and of the weight (unscaled, all
+    ``weight``'s rows); rows of ``weight`` from ``vocab`` on are padding."""
     logits = (hidden @ weight.t()).float()
+    if weight.shape[0] > vocab:
+        logits[:, vocab:] = float("-inf")
     lse = torch.logsumexp(logits, dim=-1)
     picked = logits.gather(1, targets[:, None]).squeeze(1)
     loss = (lse - picked).sum()
@@ -52,7 +61,11 @@ class _LinearCrossEntropy(torch.autograd.Function):
         need_hidden, need_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         n = hidden.shape[0]
         h16 = hidden.to(compute_dtype)
+        vocab = weight.shape[0]
+        padded = -(-vocab // PAD_VOCAB_TO) * PAD_VOCAB_TO
         w16 = weight.to(compute_dtype)
+        if padded != vocab:
+            w16 = torch.cat([w16, w16.new_zeros(padded - vocab, w16.shape[1])])
         fn = _chunk_fn(compiled)
         total = torch.zeros((), dtype=torch.float32, device=hidden.device)
         grad_hidden = torch.empty(n, hidden.shape[1], dtype=hidden.dtype, device=hidden.device) \
@@ -61,12 +74,12 @@ class _LinearCrossEntropy(torch.autograd.Function):
         with torch.autocast(hidden.device.type, enabled=False):
             for start in range(0, n, chunk):
                 end = min(n, start + chunk)
-                loss, g_hidden, g_weight = fn(h16[start:end], w16, targets[start:end], need_weight)
+                loss, g_hidden, g_weight = fn(h16[start:end], w16, targets[start:end], need_weight, vocab)
                 total += loss
                 if grad_hidden is not None:
                     grad_hidden[start:end] = g_hidden
                 if grad_weight is not None:
-                    grad_weight += g_weight
+                    grad_weight += g_weight[:vocab]
         ctx.save_for_backward(grad_hidden, grad_weight)
         ctx.count = n
         ctx.weight_dtype = weight.dtype

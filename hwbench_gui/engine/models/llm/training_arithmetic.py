@@ -58,7 +58,8 @@ class Dims:
     projection included once. ``params``: every parameter (what the optimizer holds in full training).
     ``adapted``: (in_features, out_features) of each matrix LoRA adapts, one entry per matrix (all layers).
     ``saved_bytes_per_token_layer``: bytes one layer keeps for its backward per token without
-    checkpointing; ``checkpoint_bytes_per_token_layer``: with per-layer checkpointing (the layer's input).
+    checkpointing; ``checkpoint_bytes_per_token_layer``: with per-layer checkpointing (the layer's input);
+    ``outside_bytes_per_token``: what the embedding and the final norm keep.
     """
 
     layers: int
@@ -70,6 +71,7 @@ class Dims:
     matmul_params: int
     saved_bytes_per_token_layer: float
     checkpoint_bytes_per_token_layer: float
+    outside_bytes_per_token: float = 0.0
     adapted: tuple[tuple[int, int], ...] = ()
 
 
@@ -200,11 +202,12 @@ def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, chec
     else:
         memory.gradients.update(grads)
     if checkpointing:
-        activations = tokens * (dims.layers * dims.checkpoint_bytes_per_token_layer + dims.saved_bytes_per_token_layer)
+        activations = tokens * (dims.layers * dims.checkpoint_bytes_per_token_layer + dims.saved_bytes_per_token_layer
+                                + dims.outside_bytes_per_token)
         memory.notes.append("activation checkpointing: each layer's input is kept; one layer's activations "
                             "live while it is recomputed")
     else:
-        activations = tokens * dims.layers * dims.saved_bytes_per_token_layer
+        activations = tokens * (dims.layers * dims.saved_bytes_per_token_layer + dims.outside_bytes_per_token)
     memory.forward["activations"] = float(activations)
     memory.forward["loss (logits, their gradient)"] = loss_bytes(
         tokens, dims.hidden, dims.vocab, chunk_tokens, head_trainable=method == "full",
@@ -246,29 +249,61 @@ def lora_shapes(arch: Architecture) -> tuple[tuple[int, int], ...]:
     return one * arch.layers
 
 
-def saved_bytes_per_token_layer(arch: Architecture, residual_bytes: int, low_bytes: int = 2) -> float:
+def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_output: bool = False,
+                                lora_rank: int = 0, low_bytes: int = 2, norm_input_bytes: int = 4) -> float:
     """Bytes one block of :mod:`.model` keeps for its backward per token (no checkpointing), counted from
-    what each operation saves (eager PyTorch, flash attention): the two norms' inputs (residual stream,
-    ``residual_bytes``: 4 under autocast with FP32 weights, 2 with a BF16 model) and their statistics; the
-    16-bit inputs of the q/k/v and MLP-up matrices; the q/k/v matrix's output (attention keeps v, a view of
-    it) and, with rotary positions, the rotated q and k; attention's output and its FP32 log-sum-exp per head;
-    the output projection's input (a contiguous copy of attention's output); the MLP's up output and the
-    activation's output (SwiGLU: gate and up 2 · 2I, silu 2I, product 2I; GELU: 2I, 2I)."""
+    what each operation saves under autocast (eager PyTorch, flash attention):
+
+    * each norm's input (``norm_input_bytes`` an element: full training's FP32 residual stream; in LoRA
+      autocast's FP32 copy of the 16-bit stream where autocast runs the norm in FP32, as CUDA's autocast
+      lists LayerNorm; the CPU's autocast keeps LayerNorm in 16 bits) and its statistics;
+      ``norm_saves_output``: also the normalised output, which the CPU's unfused RMSNorm keeps for its
+      weight's gradient (CUDA's fused kernel does not);
+    * the 16-bit inputs of the q/k/v and MLP-up matrices;
+    * the q/k/v matrix's output (attention keeps v, a view of it) and, with rotary positions, the rotated q
+      and k; attention's output (the output projection's input too: the same storage) and its FP32
+      log-sum-exp per head;
+    * the MLP's up output and the activation's output (SwiGLU: gate and up 2 · 2I, silu 2I, product 2I;
+      GELU: 2I, 2I);
+    * LoRA: each adapter's r-wide intermediate.
+    """
     h, q, kv, inner = arch.hidden, arch.q_size, arch.kv_size, arch.intermediate
     stats = 8 if arch.norm == "layernorm" else 4
-    norms = 2 * (residual_bytes * h + stats)
+    norm_out = 4 * h if norm_saves_output and arch.norm == "rmsnorm" else 0
+    norms = 2 * (norm_input_bytes * h + stats + norm_out)
     matmul_inputs = 2 * low_bytes * h
     qkv = low_bytes * (q + 2 * kv) + (low_bytes * (q + kv) if arch.positional == "rope" else 0)
-    attention = low_bytes * q + 4 * arch.heads + low_bytes * q
+    attention = low_bytes * q + 4 * arch.heads
     mlp = (4 if arch.mlp == "swiglu" else 2) * low_bytes * inner
-    return float(norms + matmul_inputs + qkv + attention + mlp)
+    adapters = len(LORA_TARGETS) * low_bytes * lora_rank if method == "lora" else 0
+    return float(norms + matmul_inputs + qkv + attention + mlp + adapters)
 
 
-def dims_of(arch: Architecture, method: str) -> Dims:
-    """The numbers :func:`training_memory` and the FLOPs read, for ``arch`` trained by ``method``."""
+def saved_bytes_per_token_outside(arch: Architecture, method: str, norm_saves_output: bool = False) -> float:
+    """Bytes per token saved outside the blocks. Full training: the token id (and position id), the final
+    norm's FP32 input and statistics (and output, as above), RoPE's FP32 cos and sin rows (shared by every
+    block). LoRA: the same less the ids and the first block's norm input, which nothing needs (the frozen
+    embedding wants no gradient), about as much as the final norm keeps: RoPE's rows only."""
+    rope = 2 * 4 * arch.head_dim if arch.positional == "rope" else 0
+    if method == "lora":
+        return float(rope)
+    ids = 8 * (2 if arch.positional == "learned" else 1)
+    stats = 8 if arch.norm == "layernorm" else 4
+    norm_out = 4 * arch.hidden if norm_saves_output and arch.norm == "rmsnorm" else 0
+    return float(ids + 4 * arch.hidden + stats + norm_out + rope)
+
+
+def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: str = "cuda") -> Dims:
+    """The numbers :func:`training_memory` and the FLOPs read, for ``arch`` trained by ``method`` on a
+    ``device_type`` device (the CPU's RMSNorm saves more, see :func:`saved_bytes_per_token_layer`).
+    Checkpointing keeps each block's input: the residual stream, FP32 in full training, 16-bit in LoRA."""
     residual = 4 if method == "full" else 2
+    norm_out = device_type == "cpu" and method == "full"
+    norm_input = 4 if method == "full" or device_type != "cpu" or arch.norm == "rmsnorm" else 2
     return Dims(layers=arch.layers, hidden=arch.hidden, heads=arch.heads, head_dim=arch.head_dim,
                 vocab=arch.vocab, params=arithmetic.total_params(arch), matmul_params=arithmetic.matmul_params(arch),
-                saved_bytes_per_token_layer=saved_bytes_per_token_layer(arch, residual),
+                saved_bytes_per_token_layer=saved_bytes_per_token_layer(arch, method, norm_out, lora_rank,
+                                                                        norm_input_bytes=norm_input),
                 checkpoint_bytes_per_token_layer=float(residual * arch.hidden),
+                outside_bytes_per_token=saved_bytes_per_token_outside(arch, method, norm_out),
                 adapted=lora_shapes(arch) if method == "lora" else ())
