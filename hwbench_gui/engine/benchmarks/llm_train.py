@@ -399,6 +399,8 @@ def _rank_main(arch: Any, params: dict[str, Any], reporter: Reporter) -> Outcome
     out = Path(os.environ[multigpu.OUT_ENV])
     ctx = DistContext(rank, local_rank, world)
     device = _device(torch, params, local_rank)
+    if device.type == "cpu":  # torchrun's one-thread default would starve a rank; more would oversubscribe
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", world))))
     grouped = world > 1
     try:
         if grouped:
