@@ -368,12 +368,15 @@ def _single_rate(params: dict[str, Any], warnings: list[str]) -> float | None:
     path = params.get("single_gpu_result") or ""
     if not path:
         return None
-    from hwbench_gui.engine.results.store import ResultFileError, read_document
+    from hwbench_gui.engine.models.llm.architectures import read_json_file
 
     try:
-        doc = read_document(Path(path))
-    except (ResultFileError, OSError) as exc:
-        warnings.append(f"single_gpu_result {path} was not read: {exc}")
+        doc = read_json_file(path, BASELINE_MAX_BYTES)  # a regular file, its size bounded before reading
+    except ParamError as exc:
+        warnings.append(f"single_gpu_result was not read: {exc}")
+        return None
+    if not isinstance(doc, dict):
+        warnings.append(f"single_gpu_result {path} is not a result document: no scaling efficiency")
         return None
     bench = (doc.get("benchmark") or {}).get("id")
     other = doc.get("params") or {}

@@ -181,11 +181,11 @@ def _free(device: torch.device) -> None:
 def search_micro_batch(arch: Architecture, params: dict[str, Any], device: torch.device, precision: Precision,
                        reporter: Reporter, start: int, limit: int) -> tuple[int, list[tuple[int, bool]]]:
     """The largest micro-batch (≤ ``limit``) whose eager training step (forward, backward, AdamW) runs
-    without running out of memory: :func:`~hwbench_gui.engine.run.maxbatch.search_max_batch`'s doubling
+    without running out of memory: :func:`~hwbench_gui.engine.measure.largest_fit.search_max_batch`'s doubling
     and bisection, each try one step in this process on a model built once (an out-of-memory try frees
     its tensors before the next). Eager, because compiling every tried shape would take minutes; the
     compiled step keeps fewer tensors, and halves the batch if it does not."""
-    from hwbench_gui.engine.run.maxbatch import search_max_batch
+    from hwbench_gui.engine.measure.largest_fit import search_max_batch
 
     eager = {**params, "compile": False}
     built = build(arch, eager, device, precision, None, "none")
