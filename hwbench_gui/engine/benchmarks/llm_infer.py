@@ -40,7 +40,7 @@ PRECISIONS = (BF16, FP16, FP32)
 GPU_DEPTHS, CPU_DEPTHS = [0, 4096, 16384], [0, 1024]
 GPU_CONCURRENCY, CPU_CONCURRENCY = [1, 4, 16, 64, 256], [1, 4]
 #: Positions a prompt (the depth fill, a serving group) is processed in at once: bounds the activations.
-FILL_CHUNK = {"cuda": 4096, "cpu": 512}
+FILL_CHUNK = {"cuda": 2048, "cpu": 512}
 SERVE_CHUNK_TOKENS = {"cuda": 8192, "cpu": 2048}
 MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}  # the square product whose rate bounds a prompt
 COPY_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}
@@ -94,22 +94,28 @@ class Clock:
 
 class Stepper:
     """One decoding step of every sequence in ``cache``: logits, greedy next token fed back, position + 1.
-    With ``graph`` the step is captured once in a CUDA graph and replayed (no launch overhead per kernel)."""
 
-    def __init__(self, torch: Any, model: Any, cache: Any, batch: int, graph: bool):
+    ``mode``: "eager" runs PyTorch's kernels one by one; "graph" captures the step once in a CUDA graph and
+    replays it (no launch overhead per kernel); "compile" runs the step through ``torch.compile`` (Inductor's
+    fused kernels, default mode, never max-autotune) and, on a GPU, captures that in a CUDA graph likewise."""
+
+    def __init__(self, torch: Any, model: Any, cache: Any, batch: int, mode: str):
         self.torch = torch
         device = cache.k.device
         self.tokens = torch.randint(0, model.arch.vocab, (batch, 1), device=device)
         self.position = torch.zeros((), dtype=torch.long, device=device)
         self.graph = None
+        decode = torch.compile(model.decode, fullgraph=True, dynamic=False) if mode == "compile" else model.decode
 
         def body() -> None:
-            logits = model.decode(self.tokens, self.position, cache)
+            logits = decode(self.tokens, self.position, cache)
             self.tokens.copy_(logits.argmax(dim=-1, keepdim=True))
             self.position.add_(1)
 
         self.body = body
-        if graph:
+        if mode == "compile" and device.type != "cuda":
+            body()  # compiles now, not inside the first timed window
+        if device.type == "cuda" and mode in ("graph", "compile"):
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
@@ -228,7 +234,7 @@ def _windows(fn: Callable[[], None], clock: Clock, repeats: int, reporter: Repor
     return seconds
 
 
-def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: Any, device: str, graph: bool,
+def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: Any, device: str, step_mode: str,
            clock: Clock, sync: Callable[[], None], reporter: Reporter) -> tuple[dict[str, Any], dict[str, Any]]:
     """pp and tg at one depth: the cache filled, then the prompt's and the generation's timed windows. Each
     row's ``work`` is the FLOPs (pp) or bytes (tg) of one window, what its bound divides."""
@@ -243,7 +249,7 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
                        reporter, sync)
     pp_row = {"depth": depth, "tokens_per_s": [batch * pp / s for s in seconds], "window_seconds": seconds,
               "work": ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch, "work_unit": "FLOP"}
-    stepper = Stepper(torch, model, cache, batch, graph)
+    stepper = Stepper(torch, model, cache, batch, step_mode)
 
     def generate() -> None:
         stepper.at(depth)
@@ -259,7 +265,7 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
 
 
 def _serve(torch: Any, model: Any, clock: Clock, concurrency: int, prompt: int, output: int, chunk_tokens: int,
-           graph: bool, dtype: Any, device: str, repeats: int, reporter: Reporter) -> dict[str, Any]:
+           step_mode: str, dtype: Any, device: str, repeats: int, reporter: Reporter) -> dict[str, Any]:
     """``concurrency`` requests arriving together: prompts processed a group at a time, every sequence's first
     token taken from its group's logits, then all sequences decoded in lockstep. Per request: time to first
     token from the common arrival, time per output token after its first."""
@@ -267,7 +273,7 @@ def _serve(torch: Any, model: Any, clock: Clock, concurrency: int, prompt: int, 
 
     arch = model.arch
     cache = KVCache.allocate(arch, concurrency, prompt + output, dtype, device)
-    stepper = Stepper(torch, model, cache, concurrency, graph)
+    stepper = Stepper(torch, model, cache, concurrency, step_mode)
     group = max(1, min(concurrency, chunk_tokens // prompt))
     generator = torch.Generator(device=device).manual_seed(concurrency)
     prompts = torch.randint(0, arch.vocab, (concurrency, prompt), device=device, generator=generator)
@@ -336,9 +342,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             depths.append(depth)
     if not depths:
         raise ParamError(f"no depth fits {arch.name}'s {arch.max_positions} positions with pp{pp} / tg{tg}")
-    graph = params["step"] == "graph"
-    if graph and kind != "cuda":
-        raise ParamError("step=graph needs a CUDA GPU (CUDA graphs); use step=eager or auto on the CPU")
+    step_mode = params["step"]
+    if step_mode == "graph" and kind != "cuda":
+        raise ParamError("step=graph needs a CUDA GPU (CUDA graphs); use step=eager, compile or auto on the CPU")
 
     fill_chunk = FILL_CHUNK[kind]
     positions = max(depths) + span
@@ -363,7 +369,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     bandwidth, flops_rate = limits.bandwidth_bytes_per_s, limits.flops_per_s
     with torch.no_grad():
         for depth in depths:
-            pp_row, tg_row = _depth(torch, model, depth, params, dtype, device, graph, clock, sync, reporter)
+            pp_row, tg_row = _depth(torch, model, depth, params, dtype, device, step_mode, clock, sync, reporter)
             for key, row, bound_of in (("pp", pp_row, flops_rate), ("tg", tg_row, bandwidth)):
                 row["bound_tokens_per_s"] = batch * (pp if key == "pp" else tg) * bound_of / row["work"]
                 rows[key].append(row)
@@ -392,7 +398,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             if kind == "cuda":
                 torch.cuda.reset_peak_memory_stats(index)
             point = _serve(torch, model, clock, concurrency, params["serve_prompt"], params["serve_output"], chunk,
-                           graph, dtype, device, params["serve_repeats"], reporter)
+                           step_mode, dtype, device, params["serve_repeats"], reporter)
             point["plan"] = need.to_json()
             point["peak_allocated_bytes"] = int(torch.cuda.max_memory_allocated(index)) if kind == "cuda" else None
             serving.append(point)
@@ -478,11 +484,14 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         f"{WARMUP_WINDOWS} warm-up windows, then {params['repeats']} timed windows per figure (each a telemetry "
         "phase), timed with " + ("CUDA events" if kind == "cuda" else "perf_counter")
         + "; tokens/s = tokens of the window / its time; the figure is the median with p5-p95 over windows. "
-        + ("The one-token step is captured once in a CUDA graph and replayed; " if params["step"] == "graph"
-           else "The one-token step runs eagerly; ")
+        + {"graph": "The one-token step (eager PyTorch kernels) is captured once in a CUDA graph and replayed; ",
+           "compile": "The one-token step is compiled by torch.compile (default mode: Inductor's fused kernels)"
+                      + (" and captured once in a CUDA graph; " if kind == "cuda" else "; "),
+           "eager": "The one-token step runs eagerly; "}[params["step"]]
         + "prompts use SDPA attention with the cache, generation batched matmuls over the static cache with "
         "later positions masked (the cache of a depth holds depth + max(pp, tg) positions). "
-        f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s (gpu.d2d's copy of "
+        f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s ("
+        + ("gpu.d2d's" if kind == "cuda" else "a torch") + f" copy of "
         f"{limits.copy_bytes >> 20} MiB, bytes read + written, median of {LIMIT_REPEATS}) and {label} matmul "
         f"{tflops:.1f} TFLOP/s (gpu.matmul's {limits.matmul_n}³ product, median of {LIMIT_REPEATS}). "
         f"tg bound = tokens × bandwidth / bytes, bytes = Σ over the window's steps of weights read per step "
@@ -563,8 +572,9 @@ BENCHMARK = Benchmark(
         Param("depths", "int_list", [], "Context depths (positions in the KV cache before pp/tg); empty = "
               "0,4096,16384 on a GPU, 0,1024 on the CPU.", minimum=0, maximum=1 << 20, allow_empty=True),
         Param("batch", "int", 1, "Sequences processed together in pp/tg.", minimum=1, maximum=1024),
-        Param("step", "choice", "auto", "The one-token step: graph = captured in a CUDA graph; eager; auto = graph "
-              "on a GPU, eager on the CPU.", choices=("auto", "graph", "eager")),
+        Param("step", "choice", "auto", "The one-token step: graph = PyTorch's kernels captured in a CUDA graph; "
+              "compile = torch.compile's fused kernels (in a CUDA graph on a GPU); eager; auto = graph on a GPU, "
+              "eager on the CPU.", choices=("auto", "graph", "compile", "eager")),
         Param("serve", "bool", True, "Run the serving sweep."),
         Param("concurrency", "int_list", [], "Concurrent sequences of the serving sweep; empty = 1,4,16,64,256 on "
               "a GPU (as many as fit), 1,4 on the CPU.", minimum=1, maximum=4096, allow_empty=True),
