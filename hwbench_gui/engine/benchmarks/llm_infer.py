@@ -348,6 +348,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
     fill_chunk = FILL_CHUNK[kind]
     positions = max(depths) + span
+    # RoPE tables cover the serving sweep's sequences too.
+    table_positions = max(positions, params["serve_prompt"] + params["serve_output"] if params["serve"] else 0)
     plan = ar.memory_plan(arch, bytes_per_param, batch, positions, max(pp, fill_chunk) * batch)
     free_before = _free_bytes(torch, kind, index)
     _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}")
@@ -357,7 +359,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     if kind == "cuda":
         torch.cuda.reset_peak_memory_stats(index)
     with torch.no_grad():
-        model = _build_model(torch, params["model"], arch, dtype, device, positions)
+        model = _build_model(torch, params["model"], arch, dtype, device, min(arch.max_positions, table_positions))
     clock = Clock(torch, kind == "cuda")
 
     def sync() -> None:
