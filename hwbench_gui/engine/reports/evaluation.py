@@ -26,7 +26,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from hwbench_gui import __version__
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
-from hwbench_gui.engine.reports import compare, flags
+from hwbench_gui.engine.reports import compare, flags, llm_section
 from hwbench_gui.engine.reports.report import side_facts
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.results.store import ResultFileError
@@ -135,6 +135,7 @@ class Evaluation:
     charts: list[charts_mod.Chart]
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
+    llm: list[llm_section.LlmRun] = field(default_factory=list)
 
 
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
@@ -228,14 +229,15 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
         reasons[reason] += 1
         reason_runs.setdefault(reason, []).append(f"{model} · {column.title}")
     not_measured = [NotMeasured(r, reasons[r], reason_runs.get(r, [])) for r in reason_order if reasons[r]]
-    micro = _micro_rows([d for d in docs if not _is_model(d) and
+    micro = _micro_rows([d for d in docs if not _is_model(d) and not llm_section.is_llm(d) and
                          (d.get("benchmark") or {}).get("id") != DATAPATH_ID])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
     side = compare.Side(describe.machine_name(docs[0]), docs)
     drawn = charts_mod.build_charts([side]) if with_charts else []
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
-                      columns, rows, not_measured, micro, datapath, docs, drawn, list(errors))
+                      columns, rows, not_measured, micro, datapath, docs, drawn, list(errors),
+                      llm=llm_section.build(docs))
 
 
 def _micro_rows(docs: Sequence[dict[str, Any]]) -> list[MicroRow]:
@@ -339,6 +341,9 @@ def format_evaluation(evaluation: Evaluation) -> str:
         lines += ["", f"Data path: {evaluation.datapath['verdict']}"]
         lines += [f"  {title}: {rate}{'  <- slowest' if limiting else ''}"
                   for title, rate, limiting in evaluation.datapath["stages"]]
+    if evaluation.llm:
+        lines += ["", "Language models (tokens/s against this machine's own measured limits):"]
+        lines += llm_section.lines(evaluation.llm)
     if evaluation.micro:
         lines += ["", "Micro-benchmarks:"]
         lines += [f"  {m.title} · {m.figure}: {m.value} ({m.spread}; {m.precision})"

@@ -119,16 +119,17 @@ class Block(nn.Module):
         return x + self.mlp(self.mlp_norm(x))
 
     def qkv_heads(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None):
-        """q ``[B, heads, T, D]``, k and v ``[B, kv_heads, T, D]``, rotated where positions are rotary."""
+        """q ``[B, heads, T, D]``, k and v ``[B, kv_heads, T, D]`` (views), q and k rotated together where
+        positions are rotary (one set of elementwise kernels for both: fewer launches per generated token)."""
         a = self.arch
         batch, length, _ = x.shape
-        q, k, v = self.qkv(x).split((a.q_size, a.kv_size, a.kv_size), dim=-1)
-        q = q.view(batch, length, a.heads, a.head_dim).transpose(1, 2)
-        k = k.view(batch, length, a.kv_heads, a.head_dim).transpose(1, 2)
-        v = v.view(batch, length, a.kv_heads, a.head_dim).transpose(1, 2)
+        qkv = self.qkv(x)
+        qk = qkv[..., :a.q_size + a.kv_size].view(batch, length, a.heads + a.kv_heads, a.head_dim)
         if cos is not None:
-            q = (q * cos + _rotate_half(q) * sin).to(q.dtype)
-            k = (k * cos + _rotate_half(k) * sin).to(k.dtype)
+            qk = (qk * cos + _rotate_half(qk) * sin).to(qkv.dtype)
+        q = qk[:, :, :a.heads].transpose(1, 2)
+        k = qk[:, :, a.heads:].transpose(1, 2)
+        v = qkv[..., a.q_size + a.kv_size:].view(batch, length, a.kv_heads, a.head_dim).transpose(1, 2)
         return q, k, v
 
 
@@ -178,7 +179,7 @@ class Decoder(nn.Module):
     def _rope(self, positions: torch.Tensor):
         if self.arch.positional != "rope":
             return None, None
-        return self.cos[positions], self.sin[positions]
+        return self.cos[positions].unsqueeze(1), self.sin[positions].unsqueeze(1)  # [T, 1, D]: every head
 
     def _logits(self, x: torch.Tensor) -> torch.Tensor:
         x = self.norm(x)

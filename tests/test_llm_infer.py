@@ -1,0 +1,99 @@
+"""llm.infer on the CPU with ``tiny``: every figure carries its bound and the arithmetic behind it, the
+windows are telemetry phases, a run that cannot fit is refused before allocating, and the serving sweep
+names the largest concurrency within its target."""
+
+from __future__ import annotations
+
+import pytest
+from recording import Recorder
+
+from hwbench_gui.engine.benchmarks import llm_infer
+from hwbench_gui.engine.models.llm import arithmetic as ar
+from hwbench_gui.engine.models.llm import architectures as archs
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, ParamError
+
+pytest.importorskip("torch")
+
+# The serving sequences (16 + 4 positions) reach past the depths' (8 + 8): RoPE tables must cover both.
+SMALL = {"device": "cpu", "model": "tiny", "precision": "fp32", "pp": 8, "tg": 6, "depths": "0,8",
+         "concurrency": "1,3", "serve_prompt": 16, "serve_output": 4, "repeats": 3, "serve_repeats": 1}
+
+
+@pytest.fixture(scope="module")
+def small_run():
+    recorder = Recorder()
+    params = llm_infer.BENCHMARK.resolve_params(SMALL)
+    return llm_infer.run(params, recorder), recorder
+
+
+def test_every_figure_is_held_against_its_measured_bound(small_run):
+    outcome, _ = small_run
+    arch = archs.builtin("tiny")
+    details = outcome.details
+    bandwidth = details["limits"]["bandwidth_gbps_median"] * 1e9
+    flops_rate = details["limits"]["matmul_tflops_median"] * 1e12
+    assert [r["depth"] for r in details["tg"]] == [0, 8]
+    for row in details["tg"]:
+        work = sum(ar.bytes_per_step(arch, 4, 4, row["depth"] + i) for i in range(6))
+        assert row["work"] == work
+        assert row["bound_tokens_per_s"] == pytest.approx(6 * bandwidth / work)
+        fig = outcome.figures[f"tg6 @ depth {row['depth']}"]
+        assert fig["fraction_of_bound"] == pytest.approx(fig["value"] / row["bound_tokens_per_s"])
+        assert len(fig["samples"]) == 3
+    for row in details["pp"]:
+        assert row["work"] == ar.forward_flops(arch, 8, row["depth"], logit_tokens=1)
+        assert row["bound_tokens_per_s"] == pytest.approx(8 * flops_rate / row["work"])
+    assert outcome.figure_name == "tg6 @ depth 0" and outcome.unit == "tokens/s"
+    assert outcome.samples == details["tg"][0]["tokens_per_s"]
+    labels = [s.label for s in outcome.series]
+    assert "tg6" in labels and any(label.startswith("tg6 bound") for label in labels)
+
+
+def test_windows_are_phases_and_the_serving_sweep_is_summarised(small_run):
+    outcome, recorder = small_run
+    timed = [p for p in recorder.phases if p[0] == "timed" and p[1] == "start"]
+    # 2 depths × (pp + tg) × 3 windows, and 1 timed scenario per concurrency.
+    assert len(timed) == 2 * 2 * 3 + 2
+    serving = outcome.details["serving"]
+    assert [p["concurrency"] for p in serving] == [1, 3]
+    assert len(serving[1]["ttft_s"]) == 3 and len(serving[1]["tpot_s"]) == 3
+    # TTFT is counted from the common arrival; a sequence's TPOT from its own first token.
+    assert all(t > 0 for p in serving for t in p["ttft_s"] + p["tpot_s"])
+    met = [p["concurrency"] for p in serving if p["meets_target"]]
+    assert outcome.details["largest_concurrency_within_target"] == (max(met) if met else None)
+    assert outcome.resolved_params["step"] == "eager"
+
+
+def test_largest_concurrency_rule():
+    points = [{"concurrency": c, "output_tokens_per_s": [1.0], "ttft_s": [ttft], "tpot_s": [tpot]}
+              for c, ttft, tpot in ((1, 0.1, 0.01), (4, 0.5, 0.04), (16, 2.5, 0.045), (64, 1.0, 0.06))]
+    params = {**llm_infer.BENCHMARK.resolve_params(SMALL), "depths": [0], "concurrency": [1, 4, 16, 64],
+              "step": "eager"}
+    rows = {"pp": [], "tg": [{"depth": 0, "tokens_per_s": [1.0, 2.0], "bound_tokens_per_s": 4.0}]}
+    limits = llm_infer.Limits([1.0], [1.0], 1, 1)
+    plan = ar.memory_plan(archs.builtin("tiny"), 4, 1, 10, 10)
+    torch = pytest.importorskip("torch")
+    outcome = llm_infer._outcome(params, archs.builtin("tiny"), "FP32", limits, rows, points, {}, [], plan, 0, 0,
+                                 "cpu", 0, torch)
+    # 16 misses the first-token target, 64 the per-token one: 4 is the largest within both.
+    assert outcome.details["largest_concurrency_within_target"] == 4
+
+
+def test_a_run_that_cannot_fit_is_refused_with_the_arithmetic():
+    plan = ar.memory_plan(archs.builtin("llama-3.1-8b"), 2, 1, 16384 + 512, 2048)
+    with pytest.raises(BenchmarkUnavailable, match=r"weights 14\.96 GiB \+ KV cache 2\.06 GiB"):
+        llm_infer._refuse_unless_fits(plan, 8 << 30, "llama-3.1-8b")
+    llm_infer._refuse_unless_fits(plan, 80 << 30, "llama-3.1-8b")
+
+
+def test_depths_beyond_the_model_are_skipped_or_refused():
+    params = llm_infer.BENCHMARK.resolve_params({**SMALL, "model": "gpt2-124m", "depths": "2048"})
+    with pytest.raises(ParamError, match="no depth fits gpt2-124m"):
+        llm_infer.run(params, Recorder())
+
+
+def test_cpu_threads_follow_the_model_size():
+    assert llm_infer.cpu_threads(archs.builtin("tiny"), 16) == 1
+    assert llm_infer.cpu_threads(archs.builtin("llama-3.1-8b"), 16) == 16
+    # GPT-2: 12 blocks of 7,077,888 matmul weights and a 38,597,376-weight head = 123,532,032 -> 30 threads.
+    assert llm_infer.cpu_threads(archs.builtin("gpt2-124m"), 64) == 30
