@@ -26,7 +26,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from hwbench_gui import __version__
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
-from hwbench_gui.engine.reports import compare, flags, llm_section
+from hwbench_gui.engine.reports import compare, flags, llm_section, llm_train_section
 from hwbench_gui.engine.reports.report import side_facts
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.results.store import ResultFileError
@@ -136,6 +136,7 @@ class Evaluation:
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
     llm: list[llm_section.LlmRun] = field(default_factory=list)
+    llm_train: list[llm_train_section.TrainRow] = field(default_factory=list)
 
 
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
@@ -230,6 +231,7 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
         reason_runs.setdefault(reason, []).append(f"{model} · {column.title}")
     not_measured = [NotMeasured(r, reasons[r], reason_runs.get(r, [])) for r in reason_order if reasons[r]]
     micro = _micro_rows([d for d in docs if not _is_model(d) and not llm_section.is_llm(d) and
+                         not llm_train_section.is_llm_train(d) and
                          (d.get("benchmark") or {}).get("id") != DATAPATH_ID])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
     side = compare.Side(describe.machine_name(docs[0]), docs)
@@ -237,7 +239,7 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
                       columns, rows, not_measured, micro, datapath, docs, drawn, list(errors),
-                      llm=llm_section.build(docs))
+                      llm=llm_section.build(docs), llm_train=llm_train_section.build(docs))
 
 
 def _micro_rows(docs: Sequence[dict[str, Any]]) -> list[MicroRow]:
@@ -344,6 +346,9 @@ def format_evaluation(evaluation: Evaluation) -> str:
     if evaluation.llm:
         lines += ["", "Language models (tokens/s against this machine's own measured limits):"]
         lines += llm_section.lines(evaluation.llm)
+    if evaluation.llm_train:
+        lines += ["", "Language-model training (tokens/s; MFU against the datasheet and the measured matmul):"]
+        lines += llm_train_section.lines(evaluation.llm_train)
     if evaluation.micro:
         lines += ["", "Micro-benchmarks:"]
         lines += [f"  {m.title} · {m.figure}: {m.value} ({m.spread}; {m.precision})"
