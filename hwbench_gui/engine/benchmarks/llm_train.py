@@ -239,22 +239,25 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
                                      what=f"model FLOP/s: tokens/s × {fpt:,} FLOPs per token, all GPUs")
     per_gpu = [r / world for r in samples]
     if peak:
-        figures["mfu_datasheet"] = figure([r * fpt / (peak * 1e12) for r in per_gpu], "fraction",
+        figures["mfu_datasheet"] = figure([r * fpt / (peak * 1e12) for r in per_gpu], "fraction", show=True,
                                           peak_tflops=peak, source=sheet.source, gpu_model=sheet.model,
                                           what=f"MFU against the {sheet.model}'s dense {precision.label[:4]} peak "
                                                f"{peak:g} TFLOP/s (datasheet)")
     else:
-        figures["mfu_datasheet"] = {"value": None, "unit": "fraction",
+        figures["mfu_datasheet"] = {"value": None, "unit": "fraction", "show": True,
+                                    "what": "MFU against the datasheet's dense peak",
                                     "reason": ("the CPU has no datasheet tensor peak in hwbench" if device_name is None
                                                else datasheets.unknown_reason(device_name))}
     measured = matmul.get("value")
     figures["matmul_tflops"] = matmul
     if measured:
         figures["mfu_measured_matmul"] = figure([r * fpt / (measured * 1e12) for r in per_gpu], "fraction",
-                                                matmul_tflops=measured,
-                                                what="MFU against the matmul rate measured in this run")
+                                                matmul_tflops=measured, show=True,
+                                                what=f"MFU against the {measured:.4g} TFLOP/s matmul rate "
+                                                     "measured in this run")
     else:
-        figures["mfu_measured_matmul"] = {"value": None, "unit": "fraction",
+        figures["mfu_measured_matmul"] = {"value": None, "unit": "fraction", "show": True,
+                                          "what": "MFU against the matmul rate measured in this run",
                                           "reason": matmul.get("reason", "matmul not measured")}
     figures["step_time"] = {"unit": "ms", "higher_is_better": False, "samples": [s * 1e3 for s in run.step_s],
                             "what": "one optimizer step (rank 0)"}
@@ -263,11 +266,13 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
                                   "what": "micro_batch × grad_accum × seq × GPUs"}
     memory = estimate(arch, params, params["micro_batch"], sharding, world)
     figures["memory_estimate_gib"] = {"value": memory.total / GIB, "unit": "GiB", "higher_is_better": False,
-                                      "what": memory.scheme}
+                                      "what": f"estimated peak memory ({memory.scheme})", "show": True}
     for key in ("peak_allocated_bytes", "peak_reserved_bytes"):
         value = getattr(run, key)
         entry: dict[str, Any] = {"value": None if value is None else value / GIB, "unit": "GiB",
                                  "higher_is_better": False}
+        if key == "peak_allocated_bytes":
+            entry.update(show=True, what="measured peak memory (allocated, timed steps)")
         if value is None:
             entry["reason"] = run.peak_reason or "not measured"
         figures[key.replace("_bytes", "_gib")] = entry
@@ -305,7 +310,8 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
         "dense peak and against the matmul rate measured in this run. Memory estimate: "
         f"{memory.scheme}; " + "; ".join(memory.lines()) + "."
     )
-    details = {**details, "model": arch.name, "architecture_source": arch.source, "method": params["method"],
+    fits = _what_fits(run.total_memory_bytes, params)
+    details = {**details, **fits, "model": arch.name, "architecture_source": arch.source, "method": params["method"],
                "flops_per_token": fpt, "world_size": world, "tokens_per_step": tokens_per_step,
                "memory_estimate": memory.to_json(), "window_s": run.window_s, "window_steps": run.window_steps,
                "total_tokens_per_s": sum(r.images for r in ranks) / max(r.total_s for r in ranks),
@@ -315,6 +321,31 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     outcome.resolved_params = {"micro_batch": params["micro_batch"], "compile": "true" if params["compile"] else
                                "false", "sharding": sharding if world > 1 else params["sharding"]}
     return outcome
+
+
+#: The built-in models by family, smallest first: "the largest model of each family that trains here".
+FAMILIES = {"GPT-2": ("gpt2-124m",), "Llama 3": ("llama-3.2-1b", "llama-3.1-8b"), "Qwen2.5": ("qwen2.5-7b",)}
+
+
+def _what_fits(memory_bytes: float | None, params: dict[str, Any]) -> dict[str, Any]:
+    """What trains on one GPU of ``memory_bytes`` at this run's sequence length, by the estimate: a row per
+    built-in model and method, the largest of each family, and summary lines (the CLI prints them)."""
+    if not memory_bytes:
+        return {}
+    from hwbench_gui.engine.models.llm import architectures
+
+    archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
+    fits = ta.what_fits(archs, memory_bytes, params["seq"], params["lora_rank"], FIT_FRACTION)
+    largest = ta.largest_trainable(fits, FAMILIES)
+    gib = memory_bytes / GIB
+    picked = "; ".join(f"{family}: full {picks['full'] or 'none'}, LoRA {picks['lora'] or 'none'}"
+                       for family, picks in largest.items())
+    lines = [f"largest that trains on one {gib:.0f} GiB GPU at seq {params['seq']} (estimate): {picked}"]
+    rows = [{"model": f.model, "method": f.method, "params": f.params, "peak_gib_micro_batch_1": f.peak_bytes / GIB,
+             "peak_gib_checkpointed": f.peak_checkpointed_bytes / GIB if f.peak_checkpointed_bytes else None,
+             "largest_micro_batch": f.largest_micro_batch, "verdict": f.verdict} for f in fits]
+    return {"what_fits": {"memory_gib": gib, "seq": params["seq"], "usable_fraction": FIT_FRACTION, "rows": rows,
+                          "largest_trainable": largest}, "summary": lines}
 
 
 # --- several GPUs ----------------------------------------------------------------------------------------

@@ -61,6 +61,8 @@ class BenchmarksTab(QWidget):
         self.results, self.save_as_button = self.results_table.table, self.results_table.save_as_button
         self._add_result_row = self.results_table.add_document
         self._iter_items = self.catalogue.iter_items
+        self.training_view = None  # the "Training" tab, added with the first llm.train result
+        self._training_pending: dict[str, Any] | None = None  # a finished llm.train run, brought forward once shown
 
         self.bottom = QTabWidget()
         self.bottom.addTab(self.results_table, "Results")
@@ -102,6 +104,7 @@ class BenchmarksTab(QWidget):
         self.results_table.document_selected.connect(self._on_document_selected)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
         self.runner.run_finished.connect(self.suite_bar.on_finished)
+        self.runner.run_finished.connect(lambda run: setattr(self, "_training_pending", run.document))
         self.catalogue.select_first_available()
         self.results_table.saved_loaded.connect(self._log_lines)
         self.results_table.load_saved()
@@ -225,6 +228,7 @@ class BenchmarksTab(QWidget):
         return self.results_table.save_document_as(document, path)
 
     def _on_document_selected(self, document: dict[str, Any]) -> None:
+        self._show_training(document)
         if self._show_pipeline(document) and document is self._pipeline_pending:
             self.bottom.setCurrentWidget(self.pipeline)
         self._pipeline_pending = None
@@ -251,6 +255,20 @@ class BenchmarksTab(QWidget):
             self.bottom.addTab(self.pipeline, "Pipeline")
         self.pipeline.set_document(document)
         return True
+
+    def _show_training(self, document: dict[str, Any]) -> None:
+        """Show a finished llm.train document in the "Training" tab (added with the first one)."""
+        from hwbench_gui.ui.benchmarks.llm_train_view import TrainingView, has_training_page
+
+        if not has_training_page(document):
+            return
+        if self.training_view is None:
+            self.training_view = TrainingView()
+            self.bottom.addTab(self.training_view, "Training")
+        self.training_view.set_document(document)
+        if document is self._training_pending:
+            self.bottom.setCurrentWidget(self.training_view)
+        self._training_pending = None
 
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""

@@ -307,3 +307,58 @@ def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: st
                 checkpoint_bytes_per_token_layer=float(residual * arch.hidden),
                 outside_bytes_per_token=saved_bytes_per_token_outside(arch, method, norm_out),
                 adapted=lora_shapes(arch) if method == "lora" else ())
+
+
+@dataclass(frozen=True)
+class Fit:
+    """Whether ``model`` trains by ``method`` at ``seq`` on a GPU of the given memory: the peak at micro-batch
+    1 without and with checkpointing, and the largest micro-batch without (0: not even one sequence)."""
+
+    model: str
+    method: str
+    params: int
+    peak_bytes: float
+    peak_checkpointed_bytes: float
+    largest_micro_batch: int
+
+    @property
+    def verdict(self) -> str:
+        if self.largest_micro_batch:
+            return f"fits, micro-batch up to {self.largest_micro_batch}"
+        return "fits with checkpointing only" if self.peak_checkpointed_bytes else "does not fit"
+
+
+def what_fits(archs: list[Architecture], memory_bytes: float, seq: int, lora_rank: int,
+              fit_fraction: float) -> list[Fit]:
+    """For each architecture and method (full, LoRA), what a GPU of ``memory_bytes`` holds at ``seq``
+    (``fit_fraction`` of it usable: the CUDA context and workspaces take the rest). ``peak_checkpointed_bytes``
+    is 0 when even checkpointed micro-batch 1 does not fit."""
+    budget = memory_bytes * fit_fraction
+    out = []
+    for arch in archs:
+        for method in ("full", "lora"):
+            dims = dims_of(arch, method, lora_rank)
+            adapters = sum(lora_rank * (i + o) for i, o in dims.adapted)
+
+            def at(micro_batch: int, checkpointing: bool = False) -> TrainingMemory:
+                return training_memory(dims, method=method, micro_batch=micro_batch, seq=seq,
+                                       checkpointing=checkpointing, chunk_tokens=chunk_tokens(arch.vocab),
+                                       lora_params=adapters)
+
+            plain, checkpointed = at(1).total, at(1, True).total
+            out.append(Fit(arch.name, method, dims.params, plain, checkpointed if checkpointed <= budget else 0.0,
+                           largest_micro_batch(budget, at)))
+    return out
+
+
+def largest_trainable(fits: list[Fit], families: dict[str, tuple[str, ...]]) -> dict[str, dict[str, str | None]]:
+    """Per family (name -> its models, smallest first) and method, the largest model that trains here at
+    micro-batch 1 (with checkpointing where it needs it), or None."""
+    by = {(f.model, f.method): f for f in fits}
+    out: dict[str, dict[str, str | None]] = {}
+    for family, models in families.items():
+        out[family] = {}
+        for method in ("full", "lora"):
+            fitting = [m for m in models if (m, method) in by and by[(m, method)].peak_checkpointed_bytes]
+            out[family][method] = fitting[-1] if fitting else None
+    return out
