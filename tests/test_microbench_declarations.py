@@ -19,6 +19,7 @@ MODULES = {
     "gpu_p2p": "gpu.p2p",
     "gpu_matmul": "gpu.matmul",
     "llm_infer": "llm.infer",
+    "llm_train": "llm.train",
 }
 
 

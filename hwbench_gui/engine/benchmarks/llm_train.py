@@ -62,7 +62,7 @@ def _params() -> tuple[Param, ...]:
         Param("checkpointing", "bool", False, "Activation checkpointing per block (recompute in the backward pass: "
               "less memory, about a third more work that MFU does not count)."),
         Param("lora_rank", "int", 16, "LoRA rank r (method=lora).", minimum=1, maximum=4096),
-        Param("lora_alpha", "float", 32.0, "LoRA alpha (scale alpha / r).", minimum=0.0, maximum=1e6),
+        Param("lora_alpha", "float", 32.0, "LoRA alpha (scale alpha / r).", minimum=0.01, maximum=1e6),
         Param("compile", "choice", "auto", "torch.compile of each block and of the loss's chunk (default mode). "
               "auto = on a GPU, off on the CPU (compiling takes minutes there). The result stores the value used.",
               choices=("auto", "true", "false")),
@@ -71,7 +71,7 @@ def _params() -> tuple[Param, ...]:
         Param("repeats", "int", 5, "Timed windows; each gives one tokens/s sample (median and spread).", minimum=1,
               maximum=1000, decides_comparability=False),
         Param("min_time_s", "float", 10.0, "Least total timed time on a GPU, split over the windows (clocks reach "
-              "their power-limited level); the CPU runs the steps only.", minimum=0.0, maximum=3600.0, unit="s",
+              "their power-limited level); the CPU runs the steps only.", minimum=0.5, maximum=3600.0, unit="s",
               decides_comparability=False),
         Param("warmup", "int", 3, "Untimed steps first (compilation happens in the first).", minimum=1, maximum=1000,
               decides_comparability=False),
