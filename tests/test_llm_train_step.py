@@ -122,3 +122,42 @@ def test_the_benchmark_runs_tiny_on_the_cpu():
     assert outcome.figures["mfu_measured_matmul"]["value"] > 0
     assert outcome.details["flops_per_token"] == ta.lora_flops_per_token(ta.dims_of(TINY, "lora"), 16, 16)
     assert [p for p in rec.phases if p[0] == "timed"] == [("timed", s, r) for r in range(5) for s in ("start", "end")]
+
+
+def _h100_document():
+    """The document of a known gpt2-124m run on an H100 (463,000 tokens/s median), built as the runner builds it."""
+    from datetime import datetime, timezone
+
+    from hwbench_gui.engine.results.document import build_document
+    from hwbench_gui.engine.run.protocol import outcome_to_json
+
+    params = llm_train.BENCHMARK.resolve_params({"model": "gpt2-124m", "micro_batch": 16})
+    gpt2 = architectures.builtin("gpt2-124m")
+    tokens = 16 * 1024
+    seconds = [10 * tokens / r for r in (400_000, 450_000, 463_000, 470_000, 480_000)]
+    run = TimedRun(batch=tokens, steps=50, total_s=sum(seconds), step_s=[0.03] * 50, window_s=seconds,
+                   window_steps=[10] * 5, peak_allocated_bytes=10 * ta.GIB, total_memory_bytes=80 * ta.GIB)
+    outcome = llm_train._outcome(gpt2, {**params, "compile": True}, [run], "cuda:0 (NVIDIA H100 80GB HBM3)", {}, [],
+                                 {"value": 800.0, "unit": "TFLOP/s"}, device_name="NVIDIA H100 80GB HBM3")
+    machine = {"inventory": {"hostname": "box", "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]}, "inventory_reason": None,
+               "software": {}, "software_reason": None}
+    return build_document(llm_train.BENCHMARK, params, status="ok", started_at=datetime(2026, 12, 5, tzinfo=timezone.utc),
+                          duration_s=60.0, outcome=outcome_to_json(outcome), machine=machine)
+
+
+def test_the_document_reads_the_same_in_the_cli_and_the_report():
+    from hwbench_gui.engine.reports import llm_train_section
+    from hwbench_gui.engine.results.formatting import shown_lines
+
+    doc = _h100_document()
+    assert doc["params"]["compile"] == "true" and doc["params_requested"] == {"compile": "auto"}
+    lines = shown_lines(doc)
+    assert "MFU against the H100 SXM's dense BF16 peak 989.5 TFLOP/s (datasheet): 40.0%" in lines
+    assert any(line.startswith("largest that trains on one 80 GiB GPU at seq 1024 (estimate): GPT-2: full gpt2-124m")
+               for line in lines)
+    rows = llm_train_section.build([doc])
+    assert len(rows) == 1 and rows[0].mfu_datasheet == "40.0% of 989.5 TFLOP/s (datasheet)"
+    assert rows[0].configuration.startswith("gpt2-124m · full · BF16-AMP · seq 1024 · micro-batch 16")
+    assert "(100% of the estimate)" not in rows[0].memory and rows[0].memory.startswith("estimate ")
+    groups = llm_train_section.groups([doc])
+    assert groups[0].tokens_per_s == 463_000 and groups[0].mfu_datasheet == pytest.approx(0.399803, abs=1e-6)
