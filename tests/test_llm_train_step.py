@@ -142,8 +142,9 @@ def _h100_document():
                                  {"value": 800.0, "unit": "TFLOP/s"}, device_name="NVIDIA H100 80GB HBM3")
     machine = {"inventory": {"hostname": "box", "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]}, "inventory_reason": None,
                "software": {}, "software_reason": None}
-    return build_document(llm_train.BENCHMARK, params, status="ok", started_at=datetime(2026, 12, 5, tzinfo=timezone.utc),
-                          duration_s=60.0, outcome=outcome_to_json(outcome), machine=machine)
+    return build_document(llm_train.BENCHMARK, params, status="ok",
+                          started_at=datetime(2026, 12, 5, tzinfo=timezone.utc), duration_s=60.0,
+                          outcome=outcome_to_json(outcome), machine=machine)
 
 
 def test_the_document_reads_the_same_in_the_cli_and_the_report():

@@ -37,8 +37,6 @@ MATMUL_REPEAT_S = {"cuda": 0.05, "cpu": 0.1}
 MATMUL_REPEATS = 10
 #: One-GPU documents read for the scaling efficiency are at most this large.
 BASELINE_MAX_BYTES = 8 << 20
-#: Rank records of a multi-GPU run land in ``$HWBENCH_DDP_OUT`` as the model benchmarks' do.
-RESOLVED = ("micro_batch", "compile", "sharding")
 
 
 def _params() -> tuple[Param, ...]:
