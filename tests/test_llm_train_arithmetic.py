@@ -86,3 +86,20 @@ def test_largest_micro_batch_of_a_linear_estimate():
     assert ta.largest_micro_batch(100 + 7 * 37, at) == 37
     assert ta.largest_micro_batch(100 + 7 * 37 + 6, at) == 37
     assert ta.largest_micro_batch(106, at) == 0
+
+
+def test_a_run_that_cannot_fit_is_refused_with_the_arithmetic():
+    from hwbench_gui.engine.benchmarks import llm_train
+    from hwbench_gui.engine.models.common import OutOfMemoryError
+
+    params = llm_train.BENCHMARK.resolve_params({"model": "llama-3.1-8b", "seq": 2048})
+    arch = architectures.builtin("llama-3.1-8b")
+    refusal = (r"llama-3\.1-8b full at micro-batch 1 × 2048 tokens needs about 1\d\d\.\d GiB "
+               r"\(weights \(FP32\): 29\.92 GiB; AdamW moments \(FP32\): 59\.83 GiB")
+    with pytest.raises(OutOfMemoryError, match=refusal):
+        llm_train._fit_check(arch, params, 80 * ta.GIB, "none", 1)
+    lora = llm_train.BENCHMARK.resolve_params({"model": "llama-3.1-8b", "seq": 2048, "method": "lora"})
+    assert llm_train._fit_check(arch, lora, 80 * ta.GIB, "none", 1) == 4
+    table = {(r["model"], r["method"]): r["by_seq"] for r in llm_train.fit_table(80 * ta.GIB)}
+    assert table[("llama-3.1-8b", "full")][2048] == {"largest_micro_batch": 0, "checkpointing": False}
+    assert table[("llama-3.1-8b", "lora")][2048]["largest_micro_batch"] == 4

@@ -26,3 +26,15 @@ def test_training_page_shows_the_run_against_its_limits(qtbot):
     assert cells[("llama-3.1-8b", "full")] == "does not fit"
     assert cells[("llama-3.1-8b", "lora")].startswith("fits, micro-batch up to")
     assert "Llama 3: full llama-3.2-1b, LoRA llama-3.1-8b" in view.fits_title.text()
+
+
+def test_before_a_run_the_page_shows_what_trains_on_this_gpu(qtbot):
+    view = TrainingView()
+    qtbot.addWidget(view)
+    view.show_machine(80 * (1 << 30), "NVIDIA H100 80GB HBM3")
+    rows = {(view.fits.item(r, 0).text(), view.fits.item(r, 1).text()): [view.fits.item(r, c).text() for c in (3, 4, 5)]
+            for r in range(view.fits.rowCount())}
+    assert rows[("llama-3.1-8b", "full")] == ["does not fit"] * 3
+    assert rows[("llama-3.1-8b", "lora")][1] == "4"
+    view.show_machine(None, "no NVIDIA GPU found")
+    assert "no NVIDIA GPU found" in view.summary.text() and view.fits.rowCount() == 0

@@ -346,6 +346,41 @@ def _what_fits(memory_bytes: float | None, params: dict[str, Any]) -> dict[str, 
                           "largest_trainable": largest}, "summary": lines}
 
 
+#: The sequence lengths of the pre-run "what trains here" table.
+FIT_SEQS = (1024, 2048, 4096)
+
+
+def this_gpu_memory() -> tuple[float | None, str]:
+    """(total bytes of GPU 0, its name) from NVML, without torch; (None, why) without a GPU."""
+    from hwbench_gui.engine import nvml
+
+    if nvml.device_count() == 0:
+        reason = nvml.unavailable_reason()
+        return None, nvml.plain_reason(reason) if reason else "no NVIDIA GPU found"
+    device = nvml.handle(0)
+    info = nvml.query("nvmlDeviceGetMemoryInfo", device)
+    name = nvml.query("nvmlDeviceGetName", device) or "GPU 0"
+    total = getattr(info, "total", None)
+    return (float(total), str(name)) if total else (None, f"NVML gave no memory size for {name}")
+
+
+def fit_table(memory_bytes: float, lora_rank: int = 16) -> list[dict[str, Any]]:
+    """Before a run: for each built-in model and method, the largest micro-batch the estimate fits on one GPU of
+    ``memory_bytes`` at each of :data:`FIT_SEQS` (0 with ``checkpointing`` True: it fits only checkpointed;
+    0 without: it does not fit)."""
+    from hwbench_gui.engine.models.llm import architectures
+
+    archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for seq in FIT_SEQS:
+        for fit in ta.what_fits(archs, memory_bytes, seq, lora_rank, FIT_FRACTION):
+            row = rows.setdefault((fit.model, fit.method), {"model": fit.model, "method": fit.method,
+                                                           "params": fit.params, "by_seq": {}})
+            row["by_seq"][seq] = {"largest_micro_batch": fit.largest_micro_batch,
+                                  "checkpointing": not fit.largest_micro_batch and bool(fit.peak_checkpointed_bytes)}
+    return list(rows.values())
+
+
 # --- several GPUs ----------------------------------------------------------------------------------------
 
 

@@ -62,6 +62,38 @@ class TrainingView(QWidget):
         layout.addWidget(self.summary)
         layout.addLayout(lower, 1)
 
+    def show_machine(self, memory_bytes: float | None, gpu: str) -> None:
+        """Before any run: what trains on this machine's GPU by the estimate, at each usual sequence length."""
+        from hwbench_gui.engine.benchmarks.llm_train import FIT_FRACTION, FIT_SEQS, fit_table
+
+        if self.document is not None:
+            return
+        self.memory.setText("")
+        if memory_bytes is None:
+            self.summary.setText(f"What trains here is estimated against a GPU's memory: {gpu}.")
+            self.fits_title.setText("")
+            self.fits.setRowCount(0)
+            return
+        self.summary.setText(f"Before a run: what trains on one {gpu} ({memory_bytes / GIB:.0f} GiB, "
+                             f"{FIT_FRACTION:.0%} of it usable) by the memory estimate. Mixed-precision AdamW "
+                             "(16 bytes a trainable parameter); LoRA rank 16 on a BF16 base. A run checks it "
+                             "again, and refuses with the arithmetic what does not fit.")
+        self.fits_title.setText("<b>Largest micro-batch</b> at each sequence length (0: does not fit; "
+                                "'checkpointed': fits only with checkpointing=true)")
+        headers = ["Model", "Method", "Parameters"] + [f"seq {seq}" for seq in FIT_SEQS]
+        self.fits.setColumnCount(len(headers))
+        self.fits.setHorizontalHeaderLabels(headers)
+        rows = fit_table(memory_bytes)
+        self.fits.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            cells = [row["model"], row["method"], f"{row['params'] / 1e9:.2f} B"]
+            for seq in FIT_SEQS:
+                fit = row["by_seq"][seq]
+                cells.append(str(fit["largest_micro_batch"]) if fit["largest_micro_batch"] else
+                             ("checkpointed" if fit["checkpointing"] else "does not fit"))
+            for j, text in enumerate(cells):
+                self.fits.setItem(i, j, QTableWidgetItem(text))
+
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document
         lines = [f"<b>{configuration(document)}</b>: {figure_text(document)} on {document.get('device') or '?'}"]
@@ -82,6 +114,8 @@ class TrainingView(QWidget):
         summary = [line for line in details.get("summary") or [] if isinstance(line, str)]
         self.fits_title.setText(f"<b>What trains here</b>: {summary[0]}" if summary else
                                 "What trains here: no GPU memory to hold it against (a CPU run).")
+        self.fits.setColumnCount(len(FIT_COLUMNS))
+        self.fits.setHorizontalHeaderLabels(FIT_COLUMNS)
         self.fits.setRowCount(len(rows))
         for i, row in enumerate(rows):
             params = row.get("params")

@@ -105,6 +105,7 @@ class BenchmarksTab(QWidget):
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
         self.runner.run_finished.connect(self.suite_bar.on_finished)
         self.runner.run_finished.connect(lambda run: setattr(self, "_training_pending", run.document))
+        self.catalogue.selected.connect(self._show_what_trains)
         self.catalogue.select_first_available()
         self.results_table.saved_loaded.connect(self._log_lines)
         self.results_table.load_saved()
@@ -255,6 +256,18 @@ class BenchmarksTab(QWidget):
             self.bottom.addTab(self.pipeline, "Pipeline")
         self.pipeline.set_document(document)
         return True
+
+    def _show_what_trains(self, bench: Any, reason: str | None) -> None:
+        """llm.train chosen in the catalogue: its "Training" tab shows what trains on this GPU before a run."""
+        from hwbench_gui.engine.benchmarks.llm_train import BENCH_ID, this_gpu_memory
+        from hwbench_gui.ui.benchmarks.llm_train_view import TrainingView
+
+        if getattr(bench, "id", None) != BENCH_ID:
+            return
+        if self.training_view is None:
+            self.training_view = TrainingView()
+            self.bottom.addTab(self.training_view, "Training")
+        self.training_view.show_machine(*this_gpu_memory())
 
     def _show_training(self, document: dict[str, Any]) -> None:
         """Show a finished llm.train document in the "Training" tab (added with the first one)."""
