@@ -46,7 +46,7 @@ EOF
 )
   say "peer (transformers) $peer_args"
   # shellcheck disable=SC2086  # $peer_args is meant to split into arguments
-  timeout "$limit" python3 scripts/llm_train_peer.py $peer_args --steps 5 --windows 5 --warmup 3 \
+  timeout "$limit" python3 scripts/llm_train_peer.py $peer_args --steps 3 --windows 5 --warmup 3 \
     --out "$HWBENCH_RESULTS_DIR/$name.peer.json" 2>&1 | grep -v Warning | tee -a "$LOG"
   copy_out "$HWBENCH_RESULTS_DIR/$name.peer.json"
 }
