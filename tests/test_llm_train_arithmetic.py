@@ -103,3 +103,22 @@ def test_a_run_that_cannot_fit_is_refused_with_the_arithmetic():
     table = {(r["model"], r["method"]): r["by_seq"] for r in llm_train.fit_table(80 * ta.GIB)}
     assert table[("llama-3.1-8b", "full")][2048] == {"largest_micro_batch": 0, "checkpointing": False}
     assert table[("llama-3.1-8b", "lora")][2048]["largest_micro_batch"] == 4
+
+
+def test_scaling_efficiency_reads_only_a_matching_one_gpu_document(tmp_path):
+    import json
+
+    from hwbench_gui.engine.benchmarks import llm_train
+
+    params = dict(llm_train.BENCHMARK.resolve_params({"model": "tiny", "gpus": 2, "micro_batch": 4}))
+    doc = {"benchmark": {"id": "llm.train"}, "status": "ok", "figure": {"value": 1000.0},
+           "params": {**params, "gpus": 1}, "details": {"world_size": 1}}
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps(doc))
+    warnings: list[str] = []
+    assert llm_train._single_rate({**params, "single_gpu_result": str(path)}, warnings) == 1000.0 and not warnings
+    path.write_text(json.dumps({**doc, "params": {**doc["params"], "seq": 2048}}))
+    assert llm_train._single_rate({**params, "single_gpu_result": str(path)}, warnings) is None
+    assert "differs in seq" in warnings[-1]
+    assert llm_train._single_rate({**params, "single_gpu_result": str(tmp_path)}, warnings) is None
+    assert "not a regular file" in warnings[-1]
