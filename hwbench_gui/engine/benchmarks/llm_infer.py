@@ -434,12 +434,12 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
                 row["tokens_per_s"], "tokens/s", depth=row["depth"], bound_tokens_per_s=row["bound_tokens_per_s"],
                 fraction_of_bound=row["fraction_of_bound"], bound=limit_name)
         depths = [float(r["depth"]) for r in rows[key]]
+        y_label = "generated tokens/s" if key == "tg" else "prompt tokens/s"
         series.append(Series(f"{key}{n}", depths, [median(r["tokens_per_s"]) for r in rows[key]],
-                             "context depth (tokens)", "tokens/s",
+                             "context depth (tokens)", y_label,
                              y_spread=[spread(r["tokens_per_s"]) for r in rows[key]]))
         series.append(Series(f"{key}{n} bound ({'measured copy bandwidth' if key == 'tg' else 'measured matmul rate'})",
-                             depths, [r["bound_tokens_per_s"] for r in rows[key]], "context depth (tokens)",
-                             "tokens/s"))
+                             depths, [r["bound_tokens_per_s"] for r in rows[key]], "context depth (tokens)", y_label))
     tpot_target_s, ttft_target_s = params["tpot_target_ms"] / 1e3, params["ttft_target_s"]
     largest = None
     for point in serving:

@@ -64,6 +64,7 @@ class CurveChart:
     target_y: float | None = None  # a horizontal target line (latency)
     target_label: str = ""
     point_labels: list[str] = field(default_factory=list)  # beside the first curve's points
+    short_title: str = ""  # for a small plot without a legend
 
 
 def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
@@ -83,7 +84,8 @@ def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
             "tokens/s", [Curve(f"{key}{n} measured", depths, measured),
                          Curve(f"bound from the {limit}", depths, [float(r["bound_tokens_per_s"]) for r in rows],
                                bound=True)],
-            point_labels=[f"{r['fraction_of_bound']:.0%}" for r in rows]))
+            point_labels=[f"{r['fraction_of_bound']:.0%}" for r in rows],
+            short_title=f"{key}{n} tokens/s vs depth (dashed: bound; % of it)"))
     return charts
 
 
@@ -108,7 +110,9 @@ def serving_curve(doc: dict[str, Any]) -> CurveChart | None:
                       "time per output token (ms)",
                       [Curve("TPOT p99", xs, [p[2] for p in points]), Curve("TPOT p50", xs, [p[1] for p in points])],
                       target_y=target, target_label=f"target {target:g} ms" if target is not None else "",
-                      point_labels=[f"{p[3]} seq" for p in points])
+                      point_labels=[f"{p[3]} seq" for p in points],
+                      short_title="TPOT p99 / p50 (ms) vs output tokens/s"
+                                  + (f" (dotted: {target:g} ms target)" if target is not None else ""))
 
 
 @dataclass
