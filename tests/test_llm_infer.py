@@ -97,3 +97,54 @@ def test_cpu_threads_follow_the_model_size():
     assert llm_infer.cpu_threads(archs.builtin("llama-3.1-8b"), 16) == 16
     # GPT-2: 12 blocks of 7,077,888 matmul weights and a 38,597,376-weight head = 123,532,032 -> 30 threads.
     assert llm_infer.cpu_threads(archs.builtin("gpt2-124m"), 64) == 30
+
+
+@pytest.fixture(scope="module")
+def small_document(small_run):
+    from datetime import datetime, timezone
+
+    from hwbench_gui.engine.results.document import build_document
+    from hwbench_gui.engine.run.protocol import outcome_to_json
+
+    outcome, _ = small_run
+    machine = {"inventory": {"hostname": "alpha", "gpus": [], "cpu": {"model": "CPU"}}, "inventory_reason": None,
+               "software": {}, "software_reason": None}
+    params = llm_infer.BENCHMARK.resolve_params(SMALL)
+    return build_document(llm_infer.BENCHMARK, {**params, **outcome.resolved_params}, status="ok",
+                          started_at=datetime(2026, 12, 5, tzinfo=timezone.utc), duration_s=1.0,
+                          outcome=outcome_to_json(outcome), machine=machine)
+
+
+def test_reports_read_the_curves_and_verdicts_of_a_document(small_document):
+    from hwbench_gui.engine.reports import evaluation, llm_section
+
+    doc = small_document
+    tg, pp = llm_section.depth_curves(doc)
+    rows = doc["details"]["tg"]
+    assert tg.curves[1].bound and tg.curves[1].y == [r["bound_tokens_per_s"] for r in rows]
+    assert tg.curves[0].x == [0.0, 8.0] and tg.point_labels == [f"{r['fraction_of_bound']:.0%}" for r in rows]
+    serving = llm_section.serving_curve(doc)
+    assert serving.target_y == 50.0 and serving.point_labels == ["1 seq", "3 seq"]
+    report = evaluation.build_evaluation([doc], with_charts=True)
+    assert [run.title.split(" · ")[0] for run in report.llm] == ["tiny"]
+    assert not any("llm.infer" in m.title for m in report.micro)
+    assert len([c for c in report.charts if c.key.startswith("llm:")]) == 3
+    assert not any(c.key == "series:llm.infer" for c in report.charts)  # mixed axes: its own charts instead
+    text = evaluation.format_evaluation(report)
+    assert "Language models" in text and "tg6 @ depth 8" in text
+    # A document whose rows are not what llm.infer writes is passed over, not fatal.
+    broken = {**doc, "details": {**doc["details"], "tg": [{"depth": "deep"}], "serving": [{"concurrency": 1}]}}
+    assert [c.title[:3] for c in llm_section.depth_curves(broken)] == ["pp8"]
+    assert llm_section.serving_curve(broken) is None
+
+
+def test_the_language_model_page_draws_a_result(small_document, qtbot):
+    pytest.importorskip("PySide6")
+    from hwbench_gui.ui.benchmarks.llm_view import LlmView
+
+    view = LlmView()
+    qtbot.addWidget(view)
+    view.set_document(small_document)
+    assert [not c.isHidden() for c in view.columns] == [True, True, True]
+    assert "of its bound" in view.summary.text() and "Serving:" in view.summary.text()
+    assert "dashed: bound" in view.titles[0].text()
