@@ -520,7 +520,7 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
                   "weights_read_per_step_bytes": weights_read,
                   "kv_bytes_per_position": ar.kv_bytes_per_token(arch, plan.weights_bytes // ar.total_params(arch)),
                   "layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads, "kv_heads": arch.kv_heads},
-        "precision": {"weights": label, "kv_cache": label, "activations": label, "softmax_generation": "FP32"},
+        "precision": {"weights": label, "kv_cache": label, "activations": label, "softmax_generation": FP32.label},
         "limits": {"copy_gbps": limits.copy_gbps, "copy_bytes": limits.copy_bytes,
                    "matmul_tflops": limits.matmul_tflops, "matmul_n": limits.matmul_n,
                    "bandwidth_gbps_median": bandwidth_gbps, "matmul_tflops_median": tflops},
