@@ -199,6 +199,17 @@ def lines(runs: Sequence[LlmRun]) -> list[str]:
     return out
 
 
+def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
+    """(heading, column names, rows) of one run for a paginated table (the PDF evaluation)."""
+    heading = f"Language model: {run.title}. Limits measured in the run: {run.limits}."
+    if run.largest:
+        heading += f" Serving: {run.largest}."
+    rows = [[name, value, spread, f"{fraction} (bound)"] for name, value, spread, fraction in run.figures]
+    rows += [[f"serving {c} sequences", rate, f"TTFT p50 / p99 {ttft}", f"TPOT p50 / p99 {tpot}"
+              + ("" if ok else " (misses the target)")] for c, rate, ttft, tpot, ok in run.serving]
+    return heading, ("Figure", "Tokens/s", "Spread / first token", "Of its bound / per token"), rows
+
+
 def charts(docs: Sequence[dict[str, Any]]) -> list[Any]:
     """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of the newest good llm.infer run."""
     from hwbench_gui.engine.reports.charts import Chart, _new_figure
