@@ -148,3 +148,26 @@ def test_the_language_model_page_draws_a_result(small_document, qtbot):
     assert [not c.isHidden() for c in view.columns] == [True, True, True]
     assert "of its bound" in view.summary.text() and "Serving:" in view.summary.text()
     assert "dashed: bound" in view.titles[0].text()
+
+
+def test_what_fits_one_device_and_all_of_them():
+    from hwbench_gui.engine.reports import llm_section
+
+    gib = 1 << 30
+    rows = {(r["model"], r["precision"]): r for r in llm_infer.what_fits([20 * gib, 20 * gib], 4096 + 512, 2048)}
+    # Llama-3.1-8B: 14.96 GiB of BF16 weights + 0.56 GiB of KV cache + activations + 0.5 GiB margin fit 20 GiB;
+    # in FP32 (29.9 GiB of weights) only both devices together hold it.
+    assert rows[("llama-3.1-8b", "BF16")]["fits_one"] is True
+    assert (rows[("llama-3.1-8b", "FP32")]["fits_one"], rows[("llama-3.1-8b", "FP32")]["fits_all"]) == (False, True)
+    assert rows[("gpt2-124m", "BF16")]["positions"] == 1024  # its own context limit
+    text = llm_section.fits_text({"free_bytes": [20 * gib, 20 * gib], "positions": 4608,
+                                  "models": list(rows.values())})
+    assert "fit the device's free memory (20.0 GiB): gpt2-124m BF16" in text
+    assert "only across all 2 devices: " in text and "llama-3.1-8b FP32" in text.split("only across")[1]
+
+
+def test_the_run_says_what_fits_here(small_run):
+    outcome, _ = small_run
+    fits = outcome.details["what_fits"]
+    assert len(fits["models"]) == len(archs.BUILT_IN) * len(llm_infer.PRECISIONS)
+    assert fits["free_bytes"][0] == outcome.details["memory"]["free_before_bytes"]

@@ -171,6 +171,29 @@ def _free_bytes(torch: Any, kind: str, index: int) -> int:
     return int(psutil.virtual_memory().available)
 
 
+def what_fits(free_bytes: list[int], positions: int, chunk_tokens: int) -> list[dict[str, Any]]:
+    """Every built-in model in each precision at batch 1 with ``positions`` cached: its memory plan, whether
+    it fits the first device's free memory, and whether it would fit all of them together (split by layers;
+    llm.infer itself runs on one device)."""
+    rows = []
+    for name, arch in BUILT_IN.items():
+        for precision in PRECISIONS:
+            size = 4 if precision is FP32 else 2
+            plan = ar.memory_plan(arch, size, 1, min(positions, arch.max_positions), chunk_tokens)
+            rows.append({"model": name, "precision": precision.label, "positions": min(positions, arch.max_positions),
+                         "total_bytes": plan.total_bytes, "fits_one": plan.total_bytes <= free_bytes[0],
+                         "fits_all": plan.total_bytes <= sum(free_bytes)})
+    return rows
+
+
+def _free_all(torch: Any, kind: str, index: int) -> list[int]:
+    """Free bytes of the run's device first, then of every other GPU PyTorch sees."""
+    if kind != "cuda":
+        return [_free_bytes(torch, kind, index)]
+    others = [i for i in range(torch.cuda.device_count()) if i != index]
+    return [_free_bytes(torch, kind, i) for i in [index] + others]
+
+
 def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str) -> None:
     if plan.total_bytes > free:
         raise BenchmarkUnavailable(f"{what} does not fit: {plan.text()} needed, {free / (1 << 30):.2f} GiB free")
@@ -351,7 +374,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     # RoPE tables cover the serving sweep's sequences too.
     table_positions = max(positions, params["serve_prompt"] + params["serve_output"] if params["serve"] else 0)
     plan = ar.memory_plan(arch, bytes_per_param, batch, positions, max(pp, fill_chunk) * batch)
-    free_before = _free_bytes(torch, kind, index)
+    free_all = _free_all(torch, kind, index)
+    free_before = free_all[0]
+    fits = what_fits(free_all, positions, max(pp, fill_chunk))
     _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}")
 
     limits = _measure_limits(torch, kind, device, precision.label, reporter)
@@ -409,8 +434,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             steps.advance(f"{concurrency} sequences: {median(point['output_tokens_per_s']):.0f} output tokens/s")
             if kind == "cuda":
                 torch.cuda.empty_cache()
-    return _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan, free_before,
-                    peak_bench, kind, index, torch)
+    outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
+                       free_before, peak_bench, kind, index, torch)
+    outcome.details["what_fits"] = {"free_bytes": free_all, "positions": positions, "models": fits}
+    return outcome
 
 
 def _rss() -> int:
@@ -591,7 +618,8 @@ BENCHMARK = Benchmark(
               minimum=0, maximum=4096, decides_comparability=False),
         Param("repeats", "int", 5, "Timed windows per pp/tg figure.", minimum=2, maximum=1000,
               decides_comparability=False),
-        Param("serve_repeats", "int", 2, "Timed scenarios per concurrency (after one warm-up).", minimum=1,
+        Param("serve_repeats", "int", 4, "Timed scenarios per concurrency (after one warm-up); 4 lets a comparison "
+              "of output tokens/s reach significance.", minimum=1,
               maximum=100, decides_comparability=False),
     ),
     run=run,

@@ -126,6 +126,7 @@ class LlmRun:
     largest: str
     memory: str
     date: str
+    fits: str = ""
 
 
 def _run(doc: dict[str, Any]) -> LlmRun:
@@ -174,7 +175,29 @@ def _run(doc: dict[str, Any]) -> LlmRun:
             memory_text += f", peak allocated {peak / 2 ** 30:.2f} GiB"
     return LlmRun(f"{params.get('model')} · {precision_of(doc)} · batch {params.get('batch')} · "
                   f"step {params.get('step')} · {doc.get('device') or ''}", limit_text, figures, serving,
-                  largest_text, memory_text, describe.date_text(doc))
+                  largest_text, memory_text, describe.date_text(doc), fits_text(details.get("what_fits")))
+
+
+def fits_text(fits: Any) -> str:
+    """Which built-in models fit this device (and all its GPUs together), from a document's ``what_fits``."""
+    if not isinstance(fits, dict) or not isinstance(fits.get("models"), list):
+        return ""
+    one, all_only, none = [], [], []
+    for row in fits["models"]:
+        if not isinstance(row, dict):
+            continue
+        name = f"{row.get('model')} {row.get('precision')}"
+        (one if row.get("fits_one") is True else all_only if row.get("fits_all") is True else none).append(name)
+    free = fits.get("free_bytes") if isinstance(fits.get("free_bytes"), list) else []
+    text = f"At {fits.get('positions')} positions, batch 1, fit the device's free memory"
+    if free and all(describe.is_number(f) for f in free):
+        text += f" ({free[0] / 2 ** 30:.1f} GiB)"
+    text += ": " + (", ".join(one) or "none")
+    if all_only:
+        text += f"; only across all {len(free)} devices: " + ", ".join(all_only)
+    if none:
+        text += "; do not fit: " + ", ".join(none)
+    return text
 
 
 def build(docs: Sequence[dict[str, Any]]) -> list[LlmRun]:
@@ -195,7 +218,7 @@ def lines(runs: Sequence[LlmRun]) -> list[str]:
         out += [f"    {name}: {value} {spread}  {fraction} (bound)" for name, value, spread, fraction in run.figures]
         out += [f"    serving {c} seq: {rate}, TTFT p50/p99 {ttft}, TPOT p50/p99 {tpot}"
                 + ("" if ok else "  (misses the target)") for c, rate, ttft, tpot, ok in run.serving]
-        out += [f"    {text}" for text in (run.largest, run.memory) if text]
+        out += [f"    {text}" for text in (run.largest, run.memory, run.fits) if text]
     return out
 
 
@@ -204,6 +227,8 @@ def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
     heading = f"Language model: {run.title}. Limits measured in the run: {run.limits}."
     if run.largest:
         heading += f" Serving: {run.largest}."
+    if run.fits:
+        heading += f" {run.fits}."
     rows = [[name, value, spread, f"{fraction} (bound)"] for name, value, spread, fraction in run.figures]
     rows += [[f"serving {c} sequences", rate, f"TTFT p50 / p99 {ttft}", f"TPOT p50 / p99 {tpot}"
               + ("" if ok else " (misses the target)")] for c, rate, ttft, tpot, ok in run.serving]

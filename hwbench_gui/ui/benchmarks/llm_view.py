@@ -28,7 +28,8 @@ def summary_text(document: dict[str, Any]) -> str:
     text = " · ".join(parts)
     if run.largest:
         text += f". Serving: {run.largest}."
-    return text + f" Limits measured in the run: {run.limits}."
+    text += f" Limits measured in the run: {run.limits}."
+    return text + (f" {run.fits}." if run.fits else "")
 
 
 class LlmView(QWidget):
