@@ -92,6 +92,21 @@ class Clock:
         return start.elapsed_time(end) / 1e3
 
 
+def capture(torch: Any, body: Callable[[], None]) -> Any:
+    """``body`` (work on the current GPU with fixed shapes and buffers) captured in a CUDA graph after three
+    warm-up calls on a side stream, as PyTorch's documentation does it; ``graph.replay()`` runs it again."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    return graph
+
+
 class Stepper:
     """One decoding step of every sequence in ``cache``: logits, greedy next token fed back, position + 1.
 
@@ -116,15 +131,7 @@ class Stepper:
         if mode == "compile" and device.type != "cuda":
             body()  # compiles now, not inside the first timed window
         if device.type == "cuda" and mode in ("graph", "compile"):
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    body()
-            torch.cuda.current_stream().wait_stream(side)
-            self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph):
-                body()
+            self.graph = capture(torch, body)
 
     def at(self, position: int) -> None:
         self.position.fill_(position)
@@ -268,8 +275,15 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
     cache = KVCache.allocate(arch, batch, depth + max(pp, tg), dtype, device)
     _fill(torch, model, cache, depth, FILL_CHUNK["cpu" if device == "cpu" else "cuda"], batch)
     prompt = torch.randint(0, arch.vocab, (batch, pp), device=device)
-    seconds = _windows(lambda: model(prompt, cache=cache, start=depth, last_only=True), clock, params["repeats"],
-                       reporter, sync)
+
+    def process() -> None:
+        model(prompt, cache=cache, start=depth, last_only=True)
+
+    if device != "cpu" and step_mode in ("graph", "compile"):
+        # one graph of the whole pass: launching its ~30 kernels per layer from Python takes about as long as
+        # a 512-token prompt's matmuls on a fast GPU
+        process = capture(torch, process).replay
+    seconds = _windows(process, clock, params["repeats"], reporter, sync)
     pp_row = {"depth": depth, "tokens_per_s": [batch * pp / s for s in seconds], "window_seconds": seconds,
               "work": ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch, "work_unit": "FLOP"}
     stepper = Stepper(torch, model, cache, batch, step_mode)
@@ -517,6 +531,8 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
            "compile": "The one-token step is compiled by torch.compile (default mode: Inductor's fused kernels)"
                       + (" and captured once in a CUDA graph; " if kind == "cuda" else "; "),
            "eager": "The one-token step runs eagerly; "}[params["step"]]
+        + ("the prompt's forward pass is likewise replayed from a CUDA graph; " if kind == "cuda"
+           and params["step"] in ("graph", "compile") else "")
         + "prompts use SDPA attention with the cache, generation batched matmuls over the static cache with "
         "later positions masked (the cache of a depth holds depth + max(pp, tg) positions). "
         f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s ("

@@ -222,8 +222,9 @@ class Decoder(nn.Module):
         for index, block in enumerate(self.blocks):
             q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin)
             keys, values = cache.k[index], cache.v[index]
-            keys.index_copy_(2, at, k)
-            values.index_copy_(2, at, v)
+            # index_put_ (not index_copy_): torch.compile writes it in place instead of copying the cache
+            keys[:, :, at] = k
+            values[:, :, at] = v
             # One query row per head against the cache: batched matmuls split the long key axis across the
             # GPU (a fused attention kernel would give each key/value head one block and idle the rest).
             grouped = (q * scale).reshape(batch, a.kv_heads, groups, a.head_dim)
