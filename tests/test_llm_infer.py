@@ -162,8 +162,9 @@ def test_what_fits_one_device_and_all_of_them():
     assert rows[("gpt2-124m", "BF16")]["positions"] == 1024  # its own context limit
     text = llm_section.fits_text({"free_bytes": [20 * gib, 20 * gib], "positions": 4608,
                                   "models": list(rows.values())})
-    assert "fit the device's free memory (20.0 GiB): gpt2-124m BF16" in text
-    assert "only across all 2 devices: " in text and "llama-3.1-8b FP32" in text.split("only across")[1]
+    assert text.startswith("Fit this device at 4608 positions, batch 1 (20.0 GiB free): gpt2-124m, llama-3.2-1b, "
+                           "llama-3.1-8b (BF16/FP16), qwen2.5-7b (BF16/FP16), tiny; only across all 2 devices: "
+                           "llama-3.1-8b (FP32), qwen2.5-7b (FP32)")
 
 
 def test_the_run_says_what_fits_here(small_run):

@@ -179,24 +179,36 @@ def _run(doc: dict[str, Any]) -> LlmRun:
 
 
 def fits_text(fits: Any) -> str:
-    """Which built-in models fit this device (and all its GPUs together), from a document's ``what_fits``."""
+    """Which built-in models fit this device (and all its GPUs together), from a document's ``what_fits``:
+    a model named alone fits in every precision, otherwise the precisions that fit follow its name."""
     if not isinstance(fits, dict) or not isinstance(fits.get("models"), list):
         return ""
-    one, all_only, none = [], [], []
+    by_model: dict[str, dict[str, list[str]]] = {}
     for row in fits["models"]:
         if not isinstance(row, dict):
             continue
-        name = f"{row.get('model')} {row.get('precision')}"
-        (one if row.get("fits_one") is True else all_only if row.get("fits_all") is True else none).append(name)
+        where = "one" if row.get("fits_one") is True else "all" if row.get("fits_all") is True else "none"
+        by_model.setdefault(str(row.get("model")), {"one": [], "all": [], "none": []})[where].append(
+            str(row.get("precision")))
+
+    def names(where: str) -> str:
+        parts = []
+        for model, split in by_model.items():
+            if not split[where]:
+                continue
+            every = not any(split[w] for w in ("one", "all", "none") if w != where)
+            parts.append(model if every else f"{model} ({'/'.join(split[where])})")
+        return ", ".join(parts)
+
     free = fits.get("free_bytes") if isinstance(fits.get("free_bytes"), list) else []
-    text = f"At {fits.get('positions')} positions, batch 1, fit the device's free memory"
+    text = f"Fit this device at {fits.get('positions')} positions, batch 1"
     if free and all(describe.is_number(f) for f in free):
-        text += f" ({free[0] / 2 ** 30:.1f} GiB)"
-    text += ": " + (", ".join(one) or "none")
-    if all_only:
-        text += f"; only across all {len(free)} devices: " + ", ".join(all_only)
-    if none:
-        text += "; do not fit: " + ", ".join(none)
+        text += f" ({free[0] / 2 ** 30:.1f} GiB free)"
+    text += ": " + (names("one") or "none")
+    if names("all"):
+        text += f"; only across all {len(free)} devices: " + names("all")
+    if names("none"):
+        text += "; do not fit: " + names("none")
     return text
 
 
