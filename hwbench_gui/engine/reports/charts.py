@@ -91,7 +91,7 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
     charts += series_charts(sides)
     from hwbench_gui.engine.reports import llm_section  # it draws with this module's helpers
 
-    charts += llm_section.charts([doc for side in sides[-1:] for doc in side.docs])
+    charts += llm_section.charts(sides)
     charts += _optional(datapath_chart(sides))
     charts += _optional(datapath_whatif_chart(sides))
     charts += _optional(perf_per_watt_chart(sides))

@@ -247,38 +247,59 @@ def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
     return heading, ("Figure", "Tokens/s", "Spread / first token", "Of its bound / per token"), rows
 
 
-def charts(docs: Sequence[dict[str, Any]]) -> list[Any]:
-    """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of the newest good llm.infer run."""
-    from hwbench_gui.engine.reports.charts import Chart, _new_figure
-
+def newest(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest good llm.infer document among ``docs``, or None."""
     good = sorted((d for d in docs if is_llm(d) and _ok(d)), key=lambda d: str(d.get("started_at") or ""))
-    if not good:
-        return []
-    doc = good[-1]
-    drawn = depth_curves(doc)
-    serving = serving_curve(doc)
-    if serving is not None:
-        drawn.append(serving)
+    return good[-1] if good else None
+
+
+def charts(sides: Sequence[Any]) -> list[Any]:
+    """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of each side's newest good llm.infer
+    run (``sides``: :class:`~hwbench_gui.engine.reports.compare.Side`), one chart per kind of curve with every
+    side on it; a side's bound is dashed in its own colour."""
+    from hwbench_gui.engine.reports.charts import Chart, _new_figure, _short
+
+    by_title: dict[str, list[tuple[str, CurveChart]]] = {}
+    for number, side in enumerate(sides):
+        doc = newest(side.docs)
+        if doc is None:
+            continue
+        serving = serving_curve(doc)
+        # sides as the report's table numbers them: names of runs of one machine differ only at their end
+        name = f"[{number + 1}] {_short(side.name, 30, 1)}"
+        for spec in depth_curves(doc) + ([serving] if serving is not None else []):
+            by_title.setdefault(spec.title, []).append((name, spec))
     out = []
-    for number, spec in enumerate(drawn):
+    for number, (title, entries) in enumerate(by_title.items()):
         figure, ax = _new_figure(7.0, 3.6)
-        for curve in spec.curves:
-            ax.plot(curve.x, curve.y, marker="" if curve.bound else "o", markersize=4,
-                    linestyle="--" if curve.bound else "-", label=curve.label)
-        for x, y, text in zip(spec.curves[0].x, spec.curves[0].y, spec.point_labels):
-            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        if spec.target_y is not None:
-            ax.axhline(spec.target_y, color="crimson", linewidth=1, linestyle=":", label=spec.target_label)
+        target = None
+        for side_name, spec in entries:
+            prefix = f"{side_name}: " if len(entries) > 1 else ""
+            colour = None
+            for curve in spec.curves:
+                line = ax.plot(curve.x, curve.y, marker="" if curve.bound else "o", markersize=4,
+                               linestyle="--" if curve.bound else "-", label=prefix + curve.label,
+                               color=colour if curve.bound else None)[0]
+                if not curve.bound and colour is None:
+                    colour = line.get_color()
+            for x, y, text in zip(spec.curves[0].x, spec.curves[0].y, spec.point_labels):
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            target = spec if spec.target_y is not None else target
+        if target is not None:
+            ax.axhline(target.target_y, color="crimson", linewidth=1, linestyle=":", label=target.target_label)
+        spec = entries[0][1]
         ax.set_xlabel(spec.x_label)
         ax.set_ylabel(spec.y_label)
         ax.set_ylim(bottom=0)
-        ax.set_title(spec.title, fontsize=10)
-        ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=10)
+        if len(entries) > 1:  # long side names: below the plot, not over its lines
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18))
+        else:
+            ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        caption = (f"{(doc.get('params') or {}).get('model')} on {doc.get('device')}; the bound is what this "
-                   "machine's own limit, measured in the same run, allows (see the document's method)."
-                   if spec.target_y is None else
+        caption = ("Each side's newest llm.infer run; a bound (dashed) is what that machine's own limit, measured "
+                   "in the same run, allows (see the document's method)." if target is None else
                    "One point per number of concurrent sequences (all arriving together); the dotted line is "
                    "the latency target.")
-        out.append(Chart(f"llm:{number}", spec.title, figure, caption))
+        out.append(Chart(f"llm:{number}", title, figure, caption))
     return out
