@@ -172,3 +172,17 @@ def test_the_run_says_what_fits_here(small_run):
     fits = outcome.details["what_fits"]
     assert len(fits["models"]) == len(archs.BUILT_IN) * len(llm_infer.PRECISIONS)
     assert fits["free_bytes"][0] == outcome.details["memory"]["free_before_bytes"]
+
+
+def test_report_charts_put_every_side_on_one_chart(small_document):
+    from hwbench_gui.engine.reports import llm_section
+    from hwbench_gui.engine.reports.compare import Side
+
+    other = {**small_document, "started_at": "2026-12-06T00:00:00+00:00"}
+    drawn = llm_section.charts([Side("alpha", [small_document]), Side("beta", [other])])
+    assert len(drawn) == 3
+    labels = [line.get_label() for line in drawn[0].figure.axes[0].get_lines()]
+    assert labels == ["[1] alpha: tg6 measured", "[1] alpha: bound from the measured copy bandwidth",
+                      "[2] beta: tg6 measured", "[2] beta: bound from the measured copy bandwidth"]
+    lines = drawn[0].figure.axes[0].get_lines()
+    assert lines[1].get_color() == lines[0].get_color() and lines[1].get_linestyle() == "--"
