@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from hwbench_gui.engine import nvml
 from hwbench_gui.engine.benchmarks.gpu_d2d import copy_rates_gbps
 from hwbench_gui.engine.benchmarks.gpu_matmul import product_rates_tflops
 from hwbench_gui.engine.inventory import datasheets
@@ -26,6 +27,7 @@ from hwbench_gui.engine.measure.timing import (
     cuda_device,
     cuda_label,
     figure,
+    nvml_handle_for,
     torch_missing_reason,
 )
 from hwbench_gui.engine.models.llm import arithmetic as ar
@@ -194,11 +196,18 @@ def what_fits(free_bytes: list[int], positions: int, chunk_tokens: int) -> list[
 
 
 def _free_all(torch: Any, kind: str, index: int) -> list[int]:
-    """Free bytes of the run's device first, then of every other GPU PyTorch sees."""
+    """Free bytes of the run's device first (CUDA's own count), then of every other GPU as NVML reports it
+    (asking CUDA would open a context, and take its memory, on each of them); a GPU NVML cannot read is left out."""
     if kind != "cuda":
         return [_free_bytes(torch, kind, index)]
-    others = [i for i in range(torch.cuda.device_count()) if i != index]
-    return [_free_bytes(torch, kind, i) for i in [index] + others]
+    free = [_free_bytes(torch, kind, index)]
+    for other in range(torch.cuda.device_count()):
+        if other != index:
+            handle = nvml_handle_for(other)
+            info = nvml.query("nvmlDeviceGetMemoryInfo", handle) if handle is not None else None
+            if info is not None:
+                free.append(int(info.free))
+    return free
 
 
 def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str) -> None:
