@@ -114,6 +114,20 @@ class Block(nn.Module):
             h = F.gelu(h, approximate="tanh")
         return self.down(h) if residual is None else _residual_linear(residual, self.down, h)
 
+    def forward(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None) -> torch.Tensor:
+        """The block over whole sequences without a cache (training): a module call, so per-block
+        activation checkpointing and FSDP's per-block gathering (hooks on the call) apply to it."""
+        a = self.arch
+        batch, length, _ = x.shape
+        q, k, v = self.qkv_heads(self.attn_norm(x), cos, sin)
+        groups = a.heads // a.kv_heads
+        if groups > 1 and not _HAS_GQA:
+            k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
+        extra = {"enable_gqa": True} if groups > 1 and _HAS_GQA else {}
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, **extra)
+        x = _residual_linear(x, self.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
+        return self.mlp(self.mlp_norm(x), residual=x)
+
     def qkv_heads(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None):
         """q ``[B, heads, T, D]``, k and v ``[B, kv_heads, T, D]`` (views), q and k rotated together where
         positions are rotary (one set of elementwise kernels for both: fewer launches per generated token)."""
@@ -181,9 +195,11 @@ class Decoder(nn.Module):
         return F.linear(x, self.embed.weight) if self.head is None else self.head(x)
 
     def forward(self, tokens: torch.Tensor, cache: KVCache | None = None, start: int = 0,
-                last_only: bool = False) -> torch.Tensor:
+                last_only: bool = False, hidden_only: bool = False) -> torch.Tensor:
         """Logits ``[B, T, vocab]`` (``[B, 1, vocab]`` with ``last_only``) of ``tokens`` ``[B, T]`` placed
-        after ``start`` positions already in ``cache``; without a cache, positions start at zero."""
+        after ``start`` positions already in ``cache``; without a cache, positions start at zero.
+        ``hidden_only``: the final norm's output ``[B, T, hidden]`` instead of the logits (training's
+        fused output projection and loss take it with :meth:`output_weight`)."""
         a = self.arch
         batch, length = tokens.shape
         positions = torch.arange(start, start + length, device=tokens.device)
@@ -195,26 +211,29 @@ class Decoder(nn.Module):
             key_positions = torch.arange(seen, device=tokens.device)
             mask = (key_positions[None, :] <= positions[:, None]).repeat(groups, 1)
         for index, block in enumerate(self.blocks):
-            q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin)
             if cache is None:
-                if groups > 1 and not _HAS_GQA:
-                    k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
-                extra = {"enable_gqa": True} if groups > 1 and _HAS_GQA else {}
-                y = F.scaled_dot_product_attention(q, k, v, is_causal=True, **extra)
-            else:
-                cache.k[index, :, :, start:seen] = k
-                cache.v[index, :, :, start:seen] = v
-                # Each key/value head's query heads become rows of one query block: the cache is read once
-                # per key/value head, never copied out per query head.
-                grouped = q.reshape(batch, a.kv_heads, groups * length, a.head_dim)
-                y = F.scaled_dot_product_attention(grouped, cache.k[index, :, :, :seen], cache.v[index, :, :, :seen],
-                                                   attn_mask=mask)
-                y = y.view(batch, a.heads, length, a.head_dim)
+                x = block(x, cos, sin)
+                continue
+            q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin)
+            cache.k[index, :, :, start:seen] = k
+            cache.v[index, :, :, start:seen] = v
+            # Each key/value head's query heads become rows of one query block: the cache is read once
+            # per key/value head, never copied out per query head.
+            grouped = q.reshape(batch, a.kv_heads, groups * length, a.head_dim)
+            y = F.scaled_dot_product_attention(grouped, cache.k[index, :, :, :seen], cache.v[index, :, :, :seen],
+                                               attn_mask=mask)
+            y = y.view(batch, a.heads, length, a.head_dim)
             x = _residual_linear(x, block.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
             x = block.mlp(block.mlp_norm(x), residual=x)
         if last_only:
             x = x[:, -1:]
+        if hidden_only:
+            return self.norm(x)
         return self._logits(x)
+
+    def output_weight(self) -> torch.Tensor:
+        """The output projection's matrix ``[vocab, hidden]`` (the token table when tied)."""
+        return self.embed.weight if self.head is None else self.head.weight
 
     def decode(self, tokens: torch.Tensor, position: torch.Tensor, cache: KVCache) -> torch.Tensor:
         """Logits ``[B, vocab]`` of one new token per sequence (``tokens`` ``[B, 1]``) at ``position`` (a
