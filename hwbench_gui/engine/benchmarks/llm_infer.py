@@ -543,7 +543,9 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         + ("the prompt's forward pass is likewise replayed from a CUDA graph; " if kind == "cuda"
            and params["step"] in ("graph", "compile") else "")
         + "prompts use SDPA attention with the cache, generation batched matmuls over the static cache with "
-        "later positions masked (the cache of a depth holds depth + max(pp, tg) positions). "
+        "later positions masked (the cache of a depth holds depth + max(pp, tg) positions rounded up to blocks of "
+        f"{ar.ATTENTION_BLOCK}, read in blocks of that many; the bound counts only the positions attended, so "
+        "reading the masked rest is this method's own cost). "
         f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s ("
         + ("gpu.d2d's" if kind == "cuda" else "a torch") + f" copy of "
         f"{limits.copy_bytes >> 20} MiB, bytes read + written, median of {LIMIT_REPEATS}) and {label} matmul "

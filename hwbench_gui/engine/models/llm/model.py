@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from hwbench_gui.engine.models.llm.architectures import Architecture, RopeScaling
+from hwbench_gui.engine.models.llm.arithmetic import ATTENTION_BLOCK, allocated_positions
 
 INIT_STD = 0.02  # GPT-2's and Llama's initialiser scale: keeps random activations in FP16's range
 
@@ -31,7 +32,8 @@ _HAS_GQA = tuple(int(p) for p in torch.__version__.split(".")[:2] if p.isdigit()
 @dataclass
 class KVCache:
     """Keys and values of every layer, ``[layers, batch, kv_heads, positions, head_dim]`` each, allocated
-    once; ``narrow(first, count)`` is a view of some sequences (a prompt filled a group at a time)."""
+    once (positions rounded up to whole attention blocks); ``narrow(first, count)`` is a view of some
+    sequences (a prompt filled a group at a time)."""
 
     k: torch.Tensor
     v: torch.Tensor
@@ -39,7 +41,7 @@ class KVCache:
     @classmethod
     def allocate(cls, arch: Architecture, batch: int, positions: int, dtype: torch.dtype,
                  device: torch.device | str) -> KVCache:
-        shape = (arch.layers, batch, arch.kv_heads, positions, arch.head_dim)
+        shape = (arch.layers, batch, arch.kv_heads, allocated_positions(positions), arch.head_dim)
         return cls(torch.zeros(shape, dtype=dtype, device=device), torch.zeros(shape, dtype=dtype, device=device))
 
     @property
@@ -261,7 +263,13 @@ class Decoder(nn.Module):
             scores = torch.matmul(grouped, keys.transpose(-1, -2))
             # scale, mask and widening to FP32 in one kernel
             weights = torch.add(hidden_after, scores, alpha=scale).softmax(dim=-1).to(values.dtype)
-            y = torch.matmul(weights, values).reshape(batch, 1, a.q_size)
+            # Weighted values block by block, the blocks summed in FP32: one matmul over the whole context would
+            # give each key/value head a single block of the GPU to read it with (no split over the long axis).
+            blocks = cache.positions // ATTENTION_BLOCK
+            per_block = torch.matmul(
+                weights.view(batch, a.kv_heads, groups, blocks, ATTENTION_BLOCK).transpose(2, 3),
+                values.view(batch, a.kv_heads, blocks, ATTENTION_BLOCK, a.head_dim))
+            y = per_block.sum(dim=2, dtype=torch.float32).to(values.dtype).reshape(batch, 1, a.q_size)
             x = _residual_linear(x, block.out, y)
             x = block.mlp(block.mlp_norm(x), residual=x)
         return self._logits(x)[:, 0]
