@@ -43,7 +43,7 @@ def test_every_figure_is_held_against_its_measured_bound(small_run):
     for row in details["pp"]:
         assert row["work"] == ar.forward_flops(arch, 8, row["depth"], logit_tokens=1)
         assert row["bound_tokens_per_s"] == pytest.approx(8 * flops_rate / row["work"])
-    assert outcome.figure_name == "tg6 @ depth 0" and outcome.unit == "tokens/s"
+    assert (outcome.figure_name, outcome.unit, outcome.higher_is_better) == ("tg6 @ depth 0", "tokens/s", True)
     assert outcome.samples == details["tg"][0]["tokens_per_s"]
     labels = [s.label for s in outcome.series]
     assert "tg6" in labels and any(label.startswith("tg6 bound") for label in labels)
