@@ -2,10 +2,11 @@
 # Language-model inference on a GPU box, through hwbench's own CLI, then the peer (transformers' generate)
 # at the same settings, then a summary against the issue's targets. About 6-8 minutes in all; the groups can
 # be run as separate calls when one call may last at most 10 minutes:
-#   bash scripts/gpu_box_llm.sh [FOLDER]                 (groups: infer compiled peer summary)
+#   bash scripts/gpu_box_llm.sh [FOLDER]                 (groups: infer compiled eager peer summary)
 #   LLM_GROUPS="infer summary" bash scripts/gpu_box_llm.sh   (some of them)
 # infer:    llm.infer llama-3.1-8b BF16, defaults (pp512 / tg128 at depths 0, 4096, 16384; serving sweep 1..256)
 # compiled: the same at depth 0 with step=compile (torch.compile's fused kernels in a CUDA graph), no serving
+# eager:    the same at depth 0 with step=eager (no CUDA graphs): what the graphs buy, and a figure if capture fails
 # peer:     scripts/llm_peer.py: generate eager and static cache + torch.compile (reduce-overhead), depth 0
 # Documents go to FOLDER (default $OUT, else /tmp/hwbench-llm-results) as they come, with the log and summary.
 set -u
@@ -27,7 +28,7 @@ bench() {
   echo "exit ${PIPESTATUS[0]}" | tee -a "$LOG"
 }
 
-for group in ${LLM_GROUPS:-infer compiled peer summary}; do
+for group in ${LLM_GROUPS:-infer compiled eager peer summary}; do
 case $group in
 infer)
   nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version,clocks.max.sm --format=csv | tee -a "$LOG"
@@ -35,6 +36,8 @@ infer)
   bench 420 model="$MODEL" precision=bf16 ;;
 compiled)
   bench 300 model="$MODEL" precision=bf16 step=compile depths=0 serve=false ;;
+eager)
+  bench 240 model="$MODEL" precision=bf16 step=eager depths=0 serve=false ;;
 peer)
   say "peer: transformers generate (eager; static cache + torch.compile reduce-overhead), depth 0"
   timeout 420 python3 scripts/llm_peer.py --model "$MODEL" --out "$DIR/llm_peer.json" 2>&1 \
@@ -112,7 +115,7 @@ if peer:
             print(f"  {variant:15} {name}: {f['median']:.1f} tokens/s (p5 {f['p5']:.1f}, p95 {f['p95']:.1f}){ratio}")
 PY
   ;;
-*) echo "unknown group $group (infer compiled peer summary)" >&2; exit 2 ;;
+*) echo "unknown group $group (infer compiled eager peer summary)" >&2; exit 2 ;;
 esac
 done
 say done

@@ -158,3 +158,28 @@ def test_a_gpt2_folder_loads_with_its_transposed_layers(tmp_path):
     tokens = torch.randint(0, arch.vocab, (1, 10))
     with torch.inference_mode():
         torch.testing.assert_close(loaded(tokens), source(tokens), atol=0, rtol=0)
+
+
+def test_the_one_token_step_reads_the_cache_in_place():
+    # A copy of the KV cache per step (a .contiguous() of its transpose, an out-of-place write) would read and
+    # write it again for every token: generation's bound counts it read once.
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    model = llm.build(TINY, torch.float32, "cpu", rope_positions=2048)
+    cache = llm.KVCache.allocate(TINY, 1, 2048, torch.float32, "cpu")
+    layer_numel = cache.k[0].numel()
+
+    class Ops(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.large = []
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor) and out.numel() >= layer_numel:
+                self.large.append(func.__name__.split(".")[0])
+            return out
+
+    with torch.inference_mode(), Ops() as ops:
+        model.decode(torch.zeros(1, 1, dtype=torch.long), torch.tensor(7), cache)
+    assert ops.large and set(ops.large) <= {"select", "transpose", "expand", "view", "index_put_", "alias"}

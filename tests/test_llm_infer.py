@@ -43,7 +43,7 @@ def test_every_figure_is_held_against_its_measured_bound(small_run):
     for row in details["pp"]:
         assert row["work"] == ar.forward_flops(arch, 8, row["depth"], logit_tokens=1)
         assert row["bound_tokens_per_s"] == pytest.approx(8 * flops_rate / row["work"])
-    assert outcome.figure_name == "tg6 @ depth 0" and outcome.unit == "tokens/s"
+    assert (outcome.figure_name, outcome.unit, outcome.higher_is_better) == ("tg6 @ depth 0", "tokens/s", True)
     assert outcome.samples == details["tg"][0]["tokens_per_s"]
     labels = [s.label for s in outcome.series]
     assert "tg6" in labels and any(label.startswith("tg6 bound") for label in labels)
@@ -97,3 +97,92 @@ def test_cpu_threads_follow_the_model_size():
     assert llm_infer.cpu_threads(archs.builtin("llama-3.1-8b"), 16) == 16
     # GPT-2: 12 blocks of 7,077,888 matmul weights and a 38,597,376-weight head = 123,532,032 -> 30 threads.
     assert llm_infer.cpu_threads(archs.builtin("gpt2-124m"), 64) == 30
+
+
+@pytest.fixture(scope="module")
+def small_document(small_run):
+    from datetime import datetime, timezone
+
+    from hwbench_gui.engine.results.document import build_document
+    from hwbench_gui.engine.run.protocol import outcome_to_json
+
+    outcome, _ = small_run
+    machine = {"inventory": {"hostname": "alpha", "gpus": [], "cpu": {"model": "CPU"}}, "inventory_reason": None,
+               "software": {}, "software_reason": None}
+    params = llm_infer.BENCHMARK.resolve_params(SMALL)
+    return build_document(llm_infer.BENCHMARK, {**params, **outcome.resolved_params}, status="ok",
+                          started_at=datetime(2026, 12, 5, tzinfo=timezone.utc), duration_s=1.0,
+                          outcome=outcome_to_json(outcome), machine=machine)
+
+
+def test_reports_read_the_curves_and_verdicts_of_a_document(small_document):
+    from hwbench_gui.engine.reports import evaluation, llm_section
+
+    doc = small_document
+    tg, pp = llm_section.depth_curves(doc)
+    rows = doc["details"]["tg"]
+    assert tg.curves[1].bound and tg.curves[1].y == [r["bound_tokens_per_s"] for r in rows]
+    assert tg.curves[0].x == [0.0, 8.0] and tg.point_labels == [f"{r['fraction_of_bound']:.0%}" for r in rows]
+    serving = llm_section.serving_curve(doc)
+    assert serving.target_y == 50.0 and serving.point_labels == ["1 seq", "3 seq"]
+    report = evaluation.build_evaluation([doc], with_charts=True)
+    assert [run.title.split(" · ")[0] for run in report.llm] == ["tiny"]
+    assert not any("llm.infer" in m.title for m in report.micro)
+    assert len([c for c in report.charts if c.key.startswith("llm:")]) == 3
+    assert not any(c.key == "series:llm.infer" for c in report.charts)  # mixed axes: its own charts instead
+    text = evaluation.format_evaluation(report)
+    assert "Language models" in text and "tg6 @ depth 8" in text
+    # A document whose rows are not what llm.infer writes is passed over, not fatal.
+    broken = {**doc, "details": {**doc["details"], "tg": [{"depth": "deep"}], "serving": [{"concurrency": 1}]}}
+    assert [c.title[:3] for c in llm_section.depth_curves(broken)] == ["pp8"]
+    assert llm_section.serving_curve(broken) is None
+
+
+def test_the_language_model_page_draws_a_result(small_document, qtbot):
+    pytest.importorskip("PySide6")
+    from hwbench_gui.ui.benchmarks.llm_view import LlmView
+
+    view = LlmView()
+    qtbot.addWidget(view)
+    view.set_document(small_document)
+    assert [not c.isHidden() for c in view.columns] == [True, True, True]
+    assert "of its bound" in view.summary.text() and "Serving:" in view.summary.text()
+    assert "dashed: bound" in view.titles[0].text()
+
+
+def test_what_fits_one_device_and_all_of_them():
+    from hwbench_gui.engine.reports import llm_section
+
+    gib = 1 << 30
+    rows = {(r["model"], r["precision"]): r for r in llm_infer.what_fits([20 * gib, 20 * gib], 4096 + 512, 2048)}
+    # Llama-3.1-8B: 14.96 GiB of BF16 weights + 0.56 GiB of KV cache + activations + 0.5 GiB margin fit 20 GiB;
+    # in FP32 (29.9 GiB of weights) only both devices together hold it.
+    assert rows[("llama-3.1-8b", "BF16")]["fits_one"] is True
+    assert (rows[("llama-3.1-8b", "FP32")]["fits_one"], rows[("llama-3.1-8b", "FP32")]["fits_all"]) == (False, True)
+    assert rows[("gpt2-124m", "BF16")]["positions"] == 1024  # its own context limit
+    text = llm_section.fits_text({"free_bytes": [20 * gib, 20 * gib], "positions": 4608,
+                                  "models": list(rows.values())})
+    assert text.startswith("Fit this device at 4608 positions, batch 1 (20.0 GiB free): gpt2-124m, llama-3.2-1b, "
+                           "llama-3.1-8b (BF16/FP16), qwen2.5-7b (BF16/FP16), tiny; only across all 2 devices: "
+                           "llama-3.1-8b (FP32), qwen2.5-7b (FP32)")
+
+
+def test_the_run_says_what_fits_here(small_run):
+    outcome, _ = small_run
+    fits = outcome.details["what_fits"]
+    assert len(fits["models"]) == len(archs.BUILT_IN) * len(llm_infer.PRECISIONS)
+    assert fits["free_bytes"][0] == outcome.details["memory"]["free_before_bytes"]
+
+
+def test_report_charts_put_every_side_on_one_chart(small_document):
+    from hwbench_gui.engine.reports import llm_section
+    from hwbench_gui.engine.reports.compare import Side
+
+    other = {**small_document, "started_at": "2026-12-06T00:00:00+00:00"}
+    drawn = llm_section.charts([Side("alpha", [small_document]), Side("beta", [other])])
+    assert len(drawn) == 3
+    labels = [line.get_label() for line in drawn[0].figure.axes[0].get_lines()]
+    assert labels == ["[1] alpha: tg6 measured", "[1] alpha: bound from the measured copy bandwidth",
+                      "[2] beta: tg6 measured", "[2] beta: bound from the measured copy bandwidth"]
+    lines = drawn[0].figure.axes[0].get_lines()
+    assert lines[1].get_color() == lines[0].get_color() and lines[1].get_linestyle() == "--"

@@ -48,7 +48,8 @@ def test_memory_plan_adds_its_parts():
     arch = archs.builtin("llama-3.1-8b")
     plan = ar.memory_plan(arch, 2, batch=2, cache_positions=1000, chunk_tokens=10)
     assert plan.weights_bytes == 8_030_261_248 * 2
-    assert plan.kv_cache_bytes == 131_072 * 2 * 1000
+    assert plan.kv_cache_bytes == 131_072 * 2 * 1024  # 1000 positions allocate four blocks of 256
+    assert [ar.allocated_positions(n) for n in (1, 256, 257, 16384 + 512)] == [256, 256, 512, 16896]
     assert plan.total_bytes == sum(v for k, v in plan.to_json().items() if k != "total_bytes")
 
 

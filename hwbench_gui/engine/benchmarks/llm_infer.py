@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from hwbench_gui.engine import nvml
 from hwbench_gui.engine.benchmarks.gpu_d2d import copy_rates_gbps
 from hwbench_gui.engine.benchmarks.gpu_matmul import product_rates_tflops
 from hwbench_gui.engine.inventory import datasheets
@@ -26,6 +27,7 @@ from hwbench_gui.engine.measure.timing import (
     cuda_device,
     cuda_label,
     figure,
+    nvml_handle_for,
     torch_missing_reason,
 )
 from hwbench_gui.engine.models.llm import arithmetic as ar
@@ -92,6 +94,21 @@ class Clock:
         return start.elapsed_time(end) / 1e3
 
 
+def capture(torch: Any, body: Callable[[], None]) -> Any:
+    """``body`` (work on the current GPU with fixed shapes and buffers) captured in a CUDA graph after three
+    warm-up calls on a side stream, as PyTorch's documentation does it; ``graph.replay()`` runs it again."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    return graph
+
+
 class Stepper:
     """One decoding step of every sequence in ``cache``: logits, greedy next token fed back, position + 1.
 
@@ -116,15 +133,7 @@ class Stepper:
         if mode == "compile" and device.type != "cuda":
             body()  # compiles now, not inside the first timed window
         if device.type == "cuda" and mode in ("graph", "compile"):
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                for _ in range(3):
-                    body()
-            torch.cuda.current_stream().wait_stream(side)
-            self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph):
-                body()
+            self.graph = capture(torch, body)
 
     def at(self, position: int) -> None:
         self.position.fill_(position)
@@ -169,6 +178,36 @@ def _free_bytes(torch: Any, kind: str, index: int) -> int:
     import psutil
 
     return int(psutil.virtual_memory().available)
+
+
+def what_fits(free_bytes: list[int], positions: int, chunk_tokens: int) -> list[dict[str, Any]]:
+    """Every built-in model in each precision at batch 1 with ``positions`` cached: its memory plan, whether
+    it fits the first device's free memory, and whether it would fit all of them together (split by layers;
+    llm.infer itself runs on one device)."""
+    rows = []
+    for name, arch in BUILT_IN.items():
+        for precision in PRECISIONS:
+            size = 4 if precision is FP32 else 2
+            plan = ar.memory_plan(arch, size, 1, min(positions, arch.max_positions), chunk_tokens)
+            rows.append({"model": name, "precision": precision.label, "positions": min(positions, arch.max_positions),
+                         "total_bytes": plan.total_bytes, "fits_one": plan.total_bytes <= free_bytes[0],
+                         "fits_all": plan.total_bytes <= sum(free_bytes)})
+    return rows
+
+
+def _free_all(torch: Any, kind: str, index: int) -> list[int]:
+    """Free bytes of the run's device first (CUDA's own count), then of every other GPU as NVML reports it
+    (asking CUDA would open a context, and take its memory, on each of them); a GPU NVML cannot read is left out."""
+    if kind != "cuda":
+        return [_free_bytes(torch, kind, index)]
+    free = [_free_bytes(torch, kind, index)]
+    for other in range(torch.cuda.device_count()):
+        if other != index:
+            handle = nvml_handle_for(other)
+            info = nvml.query("nvmlDeviceGetMemoryInfo", handle) if handle is not None else None
+            if info is not None:
+                free.append(int(info.free))
+    return free
 
 
 def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str) -> None:
@@ -245,8 +284,15 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
     cache = KVCache.allocate(arch, batch, depth + max(pp, tg), dtype, device)
     _fill(torch, model, cache, depth, FILL_CHUNK["cpu" if device == "cpu" else "cuda"], batch)
     prompt = torch.randint(0, arch.vocab, (batch, pp), device=device)
-    seconds = _windows(lambda: model(prompt, cache=cache, start=depth, last_only=True), clock, params["repeats"],
-                       reporter, sync)
+
+    def process() -> None:
+        model(prompt, cache=cache, start=depth, last_only=True)
+
+    if device != "cpu" and step_mode in ("graph", "compile"):
+        # one graph of the whole pass: launching its ~30 kernels per layer from Python takes about as long as
+        # a 512-token prompt's matmuls on a fast GPU
+        process = capture(torch, process).replay
+    seconds = _windows(process, clock, params["repeats"], reporter, sync)
     pp_row = {"depth": depth, "tokens_per_s": [batch * pp / s for s in seconds], "window_seconds": seconds,
               "work": ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch, "work_unit": "FLOP"}
     stepper = Stepper(torch, model, cache, batch, step_mode)
@@ -351,7 +397,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     # RoPE tables cover the serving sweep's sequences too.
     table_positions = max(positions, params["serve_prompt"] + params["serve_output"] if params["serve"] else 0)
     plan = ar.memory_plan(arch, bytes_per_param, batch, positions, max(pp, fill_chunk) * batch)
-    free_before = _free_bytes(torch, kind, index)
+    free_all = _free_all(torch, kind, index)
+    free_before = free_all[0]
+    fits = what_fits(free_all, positions, max(pp, fill_chunk))
     _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}")
 
     limits = _measure_limits(torch, kind, device, precision.label, reporter)
@@ -409,8 +457,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             steps.advance(f"{concurrency} sequences: {median(point['output_tokens_per_s']):.0f} output tokens/s")
             if kind == "cuda":
                 torch.cuda.empty_cache()
-    return _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan, free_before,
-                    peak_bench, kind, index, torch)
+    outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
+                       free_before, peak_bench, kind, index, torch)
+    outcome.details["what_fits"] = {"free_bytes": free_all, "positions": positions, "models": fits}
+    return outcome
 
 
 def _rss() -> int:
@@ -434,12 +484,12 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
                 row["tokens_per_s"], "tokens/s", depth=row["depth"], bound_tokens_per_s=row["bound_tokens_per_s"],
                 fraction_of_bound=row["fraction_of_bound"], bound=limit_name)
         depths = [float(r["depth"]) for r in rows[key]]
+        y_label = "generated tokens/s" if key == "tg" else "prompt tokens/s"
         series.append(Series(f"{key}{n}", depths, [median(r["tokens_per_s"]) for r in rows[key]],
-                             "context depth (tokens)", "tokens/s",
+                             "context depth (tokens)", y_label,
                              y_spread=[spread(r["tokens_per_s"]) for r in rows[key]]))
         series.append(Series(f"{key}{n} bound ({'measured copy bandwidth' if key == 'tg' else 'measured matmul rate'})",
-                             depths, [r["bound_tokens_per_s"] for r in rows[key]], "context depth (tokens)",
-                             "tokens/s"))
+                             depths, [r["bound_tokens_per_s"] for r in rows[key]], "context depth (tokens)", y_label))
     tpot_target_s, ttft_target_s = params["tpot_target_ms"] / 1e3, params["ttft_target_s"]
     largest = None
     for point in serving:
@@ -490,8 +540,12 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
            "compile": "The one-token step is compiled by torch.compile (default mode: Inductor's fused kernels)"
                       + (" and captured once in a CUDA graph; " if kind == "cuda" else "; "),
            "eager": "The one-token step runs eagerly; "}[params["step"]]
+        + ("the prompt's forward pass is likewise replayed from a CUDA graph; " if kind == "cuda"
+           and params["step"] in ("graph", "compile") else "")
         + "prompts use SDPA attention with the cache, generation batched matmuls over the static cache with "
-        "later positions masked (the cache of a depth holds depth + max(pp, tg) positions). "
+        "later positions masked (the cache of a depth holds depth + max(pp, tg) positions rounded up to blocks of "
+        f"{ar.ATTENTION_BLOCK}, read in blocks of that many; the bound counts only the positions attended, so "
+        "reading the masked rest is this method's own cost). "
         f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s ("
         + ("gpu.d2d's" if kind == "cuda" else "a torch") + f" copy of "
         f"{limits.copy_bytes >> 20} MiB, bytes read + written, median of {LIMIT_REPEATS}) and {label} matmul "
@@ -520,7 +574,7 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
                   "weights_read_per_step_bytes": weights_read,
                   "kv_bytes_per_position": ar.kv_bytes_per_token(arch, plan.weights_bytes // ar.total_params(arch)),
                   "layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads, "kv_heads": arch.kv_heads},
-        "precision": {"weights": label, "kv_cache": label, "activations": label, "softmax_generation": "FP32"},
+        "precision": {"weights": label, "kv_cache": label, "activations": label, "softmax_generation": FP32.label},
         "limits": {"copy_gbps": limits.copy_gbps, "copy_bytes": limits.copy_bytes,
                    "matmul_tflops": limits.matmul_tflops, "matmul_n": limits.matmul_n,
                    "bandwidth_gbps_median": bandwidth_gbps, "matmul_tflops_median": tflops},
@@ -591,7 +645,8 @@ BENCHMARK = Benchmark(
               minimum=0, maximum=4096, decides_comparability=False),
         Param("repeats", "int", 5, "Timed windows per pp/tg figure.", minimum=2, maximum=1000,
               decides_comparability=False),
-        Param("serve_repeats", "int", 2, "Timed scenarios per concurrency (after one warm-up).", minimum=1,
+        Param("serve_repeats", "int", 4, "Timed scenarios per concurrency (after one warm-up); 4 lets a comparison "
+              "of output tokens/s reach significance.", minimum=1,
               maximum=100, decides_comparability=False),
     ),
     run=run,

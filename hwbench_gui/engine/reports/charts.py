@@ -91,7 +91,7 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
     charts += series_charts(sides)
     from hwbench_gui.engine.reports import llm_section  # it draws with this module's helpers
 
-    charts += llm_section.charts([doc for side in sides[-1:] for doc in side.docs])
+    charts += llm_section.charts(sides)
     from hwbench_gui.engine.reports import llm_train_section
 
     charts += _optional(llm_train_section.chart([doc for side in sides[-1:] for doc in side.docs]))

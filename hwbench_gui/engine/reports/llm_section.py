@@ -64,6 +64,7 @@ class CurveChart:
     target_y: float | None = None  # a horizontal target line (latency)
     target_label: str = ""
     point_labels: list[str] = field(default_factory=list)  # beside the first curve's points
+    short_title: str = ""  # for a small plot without a legend
 
 
 def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
@@ -83,7 +84,8 @@ def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
             "tokens/s", [Curve(f"{key}{n} measured", depths, measured),
                          Curve(f"bound from the {limit}", depths, [float(r["bound_tokens_per_s"]) for r in rows],
                                bound=True)],
-            point_labels=[f"{r['fraction_of_bound']:.0%}" for r in rows]))
+            point_labels=[f"{r['fraction_of_bound']:.0%}" for r in rows],
+            short_title=f"{key}{n} tokens/s vs depth (dashed: bound; % of it)"))
     return charts
 
 
@@ -108,7 +110,9 @@ def serving_curve(doc: dict[str, Any]) -> CurveChart | None:
                       "time per output token (ms)",
                       [Curve("TPOT p99", xs, [p[2] for p in points]), Curve("TPOT p50", xs, [p[1] for p in points])],
                       target_y=target, target_label=f"target {target:g} ms" if target is not None else "",
-                      point_labels=[f"{p[3]} seq" for p in points])
+                      point_labels=[f"{p[3]} seq" for p in points],
+                      short_title="TPOT p99 / p50 (ms) vs output tokens/s"
+                                  + (f" (dotted: {target:g} ms target)" if target is not None else ""))
 
 
 @dataclass
@@ -122,6 +126,7 @@ class LlmRun:
     largest: str
     memory: str
     date: str
+    fits: str = ""
 
 
 def _run(doc: dict[str, Any]) -> LlmRun:
@@ -170,7 +175,41 @@ def _run(doc: dict[str, Any]) -> LlmRun:
             memory_text += f", peak allocated {peak / 2 ** 30:.2f} GiB"
     return LlmRun(f"{params.get('model')} · {precision_of(doc)} · batch {params.get('batch')} · "
                   f"step {params.get('step')} · {doc.get('device') or ''}", limit_text, figures, serving,
-                  largest_text, memory_text, describe.date_text(doc))
+                  largest_text, memory_text, describe.date_text(doc), fits_text(details.get("what_fits")))
+
+
+def fits_text(fits: Any) -> str:
+    """Which built-in models fit this device (and all its GPUs together), from a document's ``what_fits``:
+    a model named alone fits in every precision, otherwise the precisions that fit follow its name."""
+    if not isinstance(fits, dict) or not isinstance(fits.get("models"), list):
+        return ""
+    by_model: dict[str, dict[str, list[str]]] = {}
+    for row in fits["models"]:
+        if not isinstance(row, dict):
+            continue
+        where = "one" if row.get("fits_one") is True else "all" if row.get("fits_all") is True else "none"
+        by_model.setdefault(str(row.get("model")), {"one": [], "all": [], "none": []})[where].append(
+            str(row.get("precision")))
+
+    def names(where: str) -> str:
+        parts = []
+        for model, split in by_model.items():
+            if not split[where]:
+                continue
+            every = not any(split[w] for w in ("one", "all", "none") if w != where)
+            parts.append(model if every else f"{model} ({'/'.join(split[where])})")
+        return ", ".join(parts)
+
+    free = fits.get("free_bytes") if isinstance(fits.get("free_bytes"), list) else []
+    text = f"Fit this device at {fits.get('positions')} positions, batch 1"
+    if free and all(describe.is_number(f) for f in free):
+        text += f" ({free[0] / 2 ** 30:.1f} GiB free)"
+    text += ": " + (names("one") or "none")
+    if names("all"):
+        text += f"; only across all {len(free)} devices: " + names("all")
+    if names("none"):
+        text += "; do not fit: " + names("none")
+    return text
 
 
 def build(docs: Sequence[dict[str, Any]]) -> list[LlmRun]:
@@ -191,42 +230,76 @@ def lines(runs: Sequence[LlmRun]) -> list[str]:
         out += [f"    {name}: {value} {spread}  {fraction} (bound)" for name, value, spread, fraction in run.figures]
         out += [f"    serving {c} seq: {rate}, TTFT p50/p99 {ttft}, TPOT p50/p99 {tpot}"
                 + ("" if ok else "  (misses the target)") for c, rate, ttft, tpot, ok in run.serving]
-        out += [f"    {text}" for text in (run.largest, run.memory) if text]
+        out += [f"    {text}" for text in (run.largest, run.memory, run.fits) if text]
     return out
 
 
-def charts(docs: Sequence[dict[str, Any]]) -> list[Any]:
-    """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of the newest good llm.infer run."""
-    from hwbench_gui.engine.reports.charts import Chart, _new_figure
+def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
+    """(heading, column names, rows) of one run for a paginated table (the PDF evaluation)."""
+    heading = f"Language model: {run.title}. Limits measured in the run: {run.limits}."
+    if run.largest:
+        heading += f" Serving: {run.largest}."
+    if run.fits:
+        heading += f" {run.fits}."
+    rows = [[name, value, spread, f"{fraction} (bound)"] for name, value, spread, fraction in run.figures]
+    rows += [[f"serving {c} sequences", rate, f"TTFT p50 / p99 {ttft}", f"TPOT p50 / p99 {tpot}"
+              + ("" if ok else " (misses the target)")] for c, rate, ttft, tpot, ok in run.serving]
+    return heading, ("Figure", "Tokens/s", "Spread / first token", "Of its bound / per token"), rows
 
+
+def newest(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest good llm.infer document among ``docs``, or None."""
     good = sorted((d for d in docs if is_llm(d) and _ok(d)), key=lambda d: str(d.get("started_at") or ""))
-    if not good:
-        return []
-    doc = good[-1]
-    drawn = depth_curves(doc)
-    serving = serving_curve(doc)
-    if serving is not None:
-        drawn.append(serving)
+    return good[-1] if good else None
+
+
+def charts(sides: Sequence[Any]) -> list[Any]:
+    """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of each side's newest good llm.infer
+    run (``sides``: :class:`~hwbench_gui.engine.reports.compare.Side`), one chart per kind of curve with every
+    side on it; a side's bound is dashed in its own colour."""
+    from hwbench_gui.engine.reports.charts import Chart, _new_figure, _short
+
+    by_title: dict[str, list[tuple[str, CurveChart]]] = {}
+    for number, side in enumerate(sides):
+        doc = newest(side.docs)
+        if doc is None:
+            continue
+        serving = serving_curve(doc)
+        # sides as the report's table numbers them: names of runs of one machine differ only at their end
+        name = f"[{number + 1}] {_short(side.name, 30, 1)}"
+        for spec in depth_curves(doc) + ([serving] if serving is not None else []):
+            by_title.setdefault(spec.title, []).append((name, spec))
     out = []
-    for number, spec in enumerate(drawn):
+    for number, (title, entries) in enumerate(by_title.items()):
         figure, ax = _new_figure(7.0, 3.6)
-        for curve in spec.curves:
-            ax.plot(curve.x, curve.y, marker="" if curve.bound else "o", markersize=4,
-                    linestyle="--" if curve.bound else "-", label=curve.label)
-        for x, y, text in zip(spec.curves[0].x, spec.curves[0].y, spec.point_labels):
-            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-        if spec.target_y is not None:
-            ax.axhline(spec.target_y, color="crimson", linewidth=1, linestyle=":", label=spec.target_label)
+        target = None
+        for side_name, spec in entries:
+            prefix = f"{side_name}: " if len(entries) > 1 else ""
+            colour = None
+            for curve in spec.curves:
+                line = ax.plot(curve.x, curve.y, marker="" if curve.bound else "o", markersize=4,
+                               linestyle="--" if curve.bound else "-", label=prefix + curve.label,
+                               color=colour if curve.bound else None)[0]
+                if not curve.bound and colour is None:
+                    colour = line.get_color()
+            for x, y, text in zip(spec.curves[0].x, spec.curves[0].y, spec.point_labels):
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            target = spec if spec.target_y is not None else target
+        if target is not None:
+            ax.axhline(target.target_y, color="crimson", linewidth=1, linestyle=":", label=target.target_label)
+        spec = entries[0][1]
         ax.set_xlabel(spec.x_label)
         ax.set_ylabel(spec.y_label)
         ax.set_ylim(bottom=0)
-        ax.set_title(spec.title, fontsize=10)
-        ax.legend(fontsize=7)
+        ax.set_title(title, fontsize=10)
+        if len(entries) > 1:  # long side names: below the plot, not over its lines
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18))
+        else:
+            ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
-        caption = (f"{(doc.get('params') or {}).get('model')} on {doc.get('device')}; the bound is what this "
-                   "machine's own limit, measured in the same run, allows (see the document's method)."
-                   if spec.target_y is None else
+        caption = ("Each side's newest llm.infer run; a bound (dashed) is what that machine's own limit, measured "
+                   "in the same run, allows (see the document's method)." if target is None else
                    "One point per number of concurrent sequences (all arriving together); the dotted line is "
                    "the latency target.")
-        out.append(Chart(f"llm:{number}", spec.title, figure, caption))
+        out.append(Chart(f"llm:{number}", title, figure, caption))
     return out

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from hwbench_gui.engine.atomic import write_atomic
-from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.reports import compare, llm_section
 from hwbench_gui.engine.reports.report import Report, side_facts
 
 A4_LANDSCAPE_IN = (11.69, 8.27)
@@ -344,6 +344,11 @@ def evaluation_pdf(evaluation) -> bytes:
         page = paginate_table(evaluation.title, pages, page, columns,
                               [([title, rate], ["#f9e0e0" if limiting else "white"] * 2)
                                for title, rate, limiting in dp["stages"]], heading)
+    for run in evaluation.llm:
+        heading, names, rows = llm_section.table(run)
+        columns = [_Column(name, usable / len(names)) for name in names]
+        page = paginate_table(evaluation.title, pages, page, columns, [(row, ["white"] * len(row)) for row in rows],
+                              heading)
     if evaluation.micro:
         widths = [2.6, 1.9, 1.2, 1.6, 0.7, 2.0]
         widths.append(usable - sum(widths))

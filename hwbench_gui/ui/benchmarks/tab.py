@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.run.queue import QueuedRun, RunSkipped, plan_suite
 from hwbench_gui.ui.benchmarks.catalogue import Catalogue
+from hwbench_gui.ui.benchmarks.llm_view import BENCH_ID as LLM_BENCH_ID
+from hwbench_gui.ui.benchmarks.llm_view import LlmView
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.benchmarks.results_table import ResultsTable
 from hwbench_gui.ui.benchmarks.run_panel import RunPanel
@@ -44,7 +46,9 @@ class BenchmarksTab(QWidget):
         self.run_panel = RunPanel(self.runner, context)
         self.results_table = ResultsTable(self.runner, context)
         self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
+        self.llm_view: LlmView | None = None  # the "Language model" tab, added with the first llm.infer result
         self._pipeline_pending: dict[str, Any] | None = None  # a finished run's analysis, shown once selected
+        self._llm_pending: dict[str, Any] | None = None  # a finished llm.infer run, its curves shown once selected
         self.suite_bar = SuiteBar()
 
         # The views' widgets and hooks under the names scripts and tests have always used.
@@ -234,6 +238,14 @@ class BenchmarksTab(QWidget):
             self.bottom.setCurrentWidget(self.pipeline)
         self._pipeline_pending = None
         self.plot.show_document(document)
+        if _has_llm_curves(document):
+            if self.llm_view is None:
+                self.llm_view = LlmView()
+                self.bottom.addTab(self.llm_view, "Language model")
+            self.llm_view.set_document(document)
+            if document is self._llm_pending:
+                self.bottom.setCurrentWidget(self.llm_view)
+        self._llm_pending = None
 
     def _on_run_finished(self, run: QueuedRun) -> None:
         """Bring forward what matters about the run that ended: an unsaved result, its curves, its pipeline
@@ -244,6 +256,7 @@ class BenchmarksTab(QWidget):
         elif document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
         self._pipeline_pending = document if _has_pipeline(document) else None
+        self._llm_pending = document if _has_llm_curves(document) else None
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
                                  f"{document.get('status', 'failed')}", 8000)
 
@@ -293,3 +306,8 @@ class BenchmarksTab(QWidget):
 def _has_pipeline(document: dict[str, Any]) -> bool:
     """Whether ``document`` is a finished data-path analysis (it has a pipeline to show)."""
     return (document.get("benchmark") or {}).get("id") == PIPELINE_BENCH_ID and document.get("status") == "ok"
+
+
+def _has_llm_curves(document: dict[str, Any]) -> bool:
+    """Whether ``document`` is a finished llm.infer run (it has curves for the "Language model" tab)."""
+    return (document.get("benchmark") or {}).get("id") == LLM_BENCH_ID and document.get("status") == "ok"

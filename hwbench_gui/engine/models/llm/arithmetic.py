@@ -99,6 +99,16 @@ def flops_per_token(arch: Architecture, context: int) -> float:
     return 2.0 * matmul_params(arch) + 4.0 * arch.layers * arch.heads * arch.head_dim * context
 
 
+#: A KV cache holds a whole number of these positions: generation reads it in blocks of this many (one
+#: matmul per block, summed after), so that a long context spreads over the whole GPU.
+ATTENTION_BLOCK = 256
+
+
+def allocated_positions(positions: int) -> int:
+    """Positions a KV cache of ``positions`` allocates: rounded up to whole :data:`ATTENTION_BLOCK` blocks."""
+    return -(-positions // ATTENTION_BLOCK) * ATTENTION_BLOCK
+
+
 #: cuBLAS workspaces, the allocator's rounding and CUDA graph pools: a margin no formula gives.
 WORKSPACE_MARGIN_BYTES = 512 << 20
 
@@ -136,7 +146,7 @@ def memory_plan(arch: Architecture, bytes_per_param: int, batch: int, cache_posi
     Activations: the widest live tensors of one block at ``chunk_tokens`` (residual, normed input, q/k/v,
     attention output, the MLP's gate, up and product) plus the logits."""
     weights = total_params(arch) * bytes_per_param
-    kv = int(kv_bytes_per_token(arch, bytes_per_param)) * batch * cache_positions
+    kv = int(kv_bytes_per_token(arch, bytes_per_param)) * batch * allocated_positions(cache_positions)
     widths = 3 * arch.hidden + arch.q_size + 2 * arch.kv_size + arch.q_size + 3 * arch.intermediate
     activations = chunk_tokens * widths * bytes_per_param + batch * arch.vocab * (4 + bytes_per_param)
     return MemoryPlan(weights, kv, activations, WORKSPACE_MARGIN_BYTES)

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from hwbench_gui.engine.models.llm.architectures import Architecture, RopeScaling
+from hwbench_gui.engine.models.llm.arithmetic import ATTENTION_BLOCK, allocated_positions
 
 INIT_STD = 0.02  # GPT-2's and Llama's initialiser scale: keeps random activations in FP16's range
 
@@ -31,7 +32,8 @@ _HAS_GQA = tuple(int(p) for p in torch.__version__.split(".")[:2] if p.isdigit()
 @dataclass
 class KVCache:
     """Keys and values of every layer, ``[layers, batch, kv_heads, positions, head_dim]`` each, allocated
-    once; ``narrow(first, count)`` is a view of some sequences (a prompt filled a group at a time)."""
+    once (positions rounded up to whole attention blocks); ``narrow(first, count)`` is a view of some
+    sequences (a prompt filled a group at a time)."""
 
     k: torch.Tensor
     v: torch.Tensor
@@ -39,7 +41,7 @@ class KVCache:
     @classmethod
     def allocate(cls, arch: Architecture, batch: int, positions: int, dtype: torch.dtype,
                  device: torch.device | str) -> KVCache:
-        shape = (arch.layers, batch, arch.kv_heads, positions, arch.head_dim)
+        shape = (arch.layers, batch, arch.kv_heads, allocated_positions(positions), arch.head_dim)
         return cls(torch.zeros(shape, dtype=dtype, device=device), torch.zeros(shape, dtype=dtype, device=device))
 
     @property
@@ -67,9 +69,20 @@ def rope_inverse_frequencies(arch: Architecture) -> torch.Tensor:
     return inv.float()
 
 
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
-    first, second = x.chunk(2, dim=-1)
-    return torch.cat((-second, first), dim=-1)
+def _rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> torch.Tensor:
+    """RoPE as Llama's checkpoints expect it (halves rotated: x·cos + (-x₂, x₁)·sin), written as x·cos +
+    roll(x)·(-sin, sin) so that it takes three kernels: fewer launches per generated token."""
+    return torch.addcmul(x * cos, x.roll(x.shape[-1] // 2, dims=-1), signed_sin).to(x.dtype)
+
+
+def _residual_linear(x: torch.Tensor, layer: nn.Module, h: torch.Tensor) -> torch.Tensor:
+    """``x + layer(h)``, the add done by the matmul itself (cuBLAS's beta = 1) where the layer is a plain
+    nn.Linear without bias and autocast is off. Training keeps the add apart: a LoRA-wrapped layer must run its
+    own forward, and under autocast addmm would round the FP32 residual stream to 16 bits."""
+    if type(layer) is not nn.Linear or layer.bias is not None or torch.is_autocast_enabled(x.device.type):
+        return x + layer(h)
+    shape = x.shape
+    return torch.addmm(x.reshape(-1, shape[-1]), h.reshape(-1, h.shape[-1]), layer.weight.t()).view(shape)
 
 
 def _norm(arch: Architecture, dtype: torch.dtype) -> nn.Module:
@@ -95,14 +108,15 @@ class Block(nn.Module):
             self.up = nn.Linear(arch.hidden, arch.intermediate, bias=arch.other_bias, dtype=dtype)
         self.down = nn.Linear(arch.intermediate, arch.hidden, bias=arch.other_bias, dtype=dtype)
 
-    def mlp(self, x: torch.Tensor) -> torch.Tensor:
+    def mlp(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
+        """The MLP of ``x``, with ``residual`` added (by the last matmul) where one is given."""
         h = self.up(x)
         if self.arch.mlp == "swiglu":
             gate, up = h.chunk(2, dim=-1)
             h = F.silu(gate) * up
         else:
             h = F.gelu(h, approximate="tanh")
-        return self.down(h)
+        return self.down(h) if residual is None else _residual_linear(residual, self.down, h)
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None) -> torch.Tensor:
         """The block over whole sequences without a cache (training): a module call, so per-block
@@ -115,8 +129,8 @@ class Block(nn.Module):
             k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)
         extra = {"enable_gqa": True} if groups > 1 and _HAS_GQA else {}
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, **extra)
-        x = x + self.out(y.transpose(1, 2).reshape(batch, length, a.q_size))
-        return x + self.mlp(self.mlp_norm(x))
+        x = _residual_linear(x, self.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
+        return self.mlp(self.mlp_norm(x), residual=x)
 
     def qkv_heads(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None):
         """q ``[B, heads, T, D]``, k and v ``[B, kv_heads, T, D]`` (views), q and k rotated together where
@@ -126,7 +140,7 @@ class Block(nn.Module):
         qkv = self.qkv(x)
         qk = qkv[..., :a.q_size + a.kv_size].view(batch, length, a.heads + a.kv_heads, a.head_dim)
         if cos is not None:
-            qk = (qk * cos + _rotate_half(qk) * sin).to(qkv.dtype)
+            qk = _rotate(qk, cos, sin)
         q = qk[:, :, :a.heads].transpose(1, 2)
         k = qk[:, :, a.heads:].transpose(1, 2)
         v = qkv[..., a.q_size + a.kv_size:].view(batch, length, a.kv_heads, a.head_dim).transpose(1, 2)
@@ -149,14 +163,13 @@ class Decoder(nn.Module):
         self.head = None if arch.tied_embeddings else nn.Linear(arch.hidden, arch.vocab, bias=False, dtype=dtype)
 
     def make_tables(self) -> None:
-        """RoPE cos/sin for ``rope_positions`` positions, on the model's device, in FP32 (not saved)."""
+        """RoPE cos and (-sin, sin) for ``rope_positions`` positions, on the model's device, in FP32 (not saved)."""
         device = self.embed.weight.device
         if self.arch.positional == "rope":
             inv = rope_inverse_frequencies(self.arch).to(device)
             angles = torch.outer(torch.arange(self.rope_positions, device=device, dtype=torch.float32), inv)
-            angles = torch.cat((angles, angles), dim=-1)
-            self.register_buffer("cos", angles.cos(), persistent=False)
-            self.register_buffer("sin", angles.sin(), persistent=False)
+            self.register_buffer("cos", torch.cat((angles.cos(), angles.cos()), dim=-1), persistent=False)
+            self.register_buffer("sin", torch.cat((-angles.sin(), angles.sin()), dim=-1), persistent=False)
 
     @torch.no_grad()
     def randomize(self, seed: int = 0) -> None:
@@ -214,8 +227,8 @@ class Decoder(nn.Module):
             y = F.scaled_dot_product_attention(grouped, cache.k[index, :, :, :seen], cache.v[index, :, :, :seen],
                                                attn_mask=mask)
             y = y.view(batch, a.heads, length, a.head_dim)
-            x = x + block.out(y.transpose(1, 2).reshape(batch, length, a.q_size))
-            x = x + block.mlp(block.mlp_norm(x))
+            x = _residual_linear(x, block.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
+            x = block.mlp(block.mlp_norm(x), residual=x)
         if last_only:
             x = x[:, -1:]
         if hidden_only:
@@ -236,21 +249,31 @@ class Decoder(nn.Module):
         at = position.view(1)
         x = self._embed(tokens, at)
         cos, sin = self._rope(at)
-        visible = torch.arange(cache.positions, device=tokens.device) <= position
+        # Positions after ``position`` get -inf before the softmax; 0 elsewhere.
+        hidden_after = torch.zeros(cache.positions, device=tokens.device).masked_fill_(
+            torch.arange(cache.positions, device=tokens.device) > position, float("-inf"))
         scale = 1.0 / math.sqrt(a.head_dim)
         for index, block in enumerate(self.blocks):
             q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin)
             keys, values = cache.k[index], cache.v[index]
-            keys.index_copy_(2, at, k)
-            values.index_copy_(2, at, v)
+            # index_put_ (not index_copy_): torch.compile writes it in place instead of copying the cache
+            keys[:, :, at] = k
+            values[:, :, at] = v
             # One query row per head against the cache: batched matmuls split the long key axis across the
             # GPU (a fused attention kernel would give each key/value head one block and idle the rest).
-            grouped = (q * scale).reshape(batch, a.kv_heads, groups, a.head_dim)
-            scores = torch.matmul(grouped, keys.transpose(-1, -2)).float()
-            weights = scores.masked_fill(~visible, float("-inf")).softmax(dim=-1).to(values.dtype)
-            y = torch.matmul(weights, values).reshape(batch, 1, a.q_size)
-            x = x + block.out(y)
-            x = x + block.mlp(block.mlp_norm(x))
+            grouped = q.reshape(batch, a.kv_heads, groups, a.head_dim)
+            scores = torch.matmul(grouped, keys.transpose(-1, -2))
+            # scale, mask and widening to FP32 in one kernel
+            weights = torch.add(hidden_after, scores, alpha=scale).softmax(dim=-1).to(values.dtype)
+            # Weighted values block by block, the blocks summed in FP32: one matmul over the whole context would
+            # give each key/value head a single block of the GPU to read it with (no split over the long axis).
+            blocks = cache.positions // ATTENTION_BLOCK
+            per_block = torch.matmul(
+                weights.view(batch, a.kv_heads, groups, blocks, ATTENTION_BLOCK).transpose(2, 3),
+                values.view(batch, a.kv_heads, blocks, ATTENTION_BLOCK, a.head_dim))
+            y = per_block.sum(dim=2, dtype=torch.float32).to(values.dtype).reshape(batch, 1, a.q_size)
+            x = _residual_linear(x, block.out, y)
+            x = block.mlp(block.mlp_norm(x), residual=x)
         return self._logits(x)[:, 0]
 
 
