@@ -35,12 +35,14 @@ UNITS = {
     "model.unet": ("images/s", True),
     "datapath.analyze": ("images/s", True),
     "llm.infer": ("tokens/s", True),
+    "llm.train": ("tokens/s", True),
 }
 
 #: Benchmarks whose whole run is too heavy for a unit test (a loader-fed training run and every
 #: stage of the data path); tests/test_datapath.py checks its unit in its end-to-end runs. llm.infer's
-#: unit is checked from its small CPU run in tests/test_llm_infer.py (run once there, not twice).
-NOT_RUN_HERE = {"datapath.analyze", "llm.infer"}
+#: unit is checked from its small CPU run in tests/test_llm_infer.py (run once there, not twice), llm.train's
+#: in tests/test_llm_train_step.py.
+NOT_RUN_HERE = {"datapath.analyze", "llm.infer", "llm.train"}
 
 torch_missing = importlib.util.find_spec("torch") is None
 

@@ -119,7 +119,8 @@ def test_the_benchmark_runs_tiny_on_the_cpu():
                                                  "warmup": 1, "method": "lora"})
     outcome = llm_train.run(params, rec)
     assert len(outcome.samples) == 5 and all(s > 0 for s in outcome.samples)
-    assert outcome.unit == "tokens/s" and outcome.resolved_params["compile"] == "false"
+    assert (outcome.unit, outcome.higher_is_better) == ("tokens/s", True)
+    assert outcome.resolved_params["compile"] == "false"
     assert outcome.figures["mfu_measured_matmul"]["value"] > 0
     assert outcome.details["flops_per_token"] == ta.lora_flops_per_token(ta.dims_of(TINY, "lora"), 16, 16)
     assert [p for p in rec.phases if p[0] == "timed"] == [("timed", s, r) for r in range(5) for s in ("start", "end")]
