@@ -164,3 +164,14 @@ def test_the_document_reads_the_same_in_the_cli_and_the_report():
     assert "(100% of the estimate)" not in rows[0].memory and rows[0].memory.startswith("estimate ")
     groups = llm_train_section.groups([doc])
     assert groups[0].tokens_per_s == 463_000 and groups[0].mfu_datasheet == pytest.approx(0.399803, abs=1e-6)
+
+
+def test_full_training_keeps_the_residual_stream_in_fp32_under_autocast():
+    """Mixed precision as torch.amp trains: the matmuls in BF16, the residual stream (and so the norms'
+    inputs) in the FP32 of the master weights; a fused residual matmul under autocast would round it."""
+    built = training.build(TINY, _params(seq=16), CPU, BF16, None, "none")
+    ids = torch.randint(0, TINY.vocab, (1, 16))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        hidden = built.decoder(ids, hidden_only=True)
+        block_out = built.decoder.blocks[0](built.decoder.embed(ids), None, None)
+    assert hidden.dtype == torch.float32 and block_out.dtype == torch.float32
