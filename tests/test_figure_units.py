@@ -37,11 +37,15 @@ UNITS = {
     # a machine without a GPU: the host's checked matmul; with GPUs the headline is the GEMM rate per GPU in
     # TFLOP/s, another figure name (and precision), so a comparison never pairs the two
     "health.burnin": ("GFLOP/s", True),
+    "llm.infer": ("tokens/s", True),
+    "llm.train": ("tokens/s", True),
 }
 
 #: Benchmarks whose whole run is too heavy for a unit test (a loader-fed training run and every
-#: stage of the data path); tests/test_datapath.py checks its unit in its end-to-end runs.
-NOT_RUN_HERE = {"datapath.analyze"}
+#: stage of the data path); tests/test_datapath.py checks its unit in its end-to-end runs. llm.infer's
+#: unit is checked from its small CPU run in tests/test_llm_infer.py (run once there, not twice), llm.train's
+#: in tests/test_llm_train_step.py.
+NOT_RUN_HERE = {"datapath.analyze", "llm.infer", "llm.train"}
 
 torch_missing = importlib.util.find_spec("torch") is None
 

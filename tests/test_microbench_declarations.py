@@ -18,6 +18,8 @@ MODULES = {
     "gpu_d2d": "gpu.d2d",
     "gpu_p2p": "gpu.p2p",
     "gpu_matmul": "gpu.matmul",
+    "llm_infer": "llm.infer",
+    "llm_train": "llm.train",
 }
 
 

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 
 from hwbench_gui.commands.argtypes import positive_number, user_path
 
-from hwbench_gui.engine.results.formatting import figure_line, format_value
+from hwbench_gui.engine.results.formatting import figure_line, format_value, shown_lines
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HEALTH_FAIL, EXIT_CANCELLED = 0, 1, 2, 3, 130
 
@@ -199,6 +199,8 @@ def run_command(args: argparse.Namespace) -> int:
     if result.status == "ok":
         if not args.quiet:
             print(figure_line(doc), file=sys.stderr)
+            for line in shown_lines(doc):
+                print(f"  {line}", file=sys.stderr)
             for warning in doc.get("warnings") or []:
                 print(f"warning: {warning}", file=sys.stderr)
         if result.save_error:

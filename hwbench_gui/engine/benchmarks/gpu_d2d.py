@@ -37,6 +37,16 @@ def theoretical_gbps(index: int) -> float | None:
     return clock_khz * 1e3 * 2 * bus_bits / 8 / GB
 
 
+def copy_rates_gbps(src: Any, dst: Any, n_bytes: int, repeats: int) -> list[float]:
+    """GB/s (bytes read + written) of copying the first ``n_bytes`` of ``src`` into ``dst`` (uint8 tensors on
+    the current GPU), one figure per repeat: 3 warm-up copies, then back-to-back copies moving about
+    ``TARGET_TRAFFIC_BYTES`` per repeat, timed with CUDA events. What other benchmarks hold a bandwidth-bound
+    figure against (a language model's token generation)."""
+    inner = max(1, min(MAX_INNER, TARGET_TRAFFIC_BYTES // (2 * n_bytes)))
+    seconds = time_cuda(lambda: dst[:n_bytes].copy_(src[:n_bytes]), repeats=repeats, inner=inner, warmup=3)
+    return [2 * n_bytes / s / GB for s in seconds]
+
+
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     import torch
 
@@ -59,9 +69,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     steps = Steps(reporter, len(sizes))
     rates = []
     for n in sizes:
-        inner = max(1, min(MAX_INNER, TARGET_TRAFFIC_BYTES // (2 * n)))
-        seconds = time_cuda(lambda n=n: dst[:n].copy_(src[:n]), repeats=params["repeats"], inner=inner, warmup=3)
-        rates.append([2 * n / s / GB for s in seconds])
+        rates.append(copy_rates_gbps(src, dst, n, params["repeats"]))
         reporter.metric("device copy", median(rates[-1]), "GB/s", bytes=n)
         steps.advance(f"{human_bytes(n)}: {median(rates[-1]):.0f} GB/s")
 

@@ -74,6 +74,34 @@ def make_operands(label: str, n: int, device: str) -> tuple[Callable[[], Any], l
     return (lambda: torch.mm(a, b, out=out)), [a, b]
 
 
+def product_rates_tflops(label: str, n: int, device: str, repeats: int, burst: bool) -> list[float]:
+    """TFLOP/s of n×n×n products in precision ``label`` on ``device`` ("cpu", "cuda:0"), one figure per
+    repeat: 3 warm-up products, then repeats of about ``REPEAT_S`` back to back, or with ``burst`` (a GPU)
+    bursts of about ``BURST_S`` after idle gaps. What other benchmarks hold a compute-bound figure against
+    (a language model's prompt processing). Operands are freed before it returns."""
+    import torch
+
+    kind = "cpu" if device == "cpu" else "cuda"
+    sync_timer = time_cpu if kind == "cpu" else time_cuda
+    fn, _inputs = make_operands(label, n, device)
+    try:
+        one_s = sync_timer(fn, repeats=1, warmup=3)[0]
+        if burst:
+            inner = inner_for(one_s, BURST_S)
+            seconds = []
+            for _ in range(repeats):
+                time.sleep(max(0.02, 3 * one_s * inner))  # let the power limiter recover
+                seconds += sync_timer(fn, repeats=1, inner=inner, warmup=2)
+        else:
+            inner = inner_for(one_s, REPEAT_S[kind])
+            seconds = sync_timer(fn, repeats=repeats, inner=inner, warmup=0)
+    finally:
+        fn = _inputs = None  # free before the caller allocates more
+        if kind == "cuda":
+            torch.cuda.empty_cache()
+    return [2 * n**3 / s / 1e12 for s in seconds]
+
+
 def _skip_reason(torch: Any, label: str, device: str) -> str | None:
     """Why ``label`` cannot be measured on ``device``, or None."""
     if device == "cpu":
@@ -120,7 +148,6 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         warnings.append("no CUDA GPU visible to PyTorch: device=auto measured the CPU")
     headline = BF16.label if kind == "cuda" and BF16.label in wanted and params["precision"] == "all" else wanted[0]
 
-    sync_timer = time_cpu if kind == "cpu" else time_cuda
     burst = kind == "cuda" and params["mode"] == "burst"
     saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32,
              torch.get_float32_matmul_precision())
@@ -135,26 +162,11 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                     steps.advance()
                     continue
                 try:
-                    fn, _inputs = make_operands(label, n, device)
-                    one_s = sync_timer(fn, repeats=1, warmup=3)[0]
-                    if burst:
-                        inner = inner_for(one_s, BURST_S)
-                        seconds = []
-                        for _ in range(params["repeats"]):
-                            time.sleep(max(0.02, 3 * one_s * inner))  # let the power limiter recover
-                            seconds += sync_timer(fn, repeats=1, inner=inner, warmup=2)
-                    else:
-                        inner = inner_for(one_s, REPEAT_S[kind])
-                        seconds = sync_timer(fn, repeats=params["repeats"], inner=inner, warmup=0)
+                    results[label][n] = product_rates_tflops(label, n, device, params["repeats"], burst)
                 except torch.cuda.OutOfMemoryError:
                     warnings.append(f"{label} size {n} skipped: out of GPU memory")
                     steps.advance()
                     continue
-                finally:
-                    fn = _inputs = None  # free before the next size allocates
-                    if kind == "cuda":
-                        torch.cuda.empty_cache()
-                results[label][n] = [2 * n**3 / s / 1e12 for s in seconds]
                 reporter.metric(label, median(results[label][n]), "TFLOP/s", size=n, precision=label)
                 steps.advance(f"{label} {n}³: {median(results[label][n]):.3g} TFLOP/s")
     finally:

@@ -90,6 +90,12 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
         charts += _optional(telemetry_chart(sides, key, figure_name, title, scale, unit))
     charts += _optional(mixed_precision_chart(sides))
     charts += series_charts(sides)
+    from hwbench_gui.engine.reports import llm_section  # it draws with this module's helpers
+
+    charts += llm_section.charts(sides)
+    from hwbench_gui.engine.reports import llm_train_section
+
+    charts += _optional(llm_train_section.chart([doc for side in sides[-1:] for doc in side.docs]))
     charts += _optional(datapath_chart(sides))
     charts += _optional(datapath_whatif_chart(sides))
     charts += _optional(perf_per_watt_chart(sides))
@@ -410,7 +416,8 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
     for side in sides:
         newest: dict[str, dict[str, Any]] = {}
         for doc in _ok(side.docs):
-            if doc.get("series") and not _is_datapath(doc):  # datapath stages get their own chart
+            # datapath stages and language-model curves get charts of their own
+            if doc.get("series") and not _is_datapath(doc) and (doc.get("benchmark") or {}).get("id") != "llm.infer":
                 newest[(doc.get("benchmark") or {}).get("id")] = doc
         for bench_id, doc in newest.items():
             by_bench[bench_id].append((side, doc))

@@ -32,7 +32,7 @@ from hwbench_gui import __version__
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
-from hwbench_gui.engine.reports import compare, flags, health_section
+from hwbench_gui.engine.reports import compare, flags, health_section, llm_section, llm_train_section
 from hwbench_gui.engine.reports.report import side_facts
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.results.store import ResultFileError
@@ -157,6 +157,8 @@ class Evaluation:
     health: health_section.HealthSection | None = None
     #: Machines the documents come from (:func:`describe.machine_key`): one, unless several were given.
     machines: int = 1
+    llm: list[llm_section.LlmRun] = field(default_factory=list)
+    llm_train: list[llm_train_section.TrainRow] = field(default_factory=list)
 
     @property
     def of_machines(self) -> str:
@@ -298,7 +300,8 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
         reasons[reason] += 1
         reason_runs.setdefault(reason, []).append(f"{model} · {column.title}")
     not_measured = [NotMeasured(r, reasons[r], reason_runs.get(r, [])) for r in reason_order if reasons[r]]
-    micro = _micro_rows([d for d in docs if not _is_model(d) and
+    micro = _micro_rows([d for d in docs if not _is_model(d) and not llm_section.is_llm(d) and
+                         not llm_train_section.is_llm_train(d) and
                          (d.get("benchmark") or {}).get("id") not in (DATAPATH_ID, health_section.BENCH_ID)])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
     machines = compare.sides_by_machine(docs)
@@ -308,7 +311,8 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
                       columns, rows, not_measured, micro, datapath, docs, drawn, list(errors),
-                      health=health_section.build(docs), machines=len(machines))
+                      health=health_section.build(docs), machines=len(machines),
+                      llm=llm_section.build(docs), llm_train=llm_train_section.build(docs))
 
 
 def _machines_name(docs: Sequence[dict[str, Any]], count: int) -> str:
@@ -441,6 +445,12 @@ def format_evaluation(evaluation: Evaluation) -> str:
         lines += [f"  {title}: {rate}{'  <- slowest' if limiting else ''}"
                   for title, rate, limiting in evaluation.datapath["stages"]]
     lines += health_section.text_lines(evaluation.health)
+    if evaluation.llm:
+        lines += ["", "Language models (tokens/s against this machine's own measured limits):"]
+        lines += llm_section.lines(evaluation.llm)
+    if evaluation.llm_train:
+        lines += ["", "Language-model training (tokens/s; MFU against the datasheet and the measured matmul):"]
+        lines += llm_train_section.lines(evaluation.llm_train)
     if evaluation.micro:
         lines += ["", "Micro-benchmarks:"]
         lines += [f"  {m.title} · {m.figure}: {m.value} ({m.spread}; {m.precision})"

@@ -51,3 +51,25 @@ def figure_line(doc: dict[str, Any]) -> str:
     if label not in ("", NOT_APPLICABLE):
         details.append(label)
     return f"{text} ({'; '.join(details)})"
+
+
+def shown_lines(doc: dict[str, Any]) -> list[str]:
+    """What a run asks to show beside its headline (the CLI prints it under the figure line): each figure
+    marked ``show`` as ``"what: value"`` (or why it was not measured), then the lines of ``details.summary``.
+    A fraction reads as a percentage."""
+    out = []
+    figures = doc.get("figures") if isinstance(doc.get("figures"), dict) else {}
+    for name, fig in figures.items():
+        if not isinstance(fig, dict) or fig.get("show") is not True:
+            continue
+        what = str(fig.get("what") or name)
+        value, unit = fig.get("value"), str(fig.get("unit") or "")
+        if not is_number(value):
+            out.append(f"{what}: not measured ({fig.get('reason') or 'no value'})")
+        elif unit == "fraction":
+            out.append(f"{what}: {value:.1%}")
+        else:
+            out.append(f"{what}: {format_value(value, unit)}")
+    summary = (doc.get("details") or {}).get("summary") if isinstance(doc.get("details"), dict) else None
+    out += [str(line) for line in summary or [] if isinstance(line, str)]
+    return out

@@ -104,10 +104,14 @@ class CurvePlot(pg.PlotWidget):
 
     def show_document(self, document: dict[str, Any]) -> None:
         """Draw a result document's series; a document without series leaves the plot as it is."""
-        series = document.get("series") or []
+        series = [s for s in document.get("series") or [] if isinstance(s, dict)]
         if not series:
             return
         first = series[0]
+        # One plot holds one pair of axes: series measured against others (a serving curve beside tokens/s
+        # against depth) belong to a page of their own.
+        series = [s for s in series if (s.get("x_label"), s.get("y_label")) == (first.get("x_label"),
+                                                                               first.get("y_label"))]
         xs = [x for s in series for x in s.get("x") or [] if x is not None]
         integer = bool(xs) and all(float(x).is_integer() for x in xs) and not first.get("x_log")
         self.draw_curves([(s["label"], s["x"], s["y"]) for s in series], x_label=first.get("x_label", ""),

@@ -16,6 +16,8 @@ from PySide6.QtWidgets import QMessageBox, QSplitter, QTabWidget, QVBoxLayout, Q
 
 from hwbench_gui.engine.run.queue import QueuedRun, RunSkipped, plan_suite
 from hwbench_gui.ui.benchmarks.catalogue import Catalogue
+from hwbench_gui.ui.benchmarks.llm_view import BENCH_ID as LLM_BENCH_ID
+from hwbench_gui.ui.benchmarks.llm_view import LlmView
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.benchmarks.results_table import ResultsTable
 from hwbench_gui.ui.benchmarks.run_panel import RunPanel
@@ -49,9 +51,11 @@ class BenchmarksTab(QWidget):
         self.run_panel = RunPanel(self.runner, context)
         self.results_table = ResultsTable(self.runner, context)
         self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
+        self.llm_view: LlmView | None = None  # the "Language model" tab, added with the first llm.infer result
         self._pipeline_pending: dict[str, Any] | None = None  # a finished run's analysis, shown once selected
         self.health: HealthView | None = None  # the "Health" tab, added with the first burn-in (run or result)
         self._health_running = False
+        self._llm_pending: dict[str, Any] | None = None  # a finished llm.infer run, its curves shown once selected
         self.suite_bar = SuiteBar()
 
         # The views' widgets and hooks under the names scripts and tests have always used.
@@ -68,6 +72,8 @@ class BenchmarksTab(QWidget):
         self.results, self.save_as_button = self.results_table.table, self.results_table.save_as_button
         self._add_result_row = self.results_table.add_document
         self._iter_items = self.catalogue.iter_items
+        self.training_view = None  # the "Training" tab, added with the first llm.train result
+        self._training_pending: dict[str, Any] | None = None  # a finished llm.train run, brought forward once shown
 
         self.bottom = QTabWidget()
         self.bottom.addTab(self.results_table, "Results")
@@ -115,6 +121,8 @@ class BenchmarksTab(QWidget):
         self.runner.run_event.connect(self._on_run_event)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
         self.runner.run_finished.connect(self.suite_bar.on_finished)
+        self.runner.run_finished.connect(lambda run: setattr(self, "_training_pending", run.document))
+        self.catalogue.selected.connect(self._show_what_trains)
         self.catalogue.select_first_available()
         self.results_table.saved_loaded.connect(self._log_lines)
         self.results_table.load_saved()
@@ -250,12 +258,21 @@ class BenchmarksTab(QWidget):
         return self.results_table.save_document_as(document, path)
 
     def _on_document_selected(self, document: dict[str, Any]) -> None:
+        self._show_training(document)
         if self._show_pipeline(document) and document is self._pipeline_pending:
             self.bottom.setCurrentWidget(self.pipeline)
         self._pipeline_pending = None
         if has_health(document):
             self._health_view().set_document(document, self.results_table.documents())
         self.plot.show_document(document)
+        if _has_llm_curves(document):
+            if self.llm_view is None:
+                self.llm_view = LlmView()
+                self.bottom.addTab(self.llm_view, "Language model")
+            self.llm_view.set_document(document)
+            if document is self._llm_pending:
+                self.bottom.setCurrentWidget(self.llm_view)
+        self._llm_pending = None
 
     def _health_view(self) -> HealthView:
         if self.health is None:
@@ -286,6 +303,7 @@ class BenchmarksTab(QWidget):
         elif document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
         self._pipeline_pending = document if _has_pipeline(document) else None
+        self._llm_pending = document if _has_llm_curves(document) else None
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
                                  f"{document.get('status', 'failed')}", 8000)
 
@@ -324,6 +342,32 @@ class BenchmarksTab(QWidget):
         self.pipeline.set_document(document)
         return True
 
+    def _show_what_trains(self, bench: Any, reason: str | None) -> None:
+        """llm.train chosen in the catalogue: its "Training" tab shows what trains on this GPU before a run."""
+        from hwbench_gui.engine.benchmarks.llm_train import BENCH_ID, this_gpu_memory
+        from hwbench_gui.ui.benchmarks.llm_train_view import TrainingView
+
+        if getattr(bench, "id", None) != BENCH_ID:
+            return
+        if self.training_view is None:
+            self.training_view = TrainingView()
+            self.bottom.addTab(self.training_view, "Training")
+        self.training_view.show_machine(*this_gpu_memory())
+
+    def _show_training(self, document: dict[str, Any]) -> None:
+        """Show a finished llm.train document in the "Training" tab (added with the first one)."""
+        from hwbench_gui.ui.benchmarks.llm_train_view import TrainingView, has_training_page
+
+        if not has_training_page(document):
+            return
+        if self.training_view is None:
+            self.training_view = TrainingView()
+            self.bottom.addTab(self.training_view, "Training")
+        self.training_view.set_document(document)
+        if document is self._training_pending:
+            self.bottom.setCurrentWidget(self.training_view)
+        self._training_pending = None
+
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
         if self._sizes_before_reading is not None:  # the user's split, not a reading page's
@@ -336,3 +380,8 @@ class BenchmarksTab(QWidget):
 def _has_pipeline(document: dict[str, Any]) -> bool:
     """Whether ``document`` is a finished data-path analysis (it has a pipeline to show)."""
     return (document.get("benchmark") or {}).get("id") == PIPELINE_BENCH_ID and document.get("status") == "ok"
+
+
+def _has_llm_curves(document: dict[str, Any]) -> bool:
+    """Whether ``document`` is a finished llm.infer run (it has curves for the "Language model" tab)."""
+    return (document.get("benchmark") or {}).get("id") == LLM_BENCH_ID and document.get("status") == "ok"

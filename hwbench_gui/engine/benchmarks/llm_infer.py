@@ -1,0 +1,657 @@
+"""llm.infer: a decoder-only language model's prompt and generation speed (llama-bench's pp N / tg N at
+context depths), each held against the limit measured in the same run, and a serving sweep of concurrent
+sequences (time to first token, time per output token, how many users fit a latency target).
+
+The model is random-initialised in the run's precision on the device (the speed does not depend on the
+weights' values) or a user's Hugging Face folder loaded through safetensors. Generation reads every weight
+and the KV cache once per step, so its bound is measured copy bandwidth ÷ bytes per step; a prompt is
+matmul-bound, so its bound is the measured matmul rate ÷ FLOPs. Both limits are measured by gpu.d2d's and
+gpu.matmul's own code at the start of the run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from hwbench_gui.engine import nvml
+from hwbench_gui.engine.benchmarks.gpu_d2d import copy_rates_gbps
+from hwbench_gui.engine.benchmarks.gpu_matmul import product_rates_tflops
+from hwbench_gui.engine.inventory import datasheets
+from hwbench_gui.engine.measure.stats import median, percentile, spread
+from hwbench_gui.engine.measure.timing import (
+    GB,
+    Steps,
+    cpu_count,
+    cuda_device,
+    cuda_label,
+    figure,
+    nvml_handle_for,
+    torch_missing_reason,
+)
+from hwbench_gui.engine.models.llm import arithmetic as ar
+from hwbench_gui.engine.models.llm.architectures import BUILT_IN, Architecture, resolve
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, \
+    Reporter, Series
+from hwbench_gui.engine.spec.device import AUTO, CPU, resolve_auto
+from hwbench_gui.engine.spec.device import parse as parse_device
+from hwbench_gui.engine.spec.precision import BF16, FP16, FP32, from_key
+
+PRECISIONS = (BF16, FP16, FP32)
+GPU_DEPTHS, CPU_DEPTHS = [0, 4096, 16384], [0, 1024]
+GPU_CONCURRENCY, CPU_CONCURRENCY = [1, 4, 16, 64, 256], [1, 4]
+#: Positions a prompt (the depth fill, a serving group) is processed in at once: bounds the activations.
+FILL_CHUNK = {"cuda": 2048, "cpu": 512}
+SERVE_CHUNK_TOKENS = {"cuda": 8192, "cpu": 2048}
+MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}  # the square product whose rate bounds a prompt
+COPY_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}
+LIMIT_REPEATS = 5
+#: CPU threads = one per this many matmul weights (at least one, at most every core): a step of a small
+#: model is shorter than the synchronisation of many threads, which then spin against each other.
+CPU_WEIGHTS_PER_THREAD = 4_000_000
+WARMUP_WINDOWS = 2
+WHY_CPU_SIZED = ("on a CPU, depths {depths} and concurrencies {conc} instead of 0/4096/16384 and 1..256: a CPU "
+                 "processes a 16384-position context and 256 sequences in minutes, not the under-a-minute run "
+                 "this default is for; ask for more with -p depths=... -p concurrency=...")
+
+
+@dataclass
+class Limits:
+    """The machine's limits measured in this run, with their samples."""
+
+    copy_gbps: list[float]
+    matmul_tflops: list[float]
+    copy_bytes: int
+    matmul_n: int
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return median(self.copy_gbps) * GB
+
+    @property
+    def flops_per_s(self) -> float:
+        return median(self.matmul_tflops) * 1e12
+
+
+class Clock:
+    """Timestamps of queued work: CUDA events on a GPU (read after one synchronize), perf_counter on a CPU."""
+
+    def __init__(self, torch: Any, cuda: bool):
+        self.torch, self.cuda = torch, cuda
+
+    def mark(self) -> Any:
+        if not self.cuda:
+            return time.perf_counter()
+        event = self.torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def seconds(self, start: Any, end: Any) -> float:
+        if not self.cuda:
+            return end - start
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3
+
+
+def capture(torch: Any, body: Callable[[], None]) -> Any:
+    """``body`` (work on the current GPU with fixed shapes and buffers) captured in a CUDA graph after three
+    warm-up calls on a side stream, as PyTorch's documentation does it; ``graph.replay()`` runs it again."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    return graph
+
+
+class Stepper:
+    """One decoding step of every sequence in ``cache``: logits, greedy next token fed back, position + 1.
+
+    ``mode``: "eager" runs PyTorch's kernels one by one; "graph" captures the step once in a CUDA graph and
+    replays it (no launch overhead per kernel); "compile" runs the step through ``torch.compile`` (Inductor's
+    fused kernels, default mode, never max-autotune) and, on a GPU, captures that in a CUDA graph likewise."""
+
+    def __init__(self, torch: Any, model: Any, cache: Any, batch: int, mode: str):
+        self.torch = torch
+        device = cache.k.device
+        self.tokens = torch.randint(0, model.arch.vocab, (batch, 1), device=device)
+        self.position = torch.zeros((), dtype=torch.long, device=device)
+        self.graph = None
+        decode = torch.compile(model.decode, fullgraph=True, dynamic=False) if mode == "compile" else model.decode
+
+        def body() -> None:
+            logits = decode(self.tokens, self.position, cache)
+            self.tokens.copy_(logits.argmax(dim=-1, keepdim=True))
+            self.position.add_(1)
+
+        self.body = body
+        if mode == "compile" and device.type != "cuda":
+            body()  # compiles now, not inside the first timed window
+        if device.type == "cuda" and mode in ("graph", "compile"):
+            self.graph = capture(torch, body)
+
+    def at(self, position: int) -> None:
+        self.position.fill_(position)
+
+    def step(self) -> None:
+        if self.graph is not None:
+            self.graph.replay()
+        else:
+            self.body()
+
+
+def cpu_threads(arch: Architecture, cores: int) -> int:
+    """Threads for ``arch`` on a CPU of ``cores``: one per ``CPU_WEIGHTS_PER_THREAD`` matmul weights."""
+    return max(1, min(cores, ar.matmul_params(arch) // CPU_WEIGHTS_PER_THREAD))
+
+
+def _auto(params: dict[str, Any], kind: str, arch: Architecture) -> tuple[dict[str, Any], list[str]]:
+    """Values for the parameters left to the run (empty lists, ``auto``, 0), and what was sized down."""
+    resolved, notes = {}, []
+    if kind == "cpu" and params["threads"] == 0:
+        resolved["threads"] = cpu_threads(arch, cpu_count())
+        if resolved["threads"] < cpu_count():
+            notes.append(f"{resolved['threads']} of {cpu_count()} CPU threads: {arch.name}'s "
+                         f"{ar.matmul_params(arch):,} matmul weights make steps shorter than the synchronisation "
+                         "of more threads (one thread per "
+                         f"{CPU_WEIGHTS_PER_THREAD:,} weights); set -p threads=N to choose")
+    if not params["depths"]:
+        resolved["depths"] = GPU_DEPTHS if kind == "cuda" else CPU_DEPTHS
+    if not params["concurrency"]:
+        resolved["concurrency"] = GPU_CONCURRENCY if kind == "cuda" else CPU_CONCURRENCY
+    if params["step"] == "auto":
+        resolved["step"] = "graph" if kind == "cuda" else "eager"
+    if kind == "cpu" and ("depths" in resolved or "concurrency" in resolved):
+        notes.append(WHY_CPU_SIZED.format(depths=resolved.get("depths", params["depths"]),
+                                          conc=resolved.get("concurrency", params["concurrency"])))
+    return resolved, notes
+
+
+def _free_bytes(torch: Any, kind: str, index: int) -> int:
+    if kind == "cuda":
+        return int(torch.cuda.mem_get_info(index)[0])
+    import psutil
+
+    return int(psutil.virtual_memory().available)
+
+
+def what_fits(free_bytes: list[int], positions: int, chunk_tokens: int) -> list[dict[str, Any]]:
+    """Every built-in model in each precision at batch 1 with ``positions`` cached: its memory plan, whether
+    it fits the first device's free memory, and whether it would fit all of them together (split by layers;
+    llm.infer itself runs on one device)."""
+    rows = []
+    for name, arch in BUILT_IN.items():
+        for precision in PRECISIONS:
+            size = 4 if precision is FP32 else 2
+            plan = ar.memory_plan(arch, size, 1, min(positions, arch.max_positions), chunk_tokens)
+            rows.append({"model": name, "precision": precision.label, "positions": min(positions, arch.max_positions),
+                         "total_bytes": plan.total_bytes, "fits_one": plan.total_bytes <= free_bytes[0],
+                         "fits_all": plan.total_bytes <= sum(free_bytes)})
+    return rows
+
+
+def _free_all(torch: Any, kind: str, index: int) -> list[int]:
+    """Free bytes of the run's device first (CUDA's own count), then of every other GPU as NVML reports it
+    (asking CUDA would open a context, and take its memory, on each of them); a GPU NVML cannot read is left out."""
+    if kind != "cuda":
+        return [_free_bytes(torch, kind, index)]
+    free = [_free_bytes(torch, kind, index)]
+    for other in range(torch.cuda.device_count()):
+        if other != index:
+            handle = nvml_handle_for(other)
+            info = nvml.query("nvmlDeviceGetMemoryInfo", handle) if handle is not None else None
+            if info is not None:
+                free.append(int(info.free))
+    return free
+
+
+def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str) -> None:
+    if plan.total_bytes > free:
+        raise BenchmarkUnavailable(f"{what} does not fit: {plan.text()} needed, {free / (1 << 30):.2f} GiB free")
+
+
+def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Reporter) -> Limits:
+    reporter.progress(0.02, "measuring this device's copy bandwidth (as gpu.d2d)")
+    n = COPY_BYTES[kind]
+    src = torch.randint(0, 256, (n,), dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    if kind == "cuda":
+        copy = copy_rates_gbps(src, dst, n, LIMIT_REPEATS)
+    else:
+        from hwbench_gui.engine.measure.timing import time_cpu
+
+        copy = [2 * n / s / GB for s in time_cpu(lambda: dst.copy_(src), repeats=LIMIT_REPEATS, warmup=2)]
+    src = dst = None
+    if kind == "cuda":
+        torch.cuda.empty_cache()
+    reporter.progress(0.05, f"measuring the {label} matmul rate (as gpu.matmul)")
+    size = MATMUL_SIZE[kind]
+    matmul = product_rates_tflops(label, size, device, LIMIT_REPEATS, burst=kind == "cuda")
+    return Limits(copy, matmul, n, size)
+
+
+def _build_model(torch: Any, model_name: str, arch: Architecture, dtype: Any, device: str, positions: int) -> Any:
+    from hwbench_gui.engine.models.llm import model as llm
+
+    if model_name.strip().lower() in BUILT_IN:
+        return llm.build(arch, dtype, device, rope_positions=positions, seed=0)
+    from hwbench_gui.engine.models.llm import weights
+
+    return weights.load(model_name, dtype, device, rope_positions=positions)
+
+
+def _fill(torch: Any, model: Any, cache: Any, depth: int, chunk: int, batch: int) -> None:
+    """The KV cache's first ``depth`` positions filled by processing random tokens (as ``llama-bench -d``)."""
+    generator = torch.Generator(device=cache.k.device).manual_seed(depth)
+    for start in range(0, depth, chunk):
+        length = min(chunk, depth - start)
+        tokens = torch.randint(0, model.arch.vocab, (batch, length), device=cache.k.device, generator=generator)
+        model(tokens, cache=cache, start=start, last_only=True)
+
+
+def _windows(fn: Callable[[], None], clock: Clock, repeats: int, reporter: Reporter, sync: Callable[[], None]
+             ) -> list[float]:
+    """Seconds of ``fn`` per timed window after warm-up; each window is a telemetry phase."""
+    reporter.phase("warmup", "start")
+    for _ in range(WARMUP_WINDOWS):
+        fn()
+    sync()
+    reporter.phase("warmup", "end")
+    seconds = []
+    for repeat in range(repeats):
+        reporter.phase("timed", "start", repeat=repeat)
+        start = clock.mark()
+        fn()
+        end = clock.mark()
+        seconds.append(clock.seconds(start, end))
+        reporter.phase("timed", "end", repeat=repeat)
+    return seconds
+
+
+def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: Any, device: str, step_mode: str,
+           clock: Clock, sync: Callable[[], None], reporter: Reporter) -> tuple[dict[str, Any], dict[str, Any]]:
+    """pp and tg at one depth: the cache filled, then the prompt's and the generation's timed windows. Each
+    row's ``work`` is the FLOPs (pp) or bytes (tg) of one window, what its bound divides."""
+    from hwbench_gui.engine.models.llm.model import KVCache
+
+    arch, pp, tg, batch = model.arch, params["pp"], params["tg"], params["batch"]
+    bytes_per_element = torch.finfo(dtype).bits // 8
+    cache = KVCache.allocate(arch, batch, depth + max(pp, tg), dtype, device)
+    _fill(torch, model, cache, depth, FILL_CHUNK["cpu" if device == "cpu" else "cuda"], batch)
+    prompt = torch.randint(0, arch.vocab, (batch, pp), device=device)
+
+    def process() -> None:
+        model(prompt, cache=cache, start=depth, last_only=True)
+
+    if device != "cpu" and step_mode in ("graph", "compile"):
+        # one graph of the whole pass: launching its ~30 kernels per layer from Python takes about as long as
+        # a 512-token prompt's matmuls on a fast GPU
+        process = capture(torch, process).replay
+    seconds = _windows(process, clock, params["repeats"], reporter, sync)
+    pp_row = {"depth": depth, "tokens_per_s": [batch * pp / s for s in seconds], "window_seconds": seconds,
+              "work": ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch, "work_unit": "FLOP"}
+    stepper = Stepper(torch, model, cache, batch, step_mode)
+
+    def generate() -> None:
+        stepper.at(depth)
+        for _ in range(tg):
+            stepper.step()
+
+    seconds = _windows(generate, clock, params["repeats"], reporter, sync)
+    step_bytes = sum(ar.bytes_per_step(arch, bytes_per_element, bytes_per_element, depth + i, batch)
+                     for i in range(tg))
+    tg_row = {"depth": depth, "tokens_per_s": [batch * tg / s for s in seconds], "window_seconds": seconds,
+              "work": step_bytes, "work_unit": "byte"}
+    return pp_row, tg_row
+
+
+def _serve(torch: Any, model: Any, clock: Clock, concurrency: int, prompt: int, output: int, chunk_tokens: int,
+           step_mode: str, dtype: Any, device: str, repeats: int, reporter: Reporter) -> dict[str, Any]:
+    """``concurrency`` requests arriving together: prompts processed a group at a time, every sequence's first
+    token taken from its group's logits, then all sequences decoded in lockstep. Per request: time to first
+    token from the common arrival, time per output token after its first."""
+    from hwbench_gui.engine.models.llm.model import KVCache
+
+    arch = model.arch
+    cache = KVCache.allocate(arch, concurrency, prompt + output, dtype, device)
+    stepper = Stepper(torch, model, cache, concurrency, step_mode)
+    group = max(1, min(concurrency, chunk_tokens // prompt))
+    generator = torch.Generator(device=device).manual_seed(concurrency)
+    prompts = torch.randint(0, arch.vocab, (concurrency, prompt), device=device, generator=generator)
+    ttft, tpot, throughput = [], [], []
+    for repeat in range(repeats + 1):  # the first scenario is the warm-up
+        timed = repeat > 0
+        reporter.phase("timed" if timed else "warmup", "start", repeat=repeat - 1 if timed else None)
+        arrival = clock.mark()
+        firsts = []
+        for first in range(0, concurrency, group):
+            count = min(group, concurrency - first)
+            logits = model(prompts[first:first + count], cache=cache.narrow(first, count), start=0, last_only=True)
+            stepper.tokens[first:first + count] = logits[:, 0].argmax(dim=-1, keepdim=True)
+            firsts.append((count, clock.mark()))
+        stepper.at(prompt)
+        for _ in range(output - 1):
+            stepper.step()
+        end = clock.mark()
+        total_s = clock.seconds(arrival, end)
+        reporter.phase("timed" if timed else "warmup", "end", repeat=repeat - 1 if timed else None)
+        if not timed:
+            continue
+        for count, mark in firsts:
+            first_s = clock.seconds(arrival, mark)
+            ttft += [first_s] * count
+            tpot += [(total_s - first_s) / max(1, output - 1)] * count
+        throughput.append(concurrency * output / total_s)
+    del stepper, cache
+    return {"concurrency": concurrency, "output_tokens_per_s": throughput, "ttft_s": ttft, "tpot_s": tpot,
+            "prefill_group_sequences": group}
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    return {"p50": percentile(values, 50.0), "p99": percentile(values, 99.0)}
+
+
+def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
+    import torch
+
+    asked = parse_device(params["device"])
+    where = resolve_auto(asked)
+    kind = "cuda" if where.kind != CPU else "cpu"
+    index = where.index
+    device = "cpu"
+    if kind == "cuda":
+        device = str(cuda_device(index))
+        torch.cuda.set_device(index)
+    arch = resolve(params["model"])
+    precision = from_key(params["precision"])
+    dtype = getattr(torch, precision.tensor_dtype)
+    bytes_per_param = torch.finfo(dtype).bits // 8
+    resolved, warnings = _auto(params, kind, arch)
+    params = {**params, **resolved}
+    if kind == "cpu" and params["threads"]:
+        torch.set_num_threads(params["threads"])
+    if asked.kind == AUTO and kind == "cpu":
+        warnings.append("no CUDA GPU visible to PyTorch: device=auto measured the CPU")
+    pp, tg, batch = params["pp"], params["tg"], params["batch"]
+    span = max(pp, tg)
+    depths = []
+    for depth in sorted(set(params["depths"])):
+        if depth + span > arch.max_positions:
+            warnings.append(f"depth {depth} skipped: {depth} + {span} positions exceed {arch.name}'s "
+                            f"{arch.max_positions}")
+        else:
+            depths.append(depth)
+    if not depths:
+        raise ParamError(f"no depth fits {arch.name}'s {arch.max_positions} positions with pp{pp} / tg{tg}")
+    step_mode = params["step"]
+    if step_mode == "graph" and kind != "cuda":
+        raise ParamError("step=graph needs a CUDA GPU (CUDA graphs); use step=eager, compile or auto on the CPU")
+
+    fill_chunk = FILL_CHUNK[kind]
+    positions = max(depths) + span
+    # RoPE tables cover the serving sweep's sequences too.
+    table_positions = max(positions, params["serve_prompt"] + params["serve_output"] if params["serve"] else 0)
+    plan = ar.memory_plan(arch, bytes_per_param, batch, positions, max(pp, fill_chunk) * batch)
+    free_all = _free_all(torch, kind, index)
+    free_before = free_all[0]
+    fits = what_fits(free_all, positions, max(pp, fill_chunk))
+    _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}")
+
+    limits = _measure_limits(torch, kind, device, precision.label, reporter)
+    reporter.progress(0.08, f"building {arch.name} in {precision.label} on {device}")
+    if kind == "cuda":
+        torch.cuda.reset_peak_memory_stats(index)
+    with torch.no_grad():
+        model = _build_model(torch, params["model"], arch, dtype, device, min(arch.max_positions, table_positions))
+    clock = Clock(torch, kind == "cuda")
+
+    def sync() -> None:
+        if kind == "cuda":
+            torch.cuda.synchronize(index)
+
+    rows: dict[str, list[dict[str, Any]]] = {"pp": [], "tg": []}
+    steps = Steps(reporter, len(depths) * 2 + len(params["concurrency"]))
+    bandwidth, flops_rate = limits.bandwidth_bytes_per_s, limits.flops_per_s
+    with torch.no_grad():
+        for depth in depths:
+            pp_row, tg_row = _depth(torch, model, depth, params, dtype, device, step_mode, clock, sync, reporter)
+            for key, row, bound_of in (("pp", pp_row, flops_rate), ("tg", tg_row, bandwidth)):
+                row["bound_tokens_per_s"] = batch * (pp if key == "pp" else tg) * bound_of / row["work"]
+                rows[key].append(row)
+                n = pp if key == "pp" else tg
+                value = median(row["tokens_per_s"])
+                reporter.metric(f"{key}{n}", value, "tokens/s", x=depth, x_label="context depth (tokens)",
+                                series=f"{key}{n}")
+                steps.advance(f"{key}{n} at depth {depth}: {value:.1f} tokens/s")
+            if kind == "cuda":
+                torch.cuda.empty_cache()
+        peak_bench = int(torch.cuda.max_memory_allocated(index)) if kind == "cuda" else _rss()
+
+        serving, serve_skipped = [], {}
+        for concurrency in sorted(set(params["concurrency"])) if params["serve"] else []:
+            chunk = SERVE_CHUNK_TOKENS[kind]
+            group = max(1, min(concurrency, chunk // params["serve_prompt"]))
+            need = ar.memory_plan(arch, bytes_per_param, concurrency, params["serve_prompt"] + params["serve_output"],
+                                  group * params["serve_prompt"])
+            free = _free_bytes(torch, kind, index)
+            extra = need.total_bytes - need.weights_bytes  # the weights are already resident
+            if extra > free or params["serve_prompt"] + params["serve_output"] > arch.max_positions:
+                serve_skipped[concurrency] = (f"needs {extra / (1 << 30):.2f} GiB beside the weights "
+                                              f"({need.text()}), {free / (1 << 30):.2f} GiB free")
+                steps.advance(f"{concurrency} sequences skipped: do not fit")
+                continue
+            if kind == "cuda":
+                torch.cuda.reset_peak_memory_stats(index)
+            point = _serve(torch, model, clock, concurrency, params["serve_prompt"], params["serve_output"], chunk,
+                           step_mode, dtype, device, params["serve_repeats"], reporter)
+            point["plan"] = need.to_json()
+            point["peak_allocated_bytes"] = int(torch.cuda.max_memory_allocated(index)) if kind == "cuda" else None
+            serving.append(point)
+            reporter.metric("serving", median(point["output_tokens_per_s"]), "tokens/s", x=concurrency,
+                            x_label="concurrent sequences", series="output tokens/s")
+            steps.advance(f"{concurrency} sequences: {median(point['output_tokens_per_s']):.0f} output tokens/s")
+            if kind == "cuda":
+                torch.cuda.empty_cache()
+    outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
+                       free_before, peak_bench, kind, index, torch)
+    outcome.details["what_fits"] = {"free_bytes": free_all, "positions": positions, "models": fits}
+    return outcome
+
+
+def _rss() -> int:
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
+
+
+def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings, plan, free_before, peak, kind,
+             index, torch) -> Outcome:
+    pp, tg, batch = params["pp"], params["tg"], params["batch"]
+    gpu_name = torch.cuda.get_device_name(index) if kind == "cuda" else None
+    sheet = datasheets.lookup(gpu_name) if gpu_name else None
+    figures: dict[str, dict[str, Any]] = {}
+    series: list[Series] = []
+    for key, n, limit_name in (("tg", tg, "bandwidth"), ("pp", pp, "matmul")):
+        for row in rows[key]:
+            value = median(row["tokens_per_s"])
+            row["fraction_of_bound"] = value / row["bound_tokens_per_s"]
+            figures[f"{key}{n} @ depth {row['depth']}"] = figure(
+                row["tokens_per_s"], "tokens/s", depth=row["depth"], bound_tokens_per_s=row["bound_tokens_per_s"],
+                fraction_of_bound=row["fraction_of_bound"], bound=limit_name)
+        depths = [float(r["depth"]) for r in rows[key]]
+        y_label = "generated tokens/s" if key == "tg" else "prompt tokens/s"
+        series.append(Series(f"{key}{n}", depths, [median(r["tokens_per_s"]) for r in rows[key]],
+                             "context depth (tokens)", y_label,
+                             y_spread=[spread(r["tokens_per_s"]) for r in rows[key]]))
+        series.append(Series(f"{key}{n} bound ({'measured copy bandwidth' if key == 'tg' else 'measured matmul rate'})",
+                             depths, [r["bound_tokens_per_s"] for r in rows[key]], "context depth (tokens)", y_label))
+    tpot_target_s, ttft_target_s = params["tpot_target_ms"] / 1e3, params["ttft_target_s"]
+    largest = None
+    for point in serving:
+        point["ttft"] = _percentiles(point["ttft_s"])
+        point["tpot"] = _percentiles(point["tpot_s"])
+        point["meets_target"] = point["tpot"]["p99"] <= tpot_target_s and point["ttft"]["p99"] <= ttft_target_s
+        if point["meets_target"]:
+            largest = point["concurrency"]
+        c = point["concurrency"]
+        figures[f"serving {c} sequences: output tokens/s"] = figure(point["output_tokens_per_s"], "tokens/s",
+                                                                    concurrency=c)
+        figures[f"serving {c} sequences: TTFT"] = figure(point["ttft_s"], "s", higher_is_better=False, concurrency=c,
+                                                         p99=point["ttft"]["p99"])
+        figures[f"serving {c} sequences: TPOT"] = figure([s * 1e3 for s in point["tpot_s"]], "ms",
+                                                         higher_is_better=False, concurrency=c,
+                                                         p99=point["tpot"]["p99"] * 1e3)
+    if serving:
+        series.append(Series("serving: TPOT p99 against output tokens/s",
+                             [median(p["output_tokens_per_s"]) for p in serving],
+                             [p["tpot"]["p99"] * 1e3 for p in serving], "output tokens/s (all sequences)",
+                             "time per output token, p99 (ms)"))
+    headline = rows["tg"][0]
+    for c, why in serve_skipped.items():
+        warnings.append(f"serving {c} sequences skipped: {why}")
+    bandwidth_gbps, tflops = median(limits.copy_gbps), median(limits.matmul_tflops)
+    datasheet = None
+    if sheet:
+        datasheet = {"model": sheet.model, "memory_gb_per_s": sheet.memory_gb_per_s,
+                     "peak_tflops": sheet.peak_tflops(label), "source": sheet.source,
+                     "measured_copy_fraction": bandwidth_gbps / sheet.memory_gb_per_s,
+                     "measured_matmul_fraction": (tflops / sheet.peak_tflops(label)
+                                                  if sheet.peak_tflops(label) else None)}
+    weights_read = ar.weight_params_read_per_step(arch) * (plan.weights_bytes // ar.total_params(arch))
+    method = (
+        f"{arch.name} ({ar.total_params(arch):,} parameters, {arch.layers} layers, {arch.heads} heads / "
+        f"{arch.kv_heads} KV heads, {arch.norm}, {arch.mlp}, {arch.positional} positions) with "
+        + ("random weights made in " if params["model"].strip().lower() in BUILT_IN else "weights loaded from ")
+        + f"{label} on {cuda_label(index) if kind == 'cuda' else 'the CPU'}; every tensor, the KV cache and the "
+        f"attention in {label} (softmax of generation in FP32). "
+        f"pp{pp}: {pp} random tokens of each of {batch} sequences processed in one forward pass after `depth` "
+        "cached positions (logits of the last position only); tg"
+        f"{tg}: {tg} tokens generated one at a time (greedy, each fed back) starting after `depth` positions. "
+        "Before each depth the KV cache is filled by processing random tokens (as llama-bench -d), untimed. "
+        f"{WARMUP_WINDOWS} warm-up windows, then {params['repeats']} timed windows per figure (each a telemetry "
+        "phase), timed with " + ("CUDA events" if kind == "cuda" else "perf_counter")
+        + "; tokens/s = tokens of the window / its time; the figure is the median with p5-p95 over windows. "
+        + {"graph": "The one-token step (eager PyTorch kernels) is captured once in a CUDA graph and replayed; ",
+           "compile": "The one-token step is compiled by torch.compile (default mode: Inductor's fused kernels)"
+                      + (" and captured once in a CUDA graph; " if kind == "cuda" else "; "),
+           "eager": "The one-token step runs eagerly; "}[params["step"]]
+        + ("the prompt's forward pass is likewise replayed from a CUDA graph; " if kind == "cuda"
+           and params["step"] in ("graph", "compile") else "")
+        + "prompts use SDPA attention with the cache, generation batched matmuls over the static cache with "
+        "later positions masked (the cache of a depth holds depth + max(pp, tg) positions rounded up to blocks of "
+        f"{ar.ATTENTION_BLOCK}, read in blocks of that many; the bound counts only the positions attended, so "
+        "reading the masked rest is this method's own cost). "
+        f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s ("
+        + ("gpu.d2d's" if kind == "cuda" else "a torch") + f" copy of "
+        f"{limits.copy_bytes >> 20} MiB, bytes read + written, median of {LIMIT_REPEATS}) and {label} matmul "
+        f"{tflops:.1f} TFLOP/s (gpu.matmul's {limits.matmul_n}³ product, median of {LIMIT_REPEATS}). "
+        f"tg bound = tokens × bandwidth / bytes, bytes = Σ over the window's steps of weights read per step "
+        f"({weights_read / 1e9:.3f} GB: every block, the final norm and the output projection) + per sequence "
+        f"{ar.kv_bytes_per_token(arch, plan.weights_bytes // ar.total_params(arch)):,.0f} KV bytes per position × "
+        "(positions attended + the one written). pp bound = tokens × matmul rate / FLOPs, FLOPs = 2 × block "
+        "matmul weights × tokens + causal attention (4 × layers × heads × head_dim × keys attended) + 2 × output "
+        "projection for the last position."
+    )
+    if serving or serve_skipped:
+        method += (
+            f" Serving: for each concurrency c, c requests of {params['serve_prompt']} random prompt tokens and "
+            f"{params['serve_output']} output tokens arrive together at t = 0 (a closed batch, no later arrivals); "
+            f"prompts are processed a group of up to {SERVE_CHUNK_TOKENS[kind]} positions at a time, each request's "
+            "first token comes from its group's logits, then all c sequences are decoded in lockstep. TTFT = its "
+            "group's end − arrival; TPOT = (end of the last step − its first token) / (output − 1); output "
+            "tokens/s = c × output / scenario time. One warm-up scenario, then "
+            f"{params['serve_repeats']} timed; p50/p99 over every request of the timed ones. Target: TPOT p99 ≤ "
+            f"{params['tpot_target_ms']:g} ms and TTFT p99 ≤ {params['ttft_target_s']:g} s."
+        )
+    details = {
+        "model": {"name": arch.name, "source": arch.source, "parameters": ar.total_params(arch),
+                  "matmul_parameters": ar.matmul_params(arch), "embedding_parameters": ar.embedding_params(arch),
+                  "weights_read_per_step_bytes": weights_read,
+                  "kv_bytes_per_position": ar.kv_bytes_per_token(arch, plan.weights_bytes // ar.total_params(arch)),
+                  "layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads, "kv_heads": arch.kv_heads},
+        "precision": {"weights": label, "kv_cache": label, "activations": label, "softmax_generation": FP32.label},
+        "limits": {"copy_gbps": limits.copy_gbps, "copy_bytes": limits.copy_bytes,
+                   "matmul_tflops": limits.matmul_tflops, "matmul_n": limits.matmul_n,
+                   "bandwidth_gbps_median": bandwidth_gbps, "matmul_tflops_median": tflops},
+        "datasheet": datasheet if sheet else {"value": None,
+                                              "reason": datasheets.unknown_reason(gpu_name) if kind == "cuda"
+                                              else "the CPU has no datasheet entry"},
+        "pp": rows["pp"], "tg": rows["tg"],
+        "serving": [{k: v for k, v in p.items()} for p in serving],
+        "serving_skipped": {str(c): why for c, why in serve_skipped.items()},
+        "largest_concurrency_within_target": largest,
+        "targets": {"tpot_p99_ms": params["tpot_target_ms"], "ttft_p99_s": params["ttft_target_s"]},
+        "memory": {"plan": plan.to_json(), "free_before_bytes": free_before,
+                   ("peak_allocated_bytes" if kind == "cuda" else "process_rss_bytes"): peak},
+        "torch": torch.__version__,
+    }
+    return Outcome(
+        figure_name=f"tg{tg} @ depth {headline['depth']}",
+        unit="tokens/s",
+        samples=headline["tokens_per_s"],
+        precision=label,
+        method=method,
+        figures=figures,
+        series=series,
+        warnings=warnings,
+        details=details,
+        device=cuda_label(index) if kind == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
+        resolved_params={k: params[k] for k in ("depths", "concurrency", "step", "threads")},
+    )
+
+
+def _availability() -> str | None:
+    return torch_missing_reason()
+
+
+BENCHMARK = Benchmark(
+    id="llm.infer",
+    title="Language-model inference",
+    category="Language models",
+    description=("Prompt (pp) and generation (tg) tokens/s of a decoder-only language model at context depths, "
+                 "each as a fraction of this device's measured bandwidth or matmul limit, and a serving sweep: "
+                 "time to first token, time per output token and the concurrency a latency target allows."),
+    params=(
+        Param("device", "device", "auto", "Where to run: 'auto' (GPU 0 when PyTorch sees one, else the CPU), "
+              "'cuda:N' or 'cpu'.", decides_comparability=False),
+        Param("model", "str", "llama-3.1-8b", f"A built-in architecture with random weights ({', '.join(BUILT_IN)}) "
+              "or a Hugging Face folder (config.json + *.safetensors)."),
+        Param("precision", "choice", BF16.key, "Weights, KV cache and activations: bf16, fp16 or fp32.",
+              choices=tuple(p.key for p in PRECISIONS)),
+        Param("pp", "int", 512, "Prompt tokens processed at once (pp N).", minimum=1, maximum=65536),
+        Param("tg", "int", 128, "Tokens generated one at a time (tg N).", minimum=1, maximum=65536),
+        Param("depths", "int_list", [], "Context depths (positions in the KV cache before pp/tg); empty = "
+              "0,4096,16384 on a GPU, 0,1024 on the CPU.", minimum=0, maximum=1 << 20, allow_empty=True),
+        Param("batch", "int", 1, "Sequences processed together in pp/tg.", minimum=1, maximum=1024),
+        Param("step", "choice", "auto", "The one-token step: graph = PyTorch's kernels captured in a CUDA graph; "
+              "compile = torch.compile's fused kernels (in a CUDA graph on a GPU); eager; auto = graph on a GPU, "
+              "eager on the CPU.", choices=("auto", "graph", "compile", "eager")),
+        Param("serve", "bool", True, "Run the serving sweep."),
+        Param("concurrency", "int_list", [], "Concurrent sequences of the serving sweep; empty = 1,4,16,64,256 on "
+              "a GPU (as many as fit), 1,4 on the CPU.", minimum=1, maximum=4096, allow_empty=True),
+        Param("serve_prompt", "int", 512, "Prompt tokens per request in the serving sweep.", minimum=1,
+              maximum=65536),
+        Param("serve_output", "int", 128, "Output tokens per request in the serving sweep.", minimum=2,
+              maximum=65536),
+        Param("tpot_target_ms", "float", 50.0, "Latency target: time per output token, p99.", minimum=0.001,
+              unit="ms"),
+        Param("ttft_target_s", "float", 2.0, "Latency target: time to first token, p99.", minimum=0.001, unit="s"),
+        Param("threads", "int", 0, "CPU threads (the CPU only); 0 = one per 4M matmul weights, up to every core.",
+              minimum=0, maximum=4096, decides_comparability=False),
+        Param("repeats", "int", 5, "Timed windows per pp/tg figure.", minimum=2, maximum=1000,
+              decides_comparability=False),
+        Param("serve_repeats", "int", 4, "Timed scenarios per concurrency (after one warm-up); 4 lets a comparison "
+              "of output tokens/s reach significance.", minimum=1,
+              maximum=100, decides_comparability=False),
+    ),
+    run=run,
+    version="1",
+    needs=frozenset({"torch"}),
+    availability=_availability,
+    default_timeout_s=1800.0,
+)

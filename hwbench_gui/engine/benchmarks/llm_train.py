@@ -1,0 +1,524 @@
+"""llm.train: language-model training and LoRA fine-tuning, tokens/s and model FLOPs utilisation (MFU)
+against this GPU's datasheet dense peak and against the matmul rate measured in the same run.
+
+The arithmetic (FLOPs per token, the memory a step holds) is in
+:mod:`hwbench_gui.engine.models.llm.training_arithmetic`; the step itself in
+:mod:`hwbench_gui.engine.models.llm.training`. Several GPUs go through the model benchmarks' launcher
+(:func:`hwbench_gui.engine.models.multigpu.launch`): DDP when the training state fits one GPU, FSDP2
+when it does not. torch is imported inside the run only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from hwbench_gui.engine.inventory import datasheets
+from hwbench_gui.engine.measure.stats import median
+from hwbench_gui.engine.measure.timing import figure, inner_for, time_cpu, time_cuda
+from hwbench_gui.engine.models import multigpu
+from hwbench_gui.engine.models.common import GIB, OutOfMemoryError, TimedRun, window_rates
+from hwbench_gui.engine.models.llm import training_arithmetic as ta
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter
+from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
+from hwbench_gui.engine.spec.precision import BF16_AMP, FP16_AMP, from_key
+
+BENCH_ID = "llm.train"
+PRECISION_KEYS = (BF16_AMP.key, FP16_AMP.key)
+#: Share of a GPU's memory the pre-run estimate may fill before the run is refused (the CUDA context,
+#: cuBLAS workspaces and the allocator's rounding take the rest).
+FIT_FRACTION = 0.92
+#: The matmul the run measures for its own MFU denominator: n × n × n, back-to-back for about this long.
+MATMUL_N = {"cuda": 8192, "cpu": 512}
+MATMUL_REPEAT_S = {"cuda": 0.05, "cpu": 0.1}
+MATMUL_REPEATS = 10
+#: One-GPU documents read for the scaling efficiency are at most this large.
+BASELINE_MAX_BYTES = 8 << 20
+
+
+def _params() -> tuple[Param, ...]:
+    return (
+        Param("model", "str", "gpt2-124m", "gpt2-124m, llama-3.2-1b, llama-3.1-8b, qwen2.5-7b, tiny, or a folder "
+              "holding a Hugging Face config.json (its architecture; weights random-initialised: the rate does not "
+              "depend on them)."),
+        Param("method", "choice", "full", "full = every parameter trains (mixed-precision AdamW, FP32 master "
+              "weights); lora = the base frozen in 16 bits, low-rank adapters on q/k/v, out, up, down train.",
+              choices=("full", "lora")),
+        Param("precision", "choice", BF16_AMP.key, "Autocast: bf16-amp, or fp16-amp (with loss scaling). FP8 "
+              "training is not built.", choices=PRECISION_KEYS),
+        Param("seq", "int", 1024, "Sequence length in tokens (1024, 2048, 4096 are the usual).", minimum=16,
+              maximum=1 << 17, unit="tokens"),
+        Param("micro_batch", "int", 0, "Sequences per forward pass per GPU; 0 = the largest that fits (one GPU: "
+              "found by trying steps, doubling then bisecting, as 'hwbench maxbatch' does, up to "
+              f"{ta.MAX_MICRO_TOKENS // 1024}k tokens; several GPUs: from the memory estimate; the CPU: 1). The "
+              "result stores the value used.", minimum=0, maximum=4096),
+        Param("grad_accum", "int", 1, "Micro-batches per optimizer step (gradient accumulation). Tokens per step = "
+              "micro_batch × grad_accum × seq × GPUs.", minimum=1, maximum=4096),
+        Param("checkpointing", "bool", False, "Activation checkpointing per block (recompute in the backward pass: "
+              "less memory, about a third more work that MFU does not count)."),
+        Param("lora_rank", "int", 16, "LoRA rank r (method=lora).", minimum=1, maximum=4096),
+        Param("lora_alpha", "float", 32.0, "LoRA alpha (scale alpha / r).", minimum=0.01, maximum=1e6),
+        Param("compile", "choice", "auto", "torch.compile of each block and of the loss's chunk (default mode). "
+              "auto = on a GPU, off on the CPU (compiling takes minutes there). The result stores the value used.",
+              choices=("auto", "true", "false")),
+        Param("steps", "int", 5, "Steps of the untimed window that sizes the timed ones on a GPU (timed steps per "
+              "window on the CPU).", minimum=1, maximum=100000, decides_comparability=False),
+        Param("repeats", "int", 5, "Timed windows; each gives one tokens/s sample (median and spread).", minimum=1,
+              maximum=1000, decides_comparability=False),
+        Param("min_time_s", "float", 10.0, "Least total timed time on a GPU, split over the windows (clocks reach "
+              "their power-limited level); the CPU runs the steps only.", minimum=0.5, maximum=3600.0, unit="s",
+              decides_comparability=False),
+        Param("warmup", "int", 3, "Untimed steps first (compilation happens in the first).", minimum=1, maximum=1000,
+              decides_comparability=False),
+        Param("device", "device", AUTO, "'auto' (the first GPU PyTorch sees, else the CPU), 'cuda:N' or 'cpu'.",
+              choices=(AUTO, CPU, CUDA), decides_comparability=False),
+        Param("gpus", "int", 1, "GPUs on this machine: N > 1 launches N ranks as torchrun does (NCCL; gloo on the "
+              "CPU).", minimum=1, maximum=64),
+        Param("sharding", "choice", "auto", "Several GPUs: ddp (each GPU holds the whole training state), fsdp "
+              "(FSDP2 fully_shard per block: states divided over the GPUs), auto = ddp when the estimate fits one "
+              "GPU, else fsdp.", choices=("auto", "ddp", "fsdp")),
+        Param("single_gpu_result", "path", "", "A one-GPU llm.train document at the same settings: the scaling "
+              "efficiency of a multi-GPU run is computed against it.", decides_comparability=False),
+    )
+
+
+def _arch(params: dict[str, Any]) -> Any:
+    from hwbench_gui.engine.models.llm import architectures
+
+    arch = architectures.resolve(params["model"])
+    if params["seq"] > arch.max_positions:
+        raise ParamError(f"seq: {params['seq']} is longer than {arch.name}'s {arch.max_positions} positions")
+    return arch
+
+
+def estimate(arch: Any, params: dict[str, Any], micro_batch: int, sharding: str = "none",
+             world: int = 1) -> ta.TrainingMemory:
+    """The memory estimate of ``params`` at ``micro_batch`` on a GPU (the arithmetic, no torch)."""
+    dims = ta.dims_of(arch, params["method"], params["lora_rank"])
+    lora_params = sum(params["lora_rank"] * (i + o) for i, o in dims.adapted)
+    return ta.training_memory(dims, method=params["method"], micro_batch=micro_batch, seq=params["seq"],
+                              checkpointing=params["checkpointing"], chunk_tokens=ta.chunk_tokens(arch.vocab),
+                              lora_params=lora_params, sharding=sharding, world=world)
+
+
+def flops_per_token(arch: Any, params: dict[str, Any]) -> int:
+    dims = ta.dims_of(arch, params["method"])
+    return ta.flops_per_token(dims, params["seq"], params["method"], params["lora_rank"])
+
+
+def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
+    if importlib.util.find_spec("torch") is None:
+        raise BenchmarkUnavailable("PyTorch is not installed")
+    arch = _arch(params)
+    asked = parse(params["device"], allow=(AUTO, CPU, CUDA))
+    params = {**params, "device": str(resolve_auto(asked))}
+    kind, _ = split_device(params["device"])
+    params["compile"] = kind == CUDA if params["compile"] == "auto" else params["compile"] == "true"
+    if multigpu.is_rank_process():
+        return _rank_main(arch, params, reporter)
+    if params["gpus"] > 1:
+        return _run_multi(arch, params, reporter, asked.kind == AUTO)
+    return _run_single(arch, params, reporter, asked.kind == AUTO)
+
+
+def _device(torch: Any, params: dict[str, Any], local_rank: int = 0) -> Any:
+    kind, index = split_device(params["device"])
+    if kind != CUDA:
+        return torch.device("cpu")
+    if not torch.cuda.is_available():
+        raise BenchmarkUnavailable(f"PyTorch {torch.__version__} cannot use CUDA here (built for CUDA "
+                                   f"{torch.version.cuda}); use device=cpu")
+    index += local_rank
+    if index >= torch.cuda.device_count():
+        raise BenchmarkUnavailable(f"GPU {index} does not exist: PyTorch sees {torch.cuda.device_count()}")
+    device = torch.device("cuda", index)
+    torch.cuda.set_device(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    return device
+
+
+def _fit_check(arch: Any, params: dict[str, Any], memory_bytes: float, sharding: str, world: int) -> int:
+    """The largest micro-batch the estimate fits (0: none); raises OutOfMemoryError with the arithmetic when
+    the asked micro-batch (or one sequence) does not fit."""
+    budget = memory_bytes * FIT_FRACTION
+    largest = ta.largest_micro_batch(budget, lambda mb: estimate(arch, params, mb, sharding, world))
+    asked = params["micro_batch"] or 1
+    if asked > largest:
+        memory = estimate(arch, params, asked, sharding, world)
+        raise OutOfMemoryError(
+            f"{arch.name} {params['method']} at micro-batch {asked} × {params['seq']} tokens needs about "
+            f"{memory.total / GIB:.1f} GiB ({'; '.join(memory.lines()[:-1])}), more than {FIT_FRACTION:.0%} of this "
+            f"GPU's {memory_bytes / GIB:.1f} GiB" + (f"; micro-batch {largest} fits" if largest else
+                                                      "; not even one sequence fits: try checkpointing=true, "
+                                                      "method=lora or more GPUs (sharding=fsdp)"))
+    return largest
+
+
+def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto: bool) -> Outcome:
+    import torch
+
+    from hwbench_gui.engine.models.llm import training
+
+    device = _device(torch, params)
+    cuda = device.type == "cuda"
+    warnings: list[str] = []
+    search: dict[str, Any] = {}
+    if asked_auto and not cuda:
+        warnings.append("no GPU found (device=auto): ran on the CPU")
+    if cuda:
+        total = torch.cuda.get_device_properties(device).total_memory
+        largest = _fit_check(arch, params, total, "none", 1)
+        if not params["micro_batch"]:
+            limit = max(1, ta.MAX_MICRO_TOKENS // params["seq"])
+            reporter.log(f"finding the largest micro-batch (estimate: {largest}, at most {limit})")
+            found, tries = training.search_micro_batch(arch, params, device, from_key(params["precision"]),
+                                                       reporter, start=max(1, min(largest, limit)), limit=limit)
+            if found == 0:
+                raise OutOfMemoryError(f"CUDA out of memory at micro-batch 1 × {params['seq']} tokens: "
+                                       "try checkpointing=true or method=lora")
+            params = {**params, "micro_batch": found, "micro_batch_searched": True}
+            search = {"tries": [list(t) for t in tries], "estimate_largest": largest, "limit": limit}
+    elif not params["micro_batch"]:
+        params = {**params, "micro_batch": 1}
+    run, details = training.measure(arch, params, reporter, device)
+    if search:
+        details["micro_batch_search"] = search
+        params = {**params, "micro_batch": run.batch // (params["grad_accum"] * params["seq"])}
+    where = f"cuda:{device.index} ({torch.cuda.get_device_name(device)})" if cuda else \
+        f"cpu ({torch.get_num_threads()} threads)"
+    matmul = _measure_matmul(torch, device, params["precision"])
+    return _outcome(arch, params, [run], where, details, warnings, matmul, device_name=_gpu_name(torch, device))
+
+
+def _gpu_name(torch: Any, device: Any) -> str | None:
+    return torch.cuda.get_device_name(device) if device.type == "cuda" else None
+
+
+def _measure_matmul(torch: Any, device: Any, precision_key: str) -> dict[str, Any]:
+    """This device's 16-bit matmul rate, measured now with gpu.matmul's operands: back-to-back n³ products
+    (sustained, power-limited as training is), the MFU denominator beside the datasheet's."""
+    from hwbench_gui.engine.benchmarks.gpu_matmul import make_operands
+
+    label = from_key(precision_key).autocast_dtype
+    label = {"bfloat16": "BF16", "float16": "FP16"}[label]
+    kind = device.type
+    n = MATMUL_N[kind]
+    try:
+        fn, _inputs = make_operands(label, n, str(device))
+        timer = time_cuda if kind == "cuda" else time_cpu
+        one = timer(fn, repeats=1, warmup=3)[0]
+        seconds = timer(fn, repeats=MATMUL_REPEATS, inner=inner_for(one, MATMUL_REPEAT_S[kind]), warmup=0)
+    except RuntimeError as exc:
+        return {"value": None, "unit": "TFLOP/s", "reason": f"{label} matmul could not run here: {exc}"}
+    rates = [2 * n**3 / s / 1e12 for s in seconds]
+    return {**figure(rates, "TFLOP/s", size=n, precision=label),
+            "what": f"{label} {n}×{n}×{n} products back to back for about {MATMUL_REPEAT_S[kind] * 1e3:g} ms per "
+                    f"sample, after the timed steps (gpu.matmul's operands, sustained mode)"}
+
+
+def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: str, details: dict[str, Any],
+             warnings: list[str], matmul: dict[str, Any], *, device_name: str | None,
+             single_rate: float | None = None, sharding: str = "none") -> Outcome:
+    world = len(ranks)
+    run = ranks[0]
+    samples = window_rates(ranks)
+    rate = median(samples)
+    fpt = flops_per_token(arch, params)
+    precision = from_key(params["precision"])
+    figures: dict[str, dict[str, Any]] = {}
+    sheet = datasheets.lookup(device_name)
+    peak = sheet.peak_tflops(precision.autocast_dtype.replace("bfloat16", "bf16").replace("float16", "fp16")) \
+        if sheet else None
+    model_tflops = [r * fpt / 1e12 for r in samples]
+    figures["model_tflops"] = figure(model_tflops, "TFLOP/s",
+                                     what=f"model FLOP/s: tokens/s × {fpt:,} FLOPs per token, all GPUs")
+    per_gpu = [r / world for r in samples]
+    if peak:
+        figures["mfu_datasheet"] = figure([r * fpt / (peak * 1e12) for r in per_gpu], "fraction", show=True,
+                                          peak_tflops=peak, source=sheet.source, gpu_model=sheet.model,
+                                          what=f"MFU against the {sheet.model}'s dense {precision.label[:4]} peak "
+                                               f"{peak:g} TFLOP/s (datasheet)")
+    else:
+        figures["mfu_datasheet"] = {"value": None, "unit": "fraction", "show": True,
+                                    "what": "MFU against the datasheet's dense peak",
+                                    "reason": ("the CPU has no datasheet tensor peak in hwbench" if device_name is None
+                                               else datasheets.unknown_reason(device_name))}
+    measured = matmul.get("value")
+    figures["matmul_tflops"] = matmul
+    if measured:
+        figures["mfu_measured_matmul"] = figure([r * fpt / (measured * 1e12) for r in per_gpu], "fraction",
+                                                matmul_tflops=measured, show=True,
+                                                what=f"MFU against the {measured:.4g} TFLOP/s matmul rate "
+                                                     "measured in this run")
+    else:
+        figures["mfu_measured_matmul"] = {"value": None, "unit": "fraction", "show": True,
+                                          "what": "MFU against the matmul rate measured in this run",
+                                          "reason": matmul.get("reason", "matmul not measured")}
+    figures["step_time"] = {"unit": "ms", "higher_is_better": False, "samples": [s * 1e3 for s in run.step_s],
+                            "what": "one optimizer step (rank 0)"}
+    tokens_per_step = run.batch * world
+    figures["tokens_per_step"] = {"value": tokens_per_step, "unit": "tokens",
+                                  "what": "micro_batch × grad_accum × seq × GPUs"}
+    memory = estimate(arch, params, params["micro_batch"], sharding, world)
+    figures["memory_estimate_gib"] = {"value": memory.total / GIB, "unit": "GiB", "higher_is_better": False,
+                                      "what": f"estimated peak memory ({memory.scheme})", "show": True}
+    for key in ("peak_allocated_bytes", "peak_reserved_bytes"):
+        value = getattr(run, key)
+        entry: dict[str, Any] = {"value": None if value is None else value / GIB, "unit": "GiB",
+                                 "higher_is_better": False}
+        if key == "peak_allocated_bytes":
+            entry.update(show=True, what="measured peak memory (allocated, timed steps)")
+        if value is None:
+            entry["reason"] = run.peak_reason or "not measured"
+        figures[key.replace("_bytes", "_gib")] = entry
+    if run.peak_allocated_bytes:
+        figures["peak_vs_estimate"] = {"value": run.peak_allocated_bytes / memory.total, "unit": "ratio",
+                                       "what": "measured peak allocated / estimated peak"}
+    if run.first_step_s is not None:
+        figures["first_step_s"] = {"value": run.first_step_s, "unit": "s", "higher_is_better": False,
+                                   "what": "first warm-up step (compilation when compile=true)"}
+    if world > 1:
+        figures["per_gpu_tokens_per_s"] = figure(per_gpu, "tokens/s")
+        if single_rate:
+            efficiency = rate / (world * single_rate)
+            figures["single_gpu_tokens_per_s"] = {"value": single_rate, "unit": "tokens/s"}
+            figures["scaling_efficiency"] = {"value": efficiency, "unit": "fraction"}
+    value = figures["mfu_datasheet"].get("value")
+    if value is not None and value > 1.0:
+        warnings.append(f"MFU {value:.0%} of the datasheet peak is above 100 %: the peak or the FLOP count is wrong")
+    method_word = "full training" if params["method"] == "full" else f"LoRA (rank {params['lora_rank']})"
+    text = (
+        f"{arch.name} {method_word}, {precision.label} (torch.autocast), sequence {params['seq']}, micro-batch "
+        f"{params['micro_batch']} × grad_accum {params['grad_accum']} × {world} GPU(s) = {tokens_per_step:,} tokens "
+        f"per optimizer step, random token ids made on the device once, next-token cross-entropy. "
+        f"{'Activation checkpointing per block. ' if params['checkpointing'] else ''}"
+        f"{'Each block and the loss chunk compiled (torch.compile, default mode). ' if params['compile'] else ''}"
+        f"Step = forward, backward, AdamW (fused where PyTorch has it), zero_grad; the output projection and loss "
+        f"fused a chunk of tokens at a time (no whole FP32 logits). {params['warmup']} warm-up steps, then "
+        f"{len(samples)} timed windows of {run.window_steps[0] if run.window_steps else run.steps} steps; each "
+        f"window's tokens/s = its tokens / its wall time (synchronised); the figure is their median. "
+        f"FLOPs per token {fpt:,} ("
+        + ("6 × matmul parameters + 12 · layers · heads · head_dim · seq" if params["method"] == "full" else
+           "frozen base: 4 × matmul parameters + 12 · layers · heads · head_dim · seq + the adapters' "
+           "6 · r · (in + out)")
+        + "; recomputation not counted). MFU = tokens/s per GPU × FLOPs per token / peak, against the datasheet's "
+        "dense peak and against the matmul rate measured in this run. Memory estimate: "
+        f"{memory.scheme}; " + "; ".join(memory.lines()) + "."
+    )
+    fits = _what_fits(run.total_memory_bytes, params)
+    details = {**details, **fits, "model": arch.name, "architecture_source": arch.source, "method": params["method"],
+               "flops_per_token": fpt, "world_size": world, "tokens_per_step": tokens_per_step,
+               "memory_estimate": memory.to_json(), "window_s": run.window_s, "window_steps": run.window_steps,
+               "total_tokens_per_s": sum(r.images for r in ranks) / max(r.total_s for r in ranks),
+               "final_loss": run.final_loss, **run.extra}
+    outcome = Outcome(figure_name=f"{arch.name} {method_word} throughput", unit="tokens/s", samples=samples,
+                      method=text, figures=figures, warnings=warnings, details=details, device=where)
+    outcome.resolved_params = {"micro_batch": params["micro_batch"], "compile": "true" if params["compile"] else
+                               "false", "sharding": sharding if world > 1 else params["sharding"]}
+    return outcome
+
+
+#: The built-in models by family, smallest first: "the largest model of each family that trains here".
+FAMILIES = {"GPT-2": ("gpt2-124m",), "Llama 3": ("llama-3.2-1b", "llama-3.1-8b"), "Qwen2.5": ("qwen2.5-7b",)}
+
+
+def _what_fits(memory_bytes: float | None, params: dict[str, Any]) -> dict[str, Any]:
+    """What trains on one GPU of ``memory_bytes`` at this run's sequence length, by the estimate: a row per
+    built-in model and method, the largest of each family, and summary lines (the CLI prints them)."""
+    if not memory_bytes:
+        return {}
+    from hwbench_gui.engine.models.llm import architectures
+
+    archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
+    fits = ta.what_fits(archs, memory_bytes, params["seq"], params["lora_rank"], FIT_FRACTION)
+    largest = ta.largest_trainable(fits, FAMILIES)
+    gib = memory_bytes / GIB
+    picked = "; ".join(f"{family}: full {picks['full'] or 'none'}, LoRA {picks['lora'] or 'none'}"
+                       for family, picks in largest.items())
+    lines = [f"largest that trains on one {gib:.0f} GiB GPU at seq {params['seq']} (estimate): {picked}"]
+    rows = [{"model": f.model, "method": f.method, "params": f.params, "peak_gib_micro_batch_1": f.peak_bytes / GIB,
+             "peak_gib_checkpointed": f.peak_checkpointed_bytes / GIB if f.peak_checkpointed_bytes else None,
+             "largest_micro_batch": f.largest_micro_batch, "verdict": f.verdict} for f in fits]
+    return {"what_fits": {"memory_gib": gib, "seq": params["seq"], "usable_fraction": FIT_FRACTION, "rows": rows,
+                          "largest_trainable": largest}, "summary": lines}
+
+
+#: The sequence lengths of the pre-run "what trains here" table.
+FIT_SEQS = (1024, 2048, 4096)
+
+
+def this_gpu_memory() -> tuple[float | None, str]:
+    """(total bytes of GPU 0, its name) from NVML, without torch; (None, why) without a GPU."""
+    from hwbench_gui.engine import nvml
+
+    if nvml.device_count() == 0:
+        reason = nvml.unavailable_reason()
+        return None, nvml.plain_reason(reason) if reason else "no NVIDIA GPU found"
+    device = nvml.handle(0)
+    info = nvml.query("nvmlDeviceGetMemoryInfo", device)
+    name = nvml.query("nvmlDeviceGetName", device) or "GPU 0"
+    total = getattr(info, "total", None)
+    return (float(total), str(name)) if total else (None, f"NVML gave no memory size for {name}")
+
+
+def fit_table(memory_bytes: float, lora_rank: int = 16) -> list[dict[str, Any]]:
+    """Before a run: for each built-in model and method, the largest micro-batch the estimate fits on one GPU of
+    ``memory_bytes`` at each of :data:`FIT_SEQS` (0 with ``checkpointing`` True: it fits only checkpointed;
+    0 without: it does not fit)."""
+    from hwbench_gui.engine.models.llm import architectures
+
+    archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for seq in FIT_SEQS:
+        for fit in ta.what_fits(archs, memory_bytes, seq, lora_rank, FIT_FRACTION):
+            row = rows.setdefault((fit.model, fit.method), {"model": fit.model, "method": fit.method,
+                                                           "params": fit.params, "by_seq": {}})
+            row["by_seq"][seq] = {"largest_micro_batch": fit.largest_micro_batch,
+                                  "checkpointing": not fit.largest_micro_batch and bool(fit.peak_checkpointed_bytes)}
+    return list(rows.values())
+
+
+# --- several GPUs ----------------------------------------------------------------------------------------
+
+
+def _sharding(arch: Any, params: dict[str, Any], memory_bytes: float | None) -> str:
+    if params["sharding"] != "auto":
+        return params["sharding"]
+    if memory_bytes is None:
+        return "ddp"
+    one = estimate(arch, {**params}, params["micro_batch"] or 1, "ddp", params["gpus"])
+    return "ddp" if one.total <= memory_bytes * FIT_FRACTION else "fsdp"
+
+
+def _run_multi(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto: bool) -> Outcome:
+    """N ranks through the model benchmarks' launcher; the micro-batch (when auto) from the estimate, as every
+    rank must agree before the first collective."""
+    import torch
+
+    kind, _ = split_device(params["device"])
+    memory = None
+    if kind == CUDA:
+        if torch.cuda.device_count() < params["gpus"]:
+            raise BenchmarkUnavailable(f"gpus={params['gpus']} but PyTorch sees {torch.cuda.device_count()} GPU(s)")
+        memory = float(torch.cuda.get_device_properties(0).total_memory)
+    sharding = _sharding(arch, params, memory)
+    if not params["micro_batch"]:
+        largest = _fit_check(arch, params, memory, sharding, params["gpus"]) if memory else 1
+        params = {**params, "micro_batch": max(1, min(largest, ta.MAX_MICRO_TOKENS // params["seq"]))}
+    elif memory:
+        _fit_check(arch, params, memory, sharding, params["gpus"])
+    records = multigpu.launch(BENCH_ID, {**params, "sharding": sharding, "compile": str(params["compile"]).lower()},
+                              params["gpus"], 1, "", reporter)
+    lead = next((r for r in records if r["rank"] == 0), records[0])
+    ranks = [TimedRun.from_json(r) for r in lead["runs"]]
+    warnings = sorted({r["teardown_warning"] for r in records if "teardown_warning" in r})
+    if asked_auto and kind == CPU:
+        warnings.append("no GPU found (device=auto): ran on the CPU")
+    single_rate = _single_rate(params, warnings)
+    device = torch.device("cuda", 0) if kind == CUDA else torch.device("cpu")
+    matmul = _measure_matmul(torch, device, params["precision"])
+    details = {**lead["details"], "backend": "NCCL" if kind == CUDA else "gloo"}
+    return _outcome(arch, params, ranks, f"{lead['where']} and {len(ranks) - 1} more rank(s)", details, warnings,
+                    matmul, device_name=lead.get("gpu_name"), single_rate=single_rate, sharding=sharding)
+
+
+
+def _single_rate(params: dict[str, Any], warnings: list[str]) -> float | None:
+    """Tokens/s of the one-GPU document ``single_gpu_result`` when it ran the same settings; None (with a
+    warning saying why) otherwise."""
+    path = params.get("single_gpu_result") or ""
+    if not path:
+        return None
+    from hwbench_gui.engine.models.llm.architectures import read_json_file
+
+    try:
+        doc = read_json_file(path, BASELINE_MAX_BYTES)  # a regular file, its size bounded before reading
+    except ParamError as exc:
+        warnings.append(f"single_gpu_result was not read: {exc}")
+        return None
+    if not isinstance(doc, dict):
+        warnings.append(f"single_gpu_result {path} is not a result document: no scaling efficiency")
+        return None
+    bench = (doc.get("benchmark") or {}).get("id")
+    other = doc.get("params") or {}
+    keys = ("model", "method", "precision", "seq", "micro_batch", "grad_accum", "checkpointing", "lora_rank")
+    differ = [k for k in keys if other.get(k) != params.get(k)]
+    value = (doc.get("figure") or {}).get("value")
+    if bench != BENCH_ID or doc.get("status") != "ok" or differ or not isinstance(value, (int, float)) \
+            or (doc.get("details") or {}).get("world_size") not in (1, None):
+        reason = f"differs in {', '.join(differ)}" if differ else "is not an ok one-GPU llm.train document"
+        warnings.append(f"single_gpu_result {path} {reason}: no scaling efficiency")
+        return None
+    return float(value)
+
+
+def _rank_main(arch: Any, params: dict[str, Any], reporter: Reporter) -> Outcome:
+    """One rank: join the process group, measure, write ``rank<N>.json`` for the launcher."""
+    import torch
+
+    from hwbench_gui.engine.models.llm import training
+    from hwbench_gui.engine.models.torch_measure import DistContext
+
+    rank, local_rank, world = (int(os.environ[k]) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE"))
+    out = Path(os.environ[multigpu.OUT_ENV])
+    ctx = DistContext(rank, local_rank, world)
+    device = _device(torch, params, local_rank)
+    if device.type == "cpu":  # torchrun's one-thread default would starve a rank; more would oversubscribe
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", world))))
+    grouped = world > 1
+    try:
+        if grouped:
+            torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        run, details = training.measure(arch, params, reporter, device, ctx if grouped else None,
+                                        params["sharding"] if grouped else "none")
+        runs = [run.to_json()]
+        if grouped:
+            gathered: list[Any] = [None] * world
+            torch.distributed.all_gather_object(gathered, run.to_json())
+            runs = gathered
+        where = f"cuda:{device.index} ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else \
+            f"cpu ({torch.get_num_threads()} threads)"
+        record = {"rank": rank, "runs": runs, "details": details, "where": where,
+                  "gpu_name": _gpu_name(torch, device)}
+    except OutOfMemoryError as exc:
+        _write(out, rank, {"rank": rank, "error_kind": "out_of_memory", "message": str(exc)})
+        raise
+    except Exception as exc:
+        _write(out, rank, {"rank": rank, "error_kind": "exception", "message": f"{type(exc).__name__}: {exc}"})
+        raise
+    finally:
+        if grouped and torch.distributed.is_initialized():
+            torch.distributed.destroy_process_group()
+    _write(out, rank, record)
+    return Outcome(figure_name="rank throughput", unit="tokens/s", samples=TimedRun.from_json(runs[0]).window_rates(),
+                   method="One rank of a multi-GPU llm.train run.", details=details, device=where)
+
+
+def _write(folder: Path, rank: int, record: dict[str, Any]) -> None:
+    tmp = folder / f".rank{rank}.json.tmp"
+    tmp.write_text(json.dumps(record))
+    tmp.replace(folder / f"rank{rank}.json")
+
+
+def _availability() -> str | None:
+    return None if importlib.util.find_spec("torch") else "PyTorch is not installed"
+
+
+BENCHMARK = Benchmark(
+    id=BENCH_ID,
+    title="Language-model training",
+    category="Language models",
+    description="Training and LoRA fine-tuning of decoder-only language models (GPT-2 124M, Llama 3.2 1B, "
+                "Llama 3.1 8B, Qwen2.5 7B, or a Hugging Face config): tokens/s and model FLOPs utilisation "
+                "against the datasheet peak and the measured matmul rate, peak memory beside the estimate, "
+                "one or several GPUs.",
+    params=_params(),
+    run=run,
+    version="1",
+    needs=frozenset({"torch"}),
+    availability=_availability,
+    default_timeout_s=1800.0,
+)

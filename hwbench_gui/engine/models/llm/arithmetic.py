@@ -1,0 +1,152 @@
+"""What a decoder-only model costs, from its :class:`~.architectures.Architecture` alone (no torch):
+parameters, bytes read per generated token, KV-cache bytes, FLOPs, and the memory a run needs.
+
+The bounds a language-model figure is held against are built from these: generating a token reads every
+weight it uses and the KV cache of the positions it attends, so its time is at least bytes ÷ memory
+bandwidth; processing a prompt is dominated by matmuls, so its time is at least FLOPs ÷ matmul rate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hwbench_gui.engine.models.llm.architectures import Architecture
+
+
+def norm_params(arch: Architecture) -> int:
+    """One normalisation layer: a scale per feature, and a shift for LayerNorm."""
+    return arch.hidden * (2 if arch.norm == "layernorm" else 1)
+
+
+def layer_matmul_params(arch: Architecture) -> int:
+    """The weights of one block's matrix multiplies (q, k, v, output projection, MLP), biases excluded."""
+    attention = arch.hidden * (arch.q_size + 2 * arch.kv_size) + arch.q_size * arch.hidden
+    mlp = (2 if arch.mlp == "gelu" else 3) * arch.hidden * arch.intermediate
+    return attention + mlp
+
+
+def layer_other_params(arch: Architecture) -> int:
+    """One block's biases and its two normalisations."""
+    bias = (arch.q_size + 2 * arch.kv_size) if arch.qkv_bias else 0
+    if arch.other_bias:
+        bias += arch.hidden + arch.intermediate + arch.hidden
+    return bias + 2 * norm_params(arch)
+
+
+def embedding_params(arch: Architecture) -> int:
+    """The token table, plus the learned position table where there is one."""
+    return arch.vocab * arch.hidden + (arch.max_positions * arch.hidden if arch.positional == "learned" else 0)
+
+
+def head_params(arch: Architecture) -> int:
+    """The output projection's weights (the token table itself when tied)."""
+    return arch.vocab * arch.hidden
+
+
+def total_params(arch: Architecture) -> int:
+    """Every parameter stored, the output projection counted once when tied to the token table."""
+    head = 0 if arch.tied_embeddings else head_params(arch)
+    return (embedding_params(arch) + arch.layers * (layer_matmul_params(arch) + layer_other_params(arch))
+            + norm_params(arch) + head)
+
+
+def matmul_params(arch: Architecture) -> int:
+    """Weights that take part in a matrix multiply per token: every block's and the output projection."""
+    return arch.layers * layer_matmul_params(arch) + head_params(arch)
+
+
+def weight_params_read_per_step(arch: Architecture) -> int:
+    """Parameters one decoding step reads: every block, the final norm, the output projection, and a row
+    of the token (and position) table per sequence (counted once: a row is negligible)."""
+    rows = arch.hidden * (2 if arch.positional == "learned" else 1)
+    return arch.layers * (layer_matmul_params(arch) + layer_other_params(arch)) + norm_params(arch) \
+        + head_params(arch) + rows
+
+
+def kv_bytes_per_token(arch: Architecture, bytes_per_element: float) -> float:
+    """KV-cache bytes one position holds: keys and values of every layer's key/value heads."""
+    return 2 * arch.layers * arch.kv_heads * arch.head_dim * bytes_per_element
+
+
+def bytes_per_step(arch: Architecture, weight_bytes_per_param: float, kv_bytes_per_element: float,
+                   context: int, batch: int = 1) -> float:
+    """Bytes one decoding step of ``batch`` sequences moves: the weights once, and per sequence the KV
+    cache of the ``context`` positions it attends (the new one included) read plus the new position written."""
+    return weight_params_read_per_step(arch) * weight_bytes_per_param \
+        + batch * kv_bytes_per_token(arch, kv_bytes_per_element) * (context + 1)
+
+
+def attention_flops(arch: Architecture, queries: int, depth: int) -> float:
+    """Multiply-add FLOPs of scores and weighted values for ``queries`` consecutive positions after
+    ``depth`` cached ones, causal: query i attends depth + i + 1 keys; 2 FLOPs × head_dim for QKᵀ and
+    again for AV, per head and layer. Masked-out pairs are not counted."""
+    keys = queries * depth + queries * (queries + 1) // 2
+    return 4.0 * arch.layers * arch.heads * arch.head_dim * keys
+
+
+def forward_flops(arch: Architecture, tokens: int, depth: int = 0, logit_tokens: int | None = None) -> float:
+    """FLOPs of processing ``tokens`` positions after ``depth`` cached ones (one sequence): 2 × block
+    matmul weights per token, attention, and the output projection for ``logit_tokens`` positions (all
+    of them when None; a prompt run computes the last one only)."""
+    logit_tokens = tokens if logit_tokens is None else logit_tokens
+    return (2.0 * arch.layers * layer_matmul_params(arch) * tokens + attention_flops(arch, tokens, depth)
+            + 2.0 * head_params(arch) * logit_tokens)
+
+
+def flops_per_token(arch: Architecture, context: int) -> float:
+    """FLOPs of one generated token attending ``context`` positions (itself included): 2 × matmul
+    weights (output projection included) + 4 × layers × heads × head_dim × context."""
+    return 2.0 * matmul_params(arch) + 4.0 * arch.layers * arch.heads * arch.head_dim * context
+
+
+#: A KV cache holds a whole number of these positions: generation reads it in blocks of this many (one
+#: matmul per block, summed after), so that a long context spreads over the whole GPU.
+ATTENTION_BLOCK = 256
+
+
+def allocated_positions(positions: int) -> int:
+    """Positions a KV cache of ``positions`` allocates: rounded up to whole :data:`ATTENTION_BLOCK` blocks."""
+    return -(-positions // ATTENTION_BLOCK) * ATTENTION_BLOCK
+
+
+#: cuBLAS workspaces, the allocator's rounding and CUDA graph pools: a margin no formula gives.
+WORKSPACE_MARGIN_BYTES = 512 << 20
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """What a run needs on its device: weights, KV cache and the activations of the largest step."""
+
+    weights_bytes: int
+    kv_cache_bytes: int
+    activation_bytes: int
+    margin_bytes: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.weights_bytes + self.kv_cache_bytes + self.activation_bytes + self.margin_bytes
+
+    def to_json(self) -> dict[str, int]:
+        return {"weights_bytes": self.weights_bytes, "kv_cache_bytes": self.kv_cache_bytes,
+                "activation_bytes": self.activation_bytes, "margin_bytes": self.margin_bytes,
+                "total_bytes": self.total_bytes}
+
+    def text(self) -> str:
+        gib = 1 << 30
+        return (f"weights {self.weights_bytes / gib:.2f} GiB + KV cache {self.kv_cache_bytes / gib:.2f} GiB + "
+                f"activations {self.activation_bytes / gib:.2f} GiB + margin {self.margin_bytes / gib:.2f} GiB = "
+                f"{self.total_bytes / gib:.2f} GiB")
+
+
+def memory_plan(arch: Architecture, bytes_per_param: int, batch: int, cache_positions: int,
+                chunk_tokens: int) -> MemoryPlan:
+    """Memory of ``batch`` sequences of up to ``cache_positions`` cached positions, prompts processed
+    ``chunk_tokens`` positions (over all sequences) at a time, logits of one position per sequence in FP32.
+
+    Activations: the widest live tensors of one block at ``chunk_tokens`` (residual, normed input, q/k/v,
+    attention output, the MLP's gate, up and product) plus the logits."""
+    weights = total_params(arch) * bytes_per_param
+    kv = int(kv_bytes_per_token(arch, bytes_per_param)) * batch * allocated_positions(cache_positions)
+    widths = 3 * arch.hidden + arch.q_size + 2 * arch.kv_size + arch.q_size + 3 * arch.intermediate
+    activations = chunk_tokens * widths * bytes_per_param + batch * arch.vocab * (4 + bytes_per_param)
+    return MemoryPlan(weights, kv, activations, WORKSPACE_MARGIN_BYTES)

@@ -1,0 +1,305 @@
+"""Language-model inference (llm.infer) read out of result documents: the evaluation report's section and
+the two charts every view of it draws (tokens/s against context depth with each bound, and the serving
+sweep as a latency-throughput curve with its target).
+
+Documents are foreign input: every field used is checked; a document missing one is passed over, not fatal.
+:func:`depth_curves` and :func:`serving_curve` are plain data, so the window draws the same curves as the
+reports without importing matplotlib; :func:`charts` draws them for HTML and PDF reports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.spec.precision import of_document as precision_of
+
+LLM_ID = "llm.infer"
+
+
+def is_llm(doc: Any) -> bool:
+    return isinstance(doc, dict) and (doc.get("benchmark") or {}).get("id") == LLM_ID
+
+
+def _ok(doc: dict[str, Any]) -> bool:
+    return doc.get("status") in ("ok", "published") and isinstance(doc.get("details"), dict)
+
+
+def _rows(doc: dict[str, Any], key: str) -> list[dict[str, Any]]:
+    rows = (doc.get("details") or {}).get(key)
+    if not isinstance(rows, list):
+        return []
+    good = []
+    for row in rows:
+        if isinstance(row, dict) and all(describe.is_number(row.get(k)) for k in ("depth", "bound_tokens_per_s")) \
+                and isinstance(row.get("tokens_per_s"), list) and describe.is_number(row.get("fraction_of_bound")):
+            good.append(row)
+    return good
+
+
+def _median(values: list[Any]) -> float | None:
+    numbers = sorted(v for v in values if describe.is_number(v))
+    if not numbers:
+        return None
+    mid = len(numbers) // 2
+    return numbers[mid] if len(numbers) % 2 else (numbers[mid - 1] + numbers[mid]) / 2
+
+
+@dataclass
+class Curve:
+    label: str
+    x: list[float]
+    y: list[float]
+    bound: bool = False  # a limit, drawn dashed
+
+
+@dataclass
+class CurveChart:
+    title: str
+    x_label: str
+    y_label: str
+    curves: list[Curve]
+    x_log: bool = False
+    target_y: float | None = None  # a horizontal target line (latency)
+    target_label: str = ""
+    point_labels: list[str] = field(default_factory=list)  # beside the first curve's points
+    short_title: str = ""  # for a small plot without a legend
+
+
+def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
+    """One chart per figure kind (generation, prompt): tokens/s against context depth, with its bound."""
+    charts = []
+    params = doc.get("params") or {}
+    for key, what, limit in (("tg", "generation", "measured copy bandwidth"),
+                             ("pp", "prompt processing", "measured matmul rate")):
+        rows = _rows(doc, key)
+        if not rows:
+            continue
+        n = params.get(key, "")
+        depths = [float(r["depth"]) for r in rows]
+        measured = [_median(r["tokens_per_s"]) for r in rows]
+        charts.append(CurveChart(
+            f"{key}{n}: {what} tokens/s against context depth ({precision_of(doc)})", "context depth (tokens)",
+            "tokens/s", [Curve(f"{key}{n} measured", depths, measured),
+                         Curve(f"bound from the {limit}", depths, [float(r["bound_tokens_per_s"]) for r in rows],
+                               bound=True)],
+            point_labels=[f"{r['fraction_of_bound']:.0%}" for r in rows],
+            short_title=f"{key}{n} tokens/s vs depth (dashed: bound; % of it)"))
+    return charts
+
+
+def serving_curve(doc: dict[str, Any]) -> CurveChart | None:
+    """Time per output token (p99 and p50) against total output tokens/s, one point per concurrency."""
+    details = doc.get("details") or {}
+    points = []
+    for p in details.get("serving") or []:
+        if not isinstance(p, dict):
+            continue
+        tpot, rate = p.get("tpot"), _median(p.get("output_tokens_per_s") or [])
+        if not (isinstance(tpot, dict) and describe.is_number(tpot.get("p99")) and describe.is_number(tpot.get("p50"))
+                and rate is not None and describe.is_number(p.get("concurrency"))):
+            continue
+        points.append((rate, tpot["p50"] * 1e3, tpot["p99"] * 1e3, int(p["concurrency"])))
+    if not points:
+        return None
+    targets = details.get("targets") if isinstance(details.get("targets"), dict) else {}
+    target = targets.get("tpot_p99_ms") if describe.is_number(targets.get("tpot_p99_ms")) else None
+    xs = [p[0] for p in points]
+    return CurveChart("Serving: time per output token against output tokens/s", "output tokens/s (all sequences)",
+                      "time per output token (ms)",
+                      [Curve("TPOT p99", xs, [p[2] for p in points]), Curve("TPOT p50", xs, [p[1] for p in points])],
+                      target_y=target, target_label=f"target {target:g} ms" if target is not None else "",
+                      point_labels=[f"{p[3]} seq" for p in points],
+                      short_title="TPOT p99 / p50 (ms) vs output tokens/s"
+                                  + (f" (dotted: {target:g} ms target)" if target is not None else ""))
+
+
+@dataclass
+class LlmRun:
+    """One run of the section: what it measured and its verdicts, as text."""
+
+    title: str
+    limits: str
+    figures: list[tuple[str, str, str, str]]  # (figure, tokens/s, spread, fraction of its bound)
+    serving: list[tuple[str, str, str, str, bool]]  # (concurrency, output tokens/s, TTFT p50/p99, TPOT p50/p99, ok)
+    largest: str
+    memory: str
+    date: str
+    fits: str = ""
+
+
+def _run(doc: dict[str, Any]) -> LlmRun:
+    details = doc["details"]
+    params = doc.get("params") or {}
+    limits = details.get("limits") if isinstance(details.get("limits"), dict) else {}
+    bandwidth, tflops = limits.get("bandwidth_gbps_median"), limits.get("matmul_tflops_median")
+    sheet = details.get("datasheet") if isinstance(details.get("datasheet"), dict) else {}
+    limit_text = ", ".join(filter(None, [
+        f"copy bandwidth {bandwidth:.0f} GB/s" if describe.is_number(bandwidth) else "",
+        f"{precision_of(doc)} matmul {tflops:.1f} TFLOP/s" if describe.is_number(tflops) else "",
+        (f"datasheet {sheet['model']}: {sheet['memory_gb_per_s']:g} GB/s, "
+         f"{sheet['peak_tflops']:g} TFLOP/s" if sheet.get("model") and describe.is_number(sheet.get("peak_tflops"))
+         else "")]))
+    figures = []
+    for key in ("pp", "tg"):
+        for row in _rows(doc, key):
+            name = f"{key}{params.get(key)} @ depth {row['depth']}"
+            stats = ((doc.get("figures") or {}).get(name) or {}).get("stats")
+            figures.append((f"{key}{params.get(key)} @ depth {int(row['depth'])}",
+                            formatting.format_value(_median(row["tokens_per_s"]), "tokens/s"),
+                            formatting.spread_text(stats) if isinstance(stats, dict) else "",
+                            f"{row['fraction_of_bound']:.0%} of {row['bound_tokens_per_s']:,.1f}"))
+    serving = []
+    for p in details.get("serving") or []:
+        try:
+            serving.append((str(p["concurrency"]),
+                            formatting.format_value(_median(p["output_tokens_per_s"]), "tokens/s"),
+                            f"{p['ttft']['p50']:.3g} / {p['ttft']['p99']:.3g} s",
+                            f"{p['tpot']['p50'] * 1e3:.3g} / {p['tpot']['p99'] * 1e3:.3g} ms", bool(p["meets_target"])))
+        except (KeyError, TypeError):
+            continue
+    largest = details.get("largest_concurrency_within_target")
+    targets = details.get("targets") if isinstance(details.get("targets"), dict) else {}
+    target_text = (f"TPOT p99 ≤ {targets.get('tpot_p99_ms')} ms, TTFT p99 ≤ {targets.get('ttft_p99_s')} s"
+                   if targets else "the latency target")
+    largest_text = (f"{largest} concurrent sequences within {target_text}" if describe.is_number(largest)
+                    else (f"no concurrency measured within {target_text}" if serving else ""))
+    memory = details.get("memory") if isinstance(details.get("memory"), dict) else {}
+    plan = memory.get("plan") if isinstance(memory.get("plan"), dict) else {}
+    peak = memory.get("peak_allocated_bytes")
+    memory_text = ""
+    if describe.is_number(plan.get("total_bytes")):
+        memory_text = f"planned {plan['total_bytes'] / 2 ** 30:.2f} GiB"
+        if describe.is_number(peak):
+            memory_text += f", peak allocated {peak / 2 ** 30:.2f} GiB"
+    return LlmRun(f"{params.get('model')} · {precision_of(doc)} · batch {params.get('batch')} · "
+                  f"step {params.get('step')} · {doc.get('device') or ''}", limit_text, figures, serving,
+                  largest_text, memory_text, describe.date_text(doc), fits_text(details.get("what_fits")))
+
+
+def fits_text(fits: Any) -> str:
+    """Which built-in models fit this device (and all its GPUs together), from a document's ``what_fits``:
+    a model named alone fits in every precision, otherwise the precisions that fit follow its name."""
+    if not isinstance(fits, dict) or not isinstance(fits.get("models"), list):
+        return ""
+    by_model: dict[str, dict[str, list[str]]] = {}
+    for row in fits["models"]:
+        if not isinstance(row, dict):
+            continue
+        where = "one" if row.get("fits_one") is True else "all" if row.get("fits_all") is True else "none"
+        by_model.setdefault(str(row.get("model")), {"one": [], "all": [], "none": []})[where].append(
+            str(row.get("precision")))
+
+    def names(where: str) -> str:
+        parts = []
+        for model, split in by_model.items():
+            if not split[where]:
+                continue
+            every = not any(split[w] for w in ("one", "all", "none") if w != where)
+            parts.append(model if every else f"{model} ({'/'.join(split[where])})")
+        return ", ".join(parts)
+
+    free = fits.get("free_bytes") if isinstance(fits.get("free_bytes"), list) else []
+    text = f"Fit this device at {fits.get('positions')} positions, batch 1"
+    if free and all(describe.is_number(f) for f in free):
+        text += f" ({free[0] / 2 ** 30:.1f} GiB free)"
+    text += ": " + (names("one") or "none")
+    if names("all"):
+        text += f"; only across all {len(free)} devices: " + names("all")
+    if names("none"):
+        text += "; do not fit: " + names("none")
+    return text
+
+
+def build(docs: Sequence[dict[str, Any]]) -> list[LlmRun]:
+    """The newest good run of each model × precision × step, newest first; [] without any."""
+    chosen: dict[tuple, dict[str, Any]] = {}
+    for doc in sorted((d for d in docs if is_llm(d) and _ok(d)), key=lambda d: str(d.get("started_at") or ""),
+                      reverse=True):
+        params = doc.get("params") or {}
+        chosen.setdefault((str(params.get("model")), precision_of(doc), str(params.get("step"))), doc)
+    return [_run(doc) for doc in chosen.values()]
+
+
+def lines(runs: Sequence[LlmRun]) -> list[str]:
+    """The section as plain text (the terminal's evaluation)."""
+    out = []
+    for run in runs:
+        out += [f"  {run.title} ({run.date})", f"    limits: {run.limits}"]
+        out += [f"    {name}: {value} {spread}  {fraction} (bound)" for name, value, spread, fraction in run.figures]
+        out += [f"    serving {c} seq: {rate}, TTFT p50/p99 {ttft}, TPOT p50/p99 {tpot}"
+                + ("" if ok else "  (misses the target)") for c, rate, ttft, tpot, ok in run.serving]
+        out += [f"    {text}" for text in (run.largest, run.memory, run.fits) if text]
+    return out
+
+
+def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
+    """(heading, column names, rows) of one run for a paginated table (the PDF evaluation)."""
+    heading = f"Language model: {run.title}. Limits measured in the run: {run.limits}."
+    if run.largest:
+        heading += f" Serving: {run.largest}."
+    if run.fits:
+        heading += f" {run.fits}."
+    rows = [[name, value, spread, f"{fraction} (bound)"] for name, value, spread, fraction in run.figures]
+    rows += [[f"serving {c} sequences", rate, f"TTFT p50 / p99 {ttft}", f"TPOT p50 / p99 {tpot}"
+              + ("" if ok else " (misses the target)")] for c, rate, ttft, tpot, ok in run.serving]
+    return heading, ("Figure", "Tokens/s", "Spread / first token", "Of its bound / per token"), rows
+
+
+def newest(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest good llm.infer document among ``docs``, or None."""
+    good = sorted((d for d in docs if is_llm(d) and _ok(d)), key=lambda d: str(d.get("started_at") or ""))
+    return good[-1] if good else None
+
+
+def charts(sides: Sequence[Any]) -> list[Any]:
+    """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of each side's newest good llm.infer
+    run (``sides``: :class:`~hwbench_gui.engine.reports.compare.Side`), one chart per kind of curve with every
+    side on it; a side's bound is dashed in its own colour."""
+    from hwbench_gui.engine.reports.charts import Chart, _new_figure, _short
+
+    by_title: dict[str, list[tuple[str, CurveChart]]] = {}
+    for number, side in enumerate(sides):
+        doc = newest(side.docs)
+        if doc is None:
+            continue
+        serving = serving_curve(doc)
+        # sides as the report's table numbers them: names of runs of one machine differ only at their end
+        name = f"[{number + 1}] {_short(side.name, 30, 1)}"
+        for spec in depth_curves(doc) + ([serving] if serving is not None else []):
+            by_title.setdefault(spec.title, []).append((name, spec))
+    out = []
+    for number, (title, entries) in enumerate(by_title.items()):
+        figure, ax = _new_figure(7.0, 3.6)
+        target = None
+        for side_name, spec in entries:
+            prefix = f"{side_name}: " if len(entries) > 1 else ""
+            colour = None
+            for curve in spec.curves:
+                line = ax.plot(curve.x, curve.y, marker="" if curve.bound else "o", markersize=4,
+                               linestyle="--" if curve.bound else "-", label=prefix + curve.label,
+                               color=colour if curve.bound else None)[0]
+                if not curve.bound and colour is None:
+                    colour = line.get_color()
+            for x, y, text in zip(spec.curves[0].x, spec.curves[0].y, spec.point_labels):
+                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            target = spec if spec.target_y is not None else target
+        if target is not None:
+            ax.axhline(target.target_y, color="crimson", linewidth=1, linestyle=":", label=target.target_label)
+        spec = entries[0][1]
+        ax.set_xlabel(spec.x_label)
+        ax.set_ylabel(spec.y_label)
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=10)
+        if len(entries) > 1:  # long side names: below the plot, not over its lines
+            ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18))
+        else:
+            ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+        caption = ("Each side's newest llm.infer run; a bound (dashed) is what that machine's own limit, measured "
+                   "in the same run, allows (see the document's method)." if target is None else
+                   "One point per number of concurrent sequences (all arriving together); the dotted line is "
+                   "the latency target.")
+        out.append(Chart(f"llm:{number}", title, figure, caption))
+    return out

@@ -1,0 +1,127 @@
+"""The "Training" page of an llm.train result: its figures against their limits (tokens/s, MFU against the
+datasheet peak and the measured matmul rate, peak memory beside the estimate), the estimate's parts, and
+what trains on this GPU (each built-in model, full and LoRA, at the run's sequence length). The text comes
+from the engine (:func:`~hwbench_gui.engine.results.formatting.shown_lines`), as the CLI prints it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+
+from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
+from hwbench_gui.engine.results.formatting import figure_text, shown_lines
+
+BENCH_ID = TRAIN_ID
+FIT_COLUMNS = ("Model", "Method", "Parameters", "Peak at micro-batch 1", "With checkpointing", "Verdict")
+GIB = 1 << 30
+
+
+def has_training_page(document: dict[str, Any]) -> bool:
+    """Whether ``document`` is a finished llm.train run (it has a Training page)."""
+    return (document.get("benchmark") or {}).get("id") == BENCH_ID and document.get("status") == "ok"
+
+
+def _gib(value: Any) -> str:
+    return f"{value:.1f} GiB" if isinstance(value, (int, float)) and not isinstance(value, bool) else "—"
+
+
+def _bytes(value: Any) -> str:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "—"
+    return f"{value / GIB:.2f} GiB" if value >= GIB / 10 else f"{value / (1 << 20):.1f} MiB"
+
+
+class TrainingView(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: dict[str, Any] | None = None
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.memory = QLabel()
+        self.memory.setWordWrap(True)
+        self.memory.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.fits_title = QLabel()
+        self.fits_title.setWordWrap(True)
+        self.fits = QTableWidget(0, len(FIT_COLUMNS))
+        self.fits.setHorizontalHeaderLabels(FIT_COLUMNS)
+        self.fits.verticalHeader().setVisible(False)
+        self.fits.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.fits.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.fits.horizontalHeader().setStretchLastSection(True)
+        right = QVBoxLayout()
+        right.addWidget(self.fits_title)
+        right.addWidget(self.fits, 1)
+        lower = QHBoxLayout()
+        lower.addWidget(self.memory, 1)
+        lower.addLayout(right, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.summary)
+        layout.addLayout(lower, 1)
+
+    def show_machine(self, memory_bytes: float | None, gpu: str) -> None:
+        """Before any run: what trains on this machine's GPU by the estimate, at each usual sequence length."""
+        from hwbench_gui.engine.benchmarks.llm_train import FIT_FRACTION, FIT_SEQS, fit_table
+
+        if self.document is not None:
+            return
+        self.memory.setText("")
+        if memory_bytes is None:
+            self.summary.setText(f"What trains here is estimated against a GPU's memory: {gpu}.")
+            self.fits_title.setText("")
+            self.fits.setRowCount(0)
+            return
+        self.summary.setText(f"Before a run: what trains on one {gpu} ({memory_bytes / GIB:.0f} GiB, "
+                             f"{FIT_FRACTION:.0%} of it usable) by the memory estimate. Mixed-precision AdamW "
+                             "(16 bytes a trainable parameter); LoRA rank 16 on a BF16 base. A run checks it "
+                             "again, and refuses with the arithmetic what does not fit.")
+        self.fits_title.setText("<b>Largest micro-batch</b> at each sequence length (0: does not fit; "
+                                "'checkpointed': fits only with checkpointing=true)")
+        headers = ["Model", "Method", "Parameters"] + [f"seq {seq}" for seq in FIT_SEQS]
+        self.fits.setColumnCount(len(headers))
+        self.fits.setHorizontalHeaderLabels(headers)
+        rows = fit_table(memory_bytes)
+        self.fits.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            cells = [row["model"], row["method"], f"{row['params'] / 1e9:.2f} B"]
+            for seq in FIT_SEQS:
+                fit = row["by_seq"][seq]
+                cells.append(str(fit["largest_micro_batch"]) if fit["largest_micro_batch"] else
+                             ("checkpointed" if fit["checkpointing"] else "does not fit"))
+            for j, text in enumerate(cells):
+                self.fits.setItem(i, j, QTableWidgetItem(text))
+
+    def set_document(self, document: dict[str, Any]) -> None:
+        self.document = document
+        lines = [f"<b>{configuration(document)}</b>: {figure_text(document)} on {document.get('device') or '?'}"]
+        lines += [line for line in shown_lines(document) if not line.startswith("largest that trains")]
+        self.summary.setText("<br>".join(lines))
+        details = document.get("details") if isinstance(document.get("details"), dict) else {}
+        estimate = details.get("memory_estimate") if isinstance(details.get("memory_estimate"), dict) else {}
+        parts = []
+        for key, title in (("persistent_bytes", "held all step"), ("forward_bytes", "at the end of the forward pass"),
+                           ("gradient_bytes", "at the end of the backward pass")):
+            values = estimate.get(key) if isinstance(estimate.get(key), dict) else {}
+            if values:
+                parts.append(f"<i>{title}</i>: " + ", ".join(f"{name} {_bytes(v)}" for name, v in values.items()))
+        self.memory.setText(f"<b>Memory estimate</b> ({estimate.get('scheme', '')})<br>" + "<br>".join(parts)
+                            if parts else "")
+        fits = details.get("what_fits") if isinstance(details.get("what_fits"), dict) else {}
+        rows = [r for r in fits.get("rows") or [] if isinstance(r, dict)]
+        summary = [line for line in details.get("summary") or [] if isinstance(line, str)]
+        self.fits_title.setText(f"<b>What trains here</b>: {summary[0]}" if summary else
+                                "What trains here: no GPU memory to hold it against (a CPU run).")
+        self.fits.setColumnCount(len(FIT_COLUMNS))
+        self.fits.setHorizontalHeaderLabels(FIT_COLUMNS)
+        self.fits.setRowCount(len(rows))
+        for i, row in enumerate(rows):
+            params = row.get("params")
+            cells = (str(row.get("model")), str(row.get("method")),
+                     f"{params / 1e9:.2f} B" if isinstance(params, (int, float)) else "—",
+                     _gib(row.get("peak_gib_micro_batch_1")), _gib(row.get("peak_gib_checkpointed")),
+                     str(row.get("verdict")))
+            for j, text in enumerate(cells):
+                self.fits.setItem(i, j, QTableWidgetItem(text))
