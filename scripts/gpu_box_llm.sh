@@ -8,6 +8,7 @@
 # compiled: the same at depth 0 with step=compile (torch.compile's fused kernels in a CUDA graph), no serving
 # eager:    the same at depth 0 with step=eager (no CUDA graphs): what the graphs buy, and a figure if capture fails
 # peer:     scripts/llm_peer.py: generate eager and static cache + torch.compile (reduce-overhead), depth 0
+#           (PEER_DEPTHS=0,4096 adds a depth; each costs about a minute more)
 # Documents go to FOLDER (default $OUT, else /tmp/hwbench-llm-results) as they come, with the log and summary.
 set -u
 cd "$(dirname "$0")/.."
@@ -40,7 +41,7 @@ eager)
   bench 240 model="$MODEL" precision=bf16 step=eager depths=0 serve=false ;;
 peer)
   say "peer: transformers generate (eager; static cache + torch.compile reduce-overhead), depth 0"
-  timeout 420 python3 scripts/llm_peer.py --model "$MODEL" --out "$DIR/llm_peer.json" 2>&1 \
+  timeout 420 python3 scripts/llm_peer.py --model "$MODEL" --depths "${PEER_DEPTHS:-0}" --out "$DIR/llm_peer.json" 2>&1 \
     | grep -v -i "warn" | tee -a "$LOG"
   echo "exit ${PIPESTATUS[0]}" | tee -a "$LOG" ;;
 summary)

@@ -186,3 +186,17 @@ def test_report_charts_put_every_side_on_one_chart(small_document):
                       "[2] beta: tg6 measured", "[2] beta: bound from the measured copy bandwidth"]
     lines = drawn[0].figure.axes[0].get_lines()
     assert lines[1].get_color() == lines[0].get_color() and lines[1].get_linestyle() == "--"
+
+
+def test_the_least_possible_duration_of_a_run():
+    arch = archs.builtin("llama-3.1-8b")
+    params = {**llm_infer.BENCHMARK.resolve_params({}), "depths": [0], "serve": False}
+    # 1e12 B/s and 1e15 FLOP/s: generation's 128 steps read 128 × 15.01 GB plus their KV; 7 windows of each.
+    limits = llm_infer.Limits([1000.0], [1000.0], 1, 1)
+    generate = sum(ar.bytes_per_step(arch, 2, 2, i) for i in range(128)) / 1e12
+    prompt = ar.forward_flops(arch, 512, 0, logit_tokens=1) / 1e15
+    assert llm_infer.minimum_seconds(arch, 2, params, [0], limits) == pytest.approx(7 * (generate + prompt))
+    # A CPU at 20 GB/s and 1 TFLOP/s would need hours for the default run: refused before it starts.
+    slow = llm_infer.Limits([20.0], [1.0], 1, 1)
+    defaults = {**llm_infer.BENCHMARK.resolve_params({}), "depths": [0, 1024], "concurrency": [1, 4]}
+    assert llm_infer.minimum_seconds(arch, 2, defaults, [0, 1024], slow) > llm_infer.TIME_LIMIT_S

@@ -210,6 +210,34 @@ def _free_all(torch: Any, kind: str, index: int) -> list[int]:
     return free
 
 
+#: A run whose least possible duration exceeds this is refused before it starts (the default timeout is 1800 s).
+TIME_LIMIT_S = 1200.0
+
+
+def minimum_seconds(arch: Architecture, bytes_per_param: int, params: dict[str, Any], depths: list[int],
+                    limits: Limits) -> float:
+    """The least time the run's timed and warm-up work can take at the measured limits: every generated token
+    its bytes ÷ bandwidth, every prompt its FLOPs ÷ matmul rate (the depth fills and serving prompts too)."""
+    bandwidth, flops_rate = limits.bandwidth_bytes_per_s, limits.flops_per_s
+    pp, tg, batch = params["pp"], params["tg"], params["batch"]
+    windows = params["repeats"] + WARMUP_WINDOWS
+    total = 0.0
+    for depth in depths:
+        fill = ar.forward_flops(arch, depth, 0, logit_tokens=0) * batch / flops_rate
+        prompt = ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch / flops_rate
+        generate = sum(ar.bytes_per_step(arch, bytes_per_param, bytes_per_param, depth + i, batch)
+                       for i in range(tg)) / bandwidth
+        total += fill + windows * (prompt + generate)
+    if params["serve"]:
+        prompt_len, output = params["serve_prompt"], params["serve_output"]
+        for concurrency in params["concurrency"]:
+            scenario = (concurrency * ar.forward_flops(arch, prompt_len, 0, logit_tokens=1) / flops_rate
+                        + sum(ar.bytes_per_step(arch, bytes_per_param, bytes_per_param, prompt_len + i, concurrency)
+                              for i in range(output)) / bandwidth)
+            total += (params["serve_repeats"] + 1) * scenario
+    return total
+
+
 def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str) -> None:
     if plan.total_bytes > free:
         raise BenchmarkUnavailable(f"{what} does not fit: {plan.text()} needed, {free / (1 << 30):.2f} GiB free")
@@ -403,6 +431,13 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}")
 
     limits = _measure_limits(torch, kind, device, precision.label, reporter)
+    floor_s = minimum_seconds(arch, bytes_per_param, params, depths, limits)
+    if floor_s > TIME_LIMIT_S:
+        raise BenchmarkUnavailable(
+            f"{arch.name} in {precision.label} here would take at least {floor_s / 60:.0f} minutes even at this "
+            f"device's measured limits ({median(limits.copy_gbps):.0f} GB/s, {median(limits.matmul_tflops):.2f} "
+            f"TFLOP/s), more than the {TIME_LIMIT_S / 60:.0f} a run may take: choose a smaller model (model=tiny), "
+            "fewer depths or sequences, or serve=false")
     reporter.progress(0.08, f"building {arch.name} in {precision.label} on {device}")
     if kind == "cuda":
         torch.cuda.reset_peak_memory_stats(index)
