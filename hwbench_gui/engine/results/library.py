@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from hwbench_gui.engine import paths
+from hwbench_gui.engine.shown_text import escape, escape_all
 from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.describe import PUBLISHED
 from hwbench_gui.engine.results.store import (
@@ -83,12 +84,17 @@ def load_document(path: str | os.PathLike) -> dict[str, Any]:
     """One checked document (with ``_path``); raises :class:`ResultFileError` with the reason.
 
     The one load every reader uses: a regular file only, read with a bound
-    (:func:`store.read_document_text`), parsed, then checked field by field.
+    (:func:`store.read_document_text`), parsed (NaN, infinities and numbers beyond float range
+    refused), then checked field by field. Its text comes back with control, zero-width and bidi
+    characters written as escapes (:func:`hwbench_gui.engine.shown_text.escape`), so the terminal,
+    the GUI, the HTML and the CSV show what is really there.
     """
     path = Path(path)
     text = read_document_text(path)
     doc = parse_result(text, path)
     check_document(doc, path, text)
+    doc = escape_all({k: v for k, v in doc.items() if k != "_path"})  # what every view shows, escaped once
+    doc["_path"] = str(path)
     return doc
 
 
@@ -121,7 +127,7 @@ def scan(sources: Iterable[str | os.PathLike], *, recursive: bool = True) -> Lib
             library.errors.append(ResultFileError(source, "no such file or folder"))
             continue
         for path in files:
-            real = path.resolve()
+            real = Path(os.path.realpath(path))  # never raises: a link loop is load_document's to report
             if real in seen:
                 continue
             seen.add(real)
@@ -256,7 +262,7 @@ def restore(trashed: Sequence[Trashed]) -> list[Path]:
 
 def errors_text(errors: Sequence[ResultFileError]) -> list[str]:
     """One line per skipped file: ``name: reason``."""
-    return [f"{e.path.name}: {e.reason}" for e in errors]
+    return [escape(f"{e.path.name}: {e.reason}") for e in errors]
 
 
 def dumps(doc: dict[str, Any]) -> str:
