@@ -51,8 +51,8 @@ def consistency_problems(doc: dict[str, Any]) -> list[str]:
     """What in a measured document does not agree with itself: a figure that is not the median of
     its samples, a claimed GPU or CPU that its own inventory and device contradict, software
     versions missing, a GPU count its own telemetry contradicts, a figure above the physical limit
-    its inventory states (:mod:`.physical_limits`, each starting "impossible: "). Empty for a consistent document and for published figures (they state only
-    what their source states)."""
+    its inventory states (:mod:`.physical_limits`, each starting "impossible: "). Empty for a
+    consistent document and for published figures (they state only what their source states)."""
     if describe.is_published(doc):
         return []
     problems = []

@@ -144,6 +144,7 @@ def _pcie(doc: dict[str, Any], inventory: dict[str, Any]) -> list[str]:
         both_ways = "bidirectional" in name
         own = None if limit is None else limit * (2 if both_ways else 1)
         if unit == "GB/s" and _above(value, own):
-            found.append(f"{name} {format_value(value)} GB/s is above the {format_value(own)} GB/s{' (both ways)' if both_ways else ''} "
-                         "theoretical maximum of its PCIe link")
+            ways = " (both ways)" if both_ways else ""
+            found.append(f"{name} {format_value(value)} GB/s is above the {format_value(own)} GB/s{ways} theoretical "
+                         "maximum of its PCIe link")
     return found
