@@ -13,7 +13,9 @@ from __future__ import annotations
 import errno
 import io
 import os
+import re
 import stat
+import warnings
 from pathlib import Path
 
 #: Decoded pixels one image may have. 120 megapixels passes a medium-format photo (100 MP, 360 MB
@@ -92,10 +94,14 @@ def image_size(data: bytes, path: str | os.PathLike, max_pixels: int = MAX_IMAGE
     if not data:
         raise ForeignFileError(path, "empty file: not an image")
     try:
-        with Image.open(io.BytesIO(data)) as image:  # reads the header only
-            width, height = image.size
-    except Image.DecompressionBombError as exc:  # PIL's own limit, checked in the header too
-        raise ForeignFileError(path, f"an image larger than {max_pixels / 1e6:.0f} megapixels ({exc})") from None
+        with warnings.catch_warnings():  # PIL warns above 89 MP; the limit that decides is ours
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:  # reads the header only
+                width, height = image.size
+    except Image.DecompressionBombError as exc:  # PIL's own limit (above ours), checked on the header too
+        claimed = re.search(r"\((\d+) pixels\)", str(exc))
+        size = f"{int(claimed.group(1)) / 1e6:.0f} megapixels" if claimed else "more pixels than PIL decodes"
+        raise ForeignFileError(path, f"an image of {size} (at most {max_pixels / 1e6:.0f} are decoded)") from None
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise ForeignFileError(path, f"not an image ({str(exc).splitlines()[0] if str(exc) else 'unknown format'})") \
             from None
