@@ -116,7 +116,8 @@ def test_read_regular_bounds_the_read_before_reading(tmp_path):
     big = tmp_path / "big.bin"
     with open(big, "wb") as handle:
         handle.truncate(10 << 20)  # sparse
-    with pytest.raises(foreign.ForeignFileError, match=r"too large for a test file \(10,485,760 bytes; at most 1,024\)"):
+    too_large = r"too large for a test file \(10,485,760 bytes; at most 1,024\)"
+    with pytest.raises(foreign.ForeignFileError, match=too_large):
         foreign.read_regular(big, 1024, "a test file")
     assert foreign.check_regular(big, 20 << 20) == 10 << 20
     with pytest.raises(foreign.ForeignFileError, match="a folder: not read as a test file"):

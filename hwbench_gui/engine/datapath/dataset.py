@@ -20,6 +20,7 @@ import json
 import multiprocessing
 import os
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,14 @@ def screen_image(path: str | os.PathLike) -> int:
     return len(data)
 
 
+def _screened(path: str) -> tuple[int, str | None]:
+    """(size, None) for a usable image, (0, reason) for one :func:`screen_image` refuses."""
+    try:
+        return screen_image(path), None
+    except ForeignFileError as exc:
+        return 0, exc.reason
+
+
 def open_dataset(root: str | Path, limit: int | None = None, generated: bool = False) -> Dataset:
     """An existing ImageFolder tree; ``limit`` keeps the first usable images (by class, then name).
     Each file is screened (:func:`screen_image`); the unusable ones are in ``skipped``.
@@ -105,15 +114,18 @@ def open_dataset(root: str | Path, limit: int | None = None, generated: bool = F
     kept: list[tuple[str, int]] = []
     skipped: list[tuple[str, str]] = []
     total = 0
-    for path, label in items:
-        if limit is not None and len(kept) >= limit:
-            break
-        try:
-            total += screen_image(path)
-        except ForeignFileError as exc:
-            skipped.append((path, exc.reason))
-            continue
-        kept.append((path, label))
+    # Decoders release the GIL: one thread per CPU screens a large folder in a fraction of the time.
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        start = 0
+        while start < len(items) and (limit is None or len(kept) < limit):
+            chunk = items[start:start + (len(items) if limit is None else limit - len(kept))]
+            start += len(chunk)
+            for (path, label), (size, reason) in zip(chunk, pool.map(_screened, [p for p, _ in chunk])):
+                if reason is not None:
+                    skipped.append((path, reason))
+                else:
+                    kept.append((path, label))
+                    total += size
     if not kept:
         path, reason = skipped[0]
         raise ParamError(f"dataset: {root} has no usable image ({len(skipped)} skipped; the first, {path}: {reason})")
