@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import struct
+import threading
 
 import numpy as np
 import pytest
@@ -51,8 +52,10 @@ def test_training_minutes_are_bounded_in_the_engine_and_the_parser(cli_env, tmp_
     from hwbench_gui.commands.argtypes import positive_at_most
     from hwbench_gui.demos.snake.train import MAX_MINUTES, TrainConfig, train
 
+    stopped = threading.Event()
+    stopped.set()  # without the bound, training would return at once rather than run for 1e300 minutes
     with pytest.raises(ValueError, match="at most 10080"):
-        train(TrainConfig(minutes=1e300))
+        train(TrainConfig(minutes=1e300, n_boards=1), stop=stopped)
     assert positive_at_most(MAX_MINUTES)("10080") == MAX_MINUTES
     with pytest.raises(argparse.ArgumentTypeError, match="must be at most 10080, got 1e300"):
         positive_at_most(MAX_MINUTES)("1e300")
