@@ -122,3 +122,17 @@ def test_read_regular_bounds_the_read_before_reading(tmp_path):
     assert foreign.check_regular(big, 20 << 20) == 10 << 20
     with pytest.raises(foreign.ForeignFileError, match="a folder: not read as a test file"):
         foreign.read_regular(tmp_path, 1024, "a test file")
+
+
+@posix_only
+def test_cpu_decode_skips_what_a_worker_could_not_decode_and_says_so(tmp_path):
+    from hwbench_gui.engine.benchmarks.cpu_decode import _load_folder
+
+    good = tmp_path / "a.jpg"
+    good.write_bytes(_jpeg())
+    os.mkfifo(tmp_path / "b.jpg")
+    whole = _jpeg(64, 48)
+    (tmp_path / "c.jpg").write_bytes(whole[:len(whole) // 2])
+    jpegs, refused = _load_folder(str(tmp_path), 10)
+    assert jpegs == [good.read_bytes()]
+    assert [r.split(":")[0] for r in refused] == ["b.jpg", "c.jpg"] and "truncated" in refused[1]

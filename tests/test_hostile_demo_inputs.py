@@ -174,3 +174,16 @@ def test_track_classes_and_ground_truth_are_checked(tmp_path):
         os.mkfifo(tmp_path / "gt.txt")
         with pytest.raises(ValueError, match="not a regular file"):
             read_mot(tmp_path / "gt.txt")
+
+
+@posix_only
+def test_darknet_weights_and_cfg_that_are_pipes_are_refused_unread(tmp_path):
+    from hwbench_gui.demos.tracking import darknet
+
+    os.mkfifo(tmp_path / "w.weights")
+    os.mkfifo(tmp_path / "n.cfg")
+    net = darknet.parse_cfg(darknet.shipped_cfg("yolov3-tiny"))
+    with pytest.raises(darknet.WeightsError, match="not a regular file"):
+        darknet.read_weights(tmp_path / "w.weights", net)
+    with pytest.raises(darknet.CfgError, match="not a regular file"):
+        darknet.parse_cfg(tmp_path / "n.cfg")

@@ -66,6 +66,19 @@ def check_regular(path: str | os.PathLike, max_bytes: int, what: str = "a file")
     return size
 
 
+def open_regular(path: str | os.PathLike, max_bytes: int, what: str = "a file") -> io.BufferedReader:
+    """``path`` opened for binary reading if it is a regular file of at most ``max_bytes`` (for readers
+    that read in parts, such as a weights file); :class:`ForeignFileError` otherwise."""
+    path = Path(path)
+    fd, size = _open_regular(path, what)
+    try:
+        _check_size(path, size, max_bytes, what)
+    except ForeignFileError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def read_regular(path: str | os.PathLike, max_bytes: int, what: str = "a file") -> bytes:
     """The bytes of ``path`` if it is a regular file of at most ``max_bytes``, read with that bound
     (a file that grows while it is read is refused too); :class:`ForeignFileError` otherwise."""

@@ -78,8 +78,8 @@ class Dataset:
         return f"{len(self.skipped)} file(s) of the dataset skipped as unusable: {first}{more}"
 
 
-def screen_image(path: str | os.PathLike) -> int:
-    """The size in bytes of an image file any stage may read; :class:`ForeignFileError` naming the
+def screen_image(path: str | os.PathLike) -> bytes:
+    """The bytes of an image file any stage may read; :class:`ForeignFileError` naming the
     file and the reason when it is not a regular file of at most :data:`MAX_IMAGE_FILE_BYTES`, not an
     image, above the pixel limit (read from its header, before any decode) or cannot be decoded to
     its end (truncated or corrupt). JPEGs are decoded at 1/8 scale (libjpeg's DCT scaling still
@@ -95,13 +95,13 @@ def screen_image(path: str | os.PathLike) -> int:
     except (OSError, ValueError, SyntaxError, EOFError, struct.error) as exc:  # PIL's decoders raise these
         detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ForeignFileError(path, f"cannot be decoded ({detail})") from None
-    return len(data)
+    return data
 
 
 def _screened(path: str) -> tuple[int, str | None]:
     """(size, None) for a usable image, (0, reason) for one :func:`screen_image` refuses."""
     try:
-        return screen_image(path), None
+        return len(screen_image(path)), None
     except ForeignFileError as exc:
         return 0, exc.reason
 
@@ -155,12 +155,12 @@ def generate_dataset(parent: str | Path, width_px: int, height_px: int, count: i
     marker = root / MARKER
     if marker.is_file():
         try:
-            if json.loads(marker.read_text()) == request:
+            if json.loads(read_regular(marker, 64 << 10, "a dataset marker")) == request:
                 dataset = open_dataset(root, generated=True)
                 if len(dataset.files) == count:
                     dataset.reused = True
                     return dataset
-        except (ValueError, OSError, ParamError):
+        except (ValueError, OSError, ParamError, ForeignFileError):
             pass  # an unreadable or partial folder is written again
     for k in range(CLASSES):
         (root / f"class_{k:02d}").mkdir(parents=True, exist_ok=True)
