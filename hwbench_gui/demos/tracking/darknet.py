@@ -14,6 +14,7 @@ Darknet project (pjreddie.com/darknet/yolo); hwbench never downloads them.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,9 +25,8 @@ from hwbench_gui.engine.paths import resources_dir
 
 #: Cfg files shipped in ``resources/tracking/``.
 SHIPPED_CFGS = ("yolov3", "yolov3-tiny")
-#: Bigger files are refused unread: yolov3.weights is 248 MB and the largest Darknet models about 1 GB;
-#: a .cfg is a few kilobytes.
-MAX_WEIGHTS_BYTES = 4 << 30
+#: A bigger .cfg is refused unread (yolov3.cfg is 8 kB). A .weights file's bound is the exact size
+#: its cfg declares, checked before it is read.
 MAX_CFG_BYTES = 1 << 20
 
 
@@ -267,7 +267,7 @@ def read_weights(path: str | os.PathLike, network: Network) -> DarknetWeights:
     # The size is checked before the parameters are read: a wrong or huge file (a 30 GB sparse one)
     # must give this message, not a MemoryError.
     try:
-        with open_regular(path, MAX_WEIGHTS_BYTES, "a .weights file") as handle:
+        with open_regular(path, sys.maxsize, "a .weights file") as handle:  # bounded by `expected` below
             size = os.fstat(handle.fileno()).st_size
             header = handle.read(20)
             if len(header) < 16:
