@@ -282,7 +282,8 @@ class LibraryView(QWidget):
         """Files a delete or an undo could not move: below the table, one line each, and in the status bar."""
         if not failed:
             return
-        self.errors_label.setText("\n".join([f"{what}:", *library.errors_text(failed)]))
+        listed = self.errors_label.text() if self.errors_label.isVisibleTo(self) else ""  # the skipped files stay
+        self.errors_label.setText("\n".join([f"{what}:", *library.errors_text(failed), *([listed] if listed else [])]))
         self.errors_label.setVisible(True)
         self.context.show_status(f"{what}: {len(failed)} file(s), see below the table", 10000)
 
