@@ -115,7 +115,9 @@ def image_size(data: bytes, path: str | os.PathLike, max_pixels: int = MAX_IMAGE
         claimed = re.search(r"\((\d+) pixels\)", str(exc))
         size = f"{int(claimed.group(1)) / 1e6:.0f} megapixels" if claimed else "more pixels than PIL decodes"
         raise ForeignFileError(path, f"an image of {size} (at most {max_pixels / 1e6:.0f} are decoded)") from None
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+    except UnidentifiedImageError:
+        raise ForeignFileError(path, "not an image (no image format PIL reads)") from None
+    except (OSError, ValueError, SyntaxError) as exc:
         raise ForeignFileError(path, f"not an image ({str(exc).splitlines()[0] if str(exc) else 'unknown format'})") \
             from None
     check_pixels(width, height, path, max_pixels)
