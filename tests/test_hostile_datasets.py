@@ -136,3 +136,16 @@ def test_cpu_decode_skips_what_a_worker_could_not_decode_and_says_so(tmp_path):
     jpegs, refused = _load_folder(str(tmp_path), 10)
     assert jpegs == [good.read_bytes()]
     assert [r.split(":")[0] for r in refused] == ["b.jpg", "c.jpg"] and "truncated" in refused[1]
+
+
+@posix_only
+def test_the_model_benchmarks_image_folder_leaves_out_pipes_and_devices(tmp_path):
+    from hwbench_gui.engine.models.data import torch_dataset
+
+    good = _tree(tmp_path)
+    os.mkfifo(tmp_path / "a" / "z1_fifo.jpg")
+    (tmp_path / "b" / "z2_dev.jpg").symlink_to("/dev/zero")
+    dataset = torch_dataset("classify", str(tmp_path), 32)
+    assert [path for path, _ in dataset.samples] == [str(p) for p in good]
+    assert [Path(p).name for p, _ in dataset.skipped] == ["z1_fifo.jpg", "z2_dev.jpg"]
+    assert dataset[0][0].shape == (3, 32, 32)

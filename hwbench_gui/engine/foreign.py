@@ -23,6 +23,10 @@ from pathlib import Path
 MAX_IMAGE_PIXELS = 120_000_000
 
 
+#: A bigger file is not one image (a 100-megapixel camera JPEG is about 50 MB): refused unread.
+MAX_IMAGE_FILE_BYTES = 64 << 20
+
+
 class ForeignFileError(Exception):
     """A file hwbench will not use; ``path`` and ``reason`` say which and why (one line)."""
 

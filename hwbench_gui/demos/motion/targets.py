@@ -16,7 +16,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from hwbench_gui.engine.foreign import ForeignFileError, image_size, read_regular
+from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, ForeignFileError, image_size, read_regular
 
 SCHEMA_VERSION = 1
 SIDECAR_SUFFIX = ".keypoints.json"
@@ -25,8 +25,6 @@ MIN_KEYPOINTS = 3
 MAX_KEYPOINTS = 1000
 #: A bigger sidecar is not one (the shipped ones are about 2 kB; 1000 labelled points, about 60 kB).
 MAX_SIDECAR_BYTES = 1 << 20
-#: A bigger target image file is not a photo to animate.
-MAX_IMAGE_FILE_BYTES = 64 << 20
 
 #: Where template keypoints go inside a detected face box (fractions of its width and height).
 FACE_TEMPLATE: tuple[tuple[str, float, float], ...] = (

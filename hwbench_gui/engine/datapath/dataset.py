@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hwbench_gui.engine.foreign import ForeignFileError, image_size, read_regular
+from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, ForeignFileError, image_size, read_regular
 from hwbench_gui.engine.lifeline import die_with_parent
 from hwbench_gui.engine.models.data import image_folder_items
 from hwbench_gui.engine.spec.benchmark import ParamError
@@ -33,8 +33,6 @@ from hwbench_gui.engine.spec.benchmark import ParamError
 MARKER = "hwbench-dataset.json"
 CLASSES = 10
 GENERATOR_VERSION = 1
-#: A bigger file is not one image of a training set (a 100-megapixel camera JPEG is about 50 MB).
-MAX_IMAGE_FILE_BYTES = 64 << 20
 #: Skipped files a result lists by name (all are counted).
 SKIPPED_LISTED = 50
 

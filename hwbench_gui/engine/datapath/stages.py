@@ -33,8 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from hwbench_gui.engine.datapath.dataset import MAX_IMAGE_FILE_BYTES
-from hwbench_gui.engine.foreign import read_regular
+from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, read_regular
 from hwbench_gui.engine.measure.decode import decode_pil
 from hwbench_gui.engine.measure.decode import decode_rates as pool_decode_rates
 from hwbench_gui.engine.measure.filesystem import LAYERED_FILESYSTEMS, RAM_FILESYSTEMS, drop_page_cache, filesystem_of
