@@ -120,4 +120,4 @@ def test_weights_path_that_is_a_folder(cli_env, tmp_path):
     assert yolo_unavailable_reason(tmp_path) == f"YOLOv3 weights {tmp_path} is a folder, not a .weights file"
     proc = run_cli(["demo", "snake", "eval", str(tmp_path)], cli_env)
     assert proc.returncode == 2
-    assert one_line(proc.stderr) == f"error: {tmp_path}: is a folder, not a checkpoint file"
+    assert one_line(proc.stderr) == f"error: {tmp_path}: a folder: not read as a snake checkpoint"

@@ -273,12 +273,12 @@ def test_import_export_and_delete_to_trash_with_undo(tmp_path):
     assert len(docs) == 6 and not any("_path" in json.loads(Path(d["_path"]).read_text()) for d in docs)
 
     exported = library.export_documents(docs[:2], tmp_path / "export")
-    assert len(exported) == 2 and all(p.exists() for p in exported)
+    assert len(exported.written) == 2 and all(p.exists() for p in exported.written) and not exported.already_present
 
-    trashed = library.delete_to_trash([docs[0]["_path"]], results)
-    assert len(library.list_results(results).docs) == 5
+    trashed, failed = library.delete_to_trash([docs[0]["_path"]], results)
+    assert len(library.list_results(results).docs) == 5 and not failed
     assert trashed[0].trashed.parent == results / ".trash"
-    library.restore(trashed)
+    assert library.restore(trashed).failed == []
     assert len(library.list_results(results).docs) == 6
 
 

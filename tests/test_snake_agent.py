@@ -89,7 +89,7 @@ def test_bad_files_raise_checkpoint_error(tmp_path):
     misfit = tmp_path / "misfit.pt"
     torch.save({**payload, "model_config": {**payload["model_config"], "hidden": 32}}, misfit)
 
-    cases = {tmp_path / "missing.pt": "no such file", truncated: "not a readable", text: "not a readable",
+    cases = {tmp_path / "missing.pt": "No such file", truncated: "not a readable", text: "not a readable",
              other: "not a hwbench snake checkpoint", pickled: "not a readable", newer: "format version 99",
              misfit: "do not fit"}
     for path, reason in cases.items():

@@ -67,7 +67,7 @@ def test_a_looping_file_starts_again(clip):
 def test_missing_empty_and_unreadable_files(tmp_path):
     with pytest.raises(SourceError, match=r"video file not found: .*missing\.mp4"):
         open_source(str(tmp_path / "missing.mp4"))
-    with pytest.raises(SourceError, match="not a file"):
+    with pytest.raises(SourceError, match="a folder: not read as a video"):
         open_source(tmp_path)
     with pytest.raises(SourceError, match="no source given"):
         open_source("  ")
@@ -107,7 +107,7 @@ class _FakeCapture:
 
 @pytest.mark.parametrize("reported", [0.0, -1.0, float("nan"), 90000.0])
 def test_an_unusable_reported_rate_falls_back_to_the_default(reported):
-    src = video._CaptureSource(_FakeCapture(reported), np.zeros((2, 2, 3), np.uint8))
+    src = video._CaptureSource(_FakeCapture(reported), np.zeros((16, 16, 3), np.uint8))
     assert src.reported_fps is None and src.fps == DEFAULT_FPS
     assert src.read() is not None and src.read() is None  # the first frame, then the (empty) capture
 

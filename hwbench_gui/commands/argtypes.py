@@ -46,6 +46,19 @@ def positive_number(text: str) -> float:
 positive_number.__name__ = finite_number.__name__ = "number"
 
 
+def positive_at_most(high: float) -> Callable[[str], float]:
+    """A finite number above 0 and at most ``high``: ``argument --minutes: must be at most 10080, got 1e300``."""
+
+    def parse(text: str) -> float:
+        value = positive_number(text)
+        if value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:g}, got {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
 def number_between(low: float, high: float) -> Callable[[str], float]:
     """A finite number in [low, high]: ``argument --conf: must be between 0 and 1, got 2``."""
 

@@ -14,7 +14,9 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from hwbench_gui.commands import demo_motion, demo_track
-from hwbench_gui.commands.argtypes import at_least, int_between, output_file, positive_number
+from hwbench_gui.commands.argtypes import at_least, int_between, output_file, positive_at_most, positive_number
+from hwbench_gui.demos.snake.game import MAX_SIDE, MIN_SIDE
+from hwbench_gui.demos.snake.train import MAX_MINUTES
 
 
 def _snake_train(args: argparse.Namespace) -> int:
@@ -121,10 +123,11 @@ def _add_snake(demos: argparse._SubParsersAction) -> None:
     snake.set_defaults(handler=lambda args: (snake.print_help(), 2)[1])
 
     train = actions.add_parser("train", help="train from scratch for a wall-clock budget and save a checkpoint")
-    train.add_argument("--minutes", type=positive_number, default=10.0,
-                       help="training time, paused time excluded (default 10)")
+    train.add_argument("--minutes", type=positive_at_most(MAX_MINUTES), default=10.0,
+                       help=f"training time, paused time excluded (default 10, at most {MAX_MINUTES:g})")
     train.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (default cpu)")
-    train.add_argument("--board", type=int_between(4, 64), default=12, help="board side in cells (default 12)")
+    train.add_argument("--board", type=int_between(MIN_SIDE, MAX_SIDE), default=12,
+                       help=f"board side in cells, {MIN_SIDE} to {MAX_SIDE} (default 12)")
     train.add_argument("--boards", type=int_between(1, 4096), default=64, help="boards stepped together (default 64)")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--out", required=True, type=output_file, help="checkpoint file to write")

@@ -13,8 +13,9 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from hwbench_gui.commands.argtypes import at_least, output_file
+from hwbench_gui.commands.argtypes import at_least, int_between, output_file
 from hwbench_gui.commands.demo_track import add_result_arguments, result_folder_problem
+from hwbench_gui.demos.motion import MAX_OUT_SIZE_PX, MIN_OUT_SIZE_PX
 
 
 def _roi(text: str) -> tuple[int, int, int, int]:
@@ -38,7 +39,8 @@ def add_parser(demos: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=output_file, help="MP4 to write (the animated target)")
     p.add_argument("--trace", type=output_file,
                    help="JSON to write: per frame the driver's and the target's keypoints, timings")
-    p.add_argument("--size", type=at_least(16), default=512, help="longer side of the output in pixels (default 512)")
+    p.add_argument("--size", type=int_between(MIN_OUT_SIZE_PX, MAX_OUT_SIZE_PX), default=512,
+                   help=f"longer side of the output in pixels, {MIN_OUT_SIZE_PX} to {MAX_OUT_SIZE_PX} (default 512)")
     p.add_argument("--max-frames", type=at_least(1), help="stop after this many frames (a camera runs until Ctrl+C)")
     p.add_argument("--keypoints", choices=("lk", "mediapipe"), default="lk",
                    help="lk: Haar face + Lucas-Kanade (built in); mediapipe: MediaPipe face landmarks if installed")
@@ -81,9 +83,9 @@ def run(args: argparse.Namespace) -> int:
         pipeline = MotionPipeline(source, target, roi=args.roi, out_size_px=args.size,
                                   keypoint_source=keypoint_source,
                                   settings=MappingSettings(smoothing=not args.no_smoothing))
-    except FaceDetectorUnavailable as exc:
+    except (FaceDetectorUnavailable, ValueError) as exc:
         source.close()
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {args.source}: {exc}" if isinstance(exc, ValueError) else f"error: {exc}", file=sys.stderr)
         return 2
     last_status = [None]
     stamps: list[float] = []

@@ -100,6 +100,8 @@ def _classes(text: str | None, names: list[str]) -> list[int] | None:
     out = []
     for item in (t.strip() for t in text.split(",") if t.strip()):
         if item.isdigit():
+            if int(item) >= len(names):
+                raise ValueError(f"class id {item} is not a COCO class (ids 0–{len(names) - 1})")
             out.append(int(item))
         elif item in names:
             out.append(names.index(item))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,12 +64,12 @@ def add_parser(subparsers) -> None:
 
 
 def terminal_text(text: str) -> str:
-    """``text`` with control characters (escape sequences, carriage returns) shown as ``\\x1b``
-    etc.: a document's host or GPU name must not drive the terminal. Newlines and tabs stay."""
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    """``text`` with control, zero-width and bidi characters shown as ``\\x1b``, ``\\u202e`` etc.
+    (:func:`hwbench_gui.engine.shown_text.escape`, the one escaping every view uses): a document's
+    host or GPU name must not drive the terminal or read as another. Newlines and tabs stay."""
+    from hwbench_gui.engine.shown_text import escape
 
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+    return escape(text)
 
 
 def _load(args: argparse.Namespace):
@@ -188,8 +187,12 @@ def _evaluation_report(args: argparse.Namespace, found) -> int:
 
 def report_command(args: argparse.Namespace) -> int:
     from hwbench_gui.engine.reports import compare
+    from hwbench_gui.engine.reports.outputs import same_file_twice
     from hwbench_gui.engine.reports.report import make_report
 
+    if why := same_file_twice({"--csv": args.csv, "--html": args.html, "--pdf": args.pdf}):
+        print(terminal_text(f"hwbench report: {why}"), file=sys.stderr)
+        return EXIT_USAGE
     found = _load(args)
     if not found.docs:
         print("no usable result documents", file=sys.stderr)

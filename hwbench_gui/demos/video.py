@@ -22,8 +22,14 @@ from typing import Iterator
 import cv2
 import numpy as np
 
+from hwbench_gui.engine.foreign import ForeignFileError, check_pixels, check_regular
+
 #: Frame rate assumed when a file or camera does not report a usable one.
 DEFAULT_FPS = 30.0
+#: Frames smaller than this a side cannot be tracked (a detector's resize of a 1×1 frame fails).
+MIN_FRAME_SIDE_PX = 16
+#: A video file larger than this is refused unread (frames are streamed, so this only bounds the absurd).
+MAX_VIDEO_FILE_BYTES = 1 << 40
 #: Reported rates above this are container time bases, not frame rates (some WebM/MKV files say 1000).
 MAX_PLAUSIBLE_FPS = 1000.0
 #: Indices probed besides the requested one, so a "no camera" message can say which ones exist.
@@ -110,11 +116,21 @@ class _CaptureSource(FrameSource):
     """An opened ``cv2.VideoCapture`` whose first frame was already read (to prove it delivers)."""
 
     def __init__(self, cap: cv2.VideoCapture, first: np.ndarray) -> None:
+        if min(first.shape[:2]) < MIN_FRAME_SIDE_PX:
+            cap.release()
+            raise SourceError(f"{self.where()}: frames of {first.shape[1]}×{first.shape[0]} pixels are too small to "
+                              f"track (at least {MIN_FRAME_SIDE_PX}×{MIN_FRAME_SIDE_PX})")
         self._cap = cap
         self._first: np.ndarray | None = first
+        self._size = (int(first.shape[1]), int(first.shape[0]))
         fps = float(cap.get(cv2.CAP_PROP_FPS) or 0.0)
         self.reported_fps = fps if math.isfinite(fps) and 0 < fps <= MAX_PLAUSIBLE_FPS else None
         self.fps = self.reported_fps or DEFAULT_FPS
+
+    @property
+    def frame_size(self) -> tuple[int, int]:
+        """(width, height) of the frames, from the first one."""
+        return self._size
 
     def read(self) -> np.ndarray | None:
         if self._first is not None:
@@ -126,6 +142,10 @@ class _CaptureSource(FrameSource):
     def close(self) -> None:
         self._first = None
         self._cap.release()
+
+    def where(self) -> str:
+        """The source in words, for a message (its description is set once it is open)."""
+        return str(getattr(self, "path", None) or f"camera {getattr(self, 'index', '?')}")
 
 
 class CameraSource(_CaptureSource):
@@ -175,11 +195,20 @@ class VideoFileSource(_CaptureSource):
     def __init__(self, path: str | os.PathLike, loop: bool = False) -> None:
         self.path = Path(path)
         self.loop = loop
-        if not self.path.exists():
+        if not self.path.exists() and not self.path.is_symlink():
             raise SourceError(f"video file not found: {self.path}")
-        if not self.path.is_file():
-            raise SourceError(f"cannot read video {self.path}: not a file")
+        try:  # OpenCV opens the path itself: a pipe or a device must be refused before it does
+            check_regular(self.path, MAX_VIDEO_FILE_BYTES, "a video")
+        except ForeignFileError as exc:
+            raise SourceError(f"cannot read video {exc}") from None
         cap = cv2.VideoCapture(str(self.path))
+        if cap.isOpened():  # the container's frame size, known before any frame is decoded
+            try:
+                check_pixels(int(cap.get(cv2.CAP_PROP_FRAME_WIDTH) or 1), int(cap.get(cv2.CAP_PROP_FRAME_HEIGHT) or 1),
+                             self.path)
+            except ForeignFileError as exc:
+                cap.release()
+                raise SourceError(f"cannot read video {exc}") from None
         ok, first = cap.read() if cap.isOpened() else (False, None)
         if not ok or first is None:
             cap.release()

@@ -24,6 +24,7 @@ from typing import Callable
 import cv2
 import numpy as np
 
+from hwbench_gui.demos.motion import MAX_OUT_SIZE_PX, MIN_OUT_SIZE_PX
 from hwbench_gui.demos.motion.continuity import HOLD_REASONS, ContinuityGuard, GuardSettings, Hold
 from hwbench_gui.demos.motion.fold import KeypointMesh
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints, LKKeypointSource
@@ -54,16 +55,33 @@ class FrameResult:
     fold: dict | None = None
 
 
+def roi_problem(roi: tuple[int, int, int, int] | None, frame_wh: tuple[int, int] | None) -> str | None:
+    """Why ``roi`` (x, y, w, h) cannot be tracked in frames of ``frame_wh``, or None."""
+    if roi is None or frame_wh is None:
+        return None
+    x, y, w, h = roi
+    width, height = frame_wh
+    if w <= 0 or h <= 0 or x < 0 or y < 0 or x + w > width or y + h > height:
+        return f"the region {x},{y},{w},{h} (X,Y,W,H) is not inside the {width}×{height} frame"
+    return None
+
+
 class MotionPipeline:
     """Drives ``target`` with ``source``. ``roi`` (x, y, w, h) tracks a region instead of a face.
 
     ``keypoint_source`` is anything with ``update(gray, frame_bgr) -> DriverKeypoints | None``, ``reset_neutral()``
     and ``status`` (default: :class:`LKKeypointSource`). The output's longer side is ``out_size_px``.
+    ``ValueError`` when that size is outside [MIN_OUT_SIZE_PX, MAX_OUT_SIZE_PX] or ``roi`` is not
+    inside the source's frames.
     """
 
     def __init__(self, source: FrameSource, target: Target, *, roi=None, out_size_px: int = 512,
                  keypoint_source=None, settings: MappingSettings | None = None,
                  guard: GuardSettings | None = None) -> None:
+        if not MIN_OUT_SIZE_PX <= out_size_px <= MAX_OUT_SIZE_PX:
+            raise ValueError(f"output size {out_size_px} px is not {MIN_OUT_SIZE_PX} to {MAX_OUT_SIZE_PX}")
+        if problem := roi_problem(roi, getattr(source, "frame_size", None)):
+            raise ValueError(problem)
         self.source = source
         self.out_size_px = out_size_px
         self.settings = settings or MappingSettings()

@@ -16,9 +16,15 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, ForeignFileError, image_size, read_regular
+
 SCHEMA_VERSION = 1
 SIDECAR_SUFFIX = ".keypoints.json"
 MIN_KEYPOINTS = 3
+#: Keypoints a sidecar may hold: a face's landmarks are a few hundred at most (MediaPipe: 478).
+MAX_KEYPOINTS = 1000
+#: A bigger sidecar is not one (the shipped ones are about 2 kB; 1000 labelled points, about 60 kB).
+MAX_SIDECAR_BYTES = 1 << 20
 
 #: Where template keypoints go inside a detected face box (fractions of its width and height).
 FACE_TEMPLATE: tuple[tuple[str, float, float], ...] = (
@@ -77,11 +83,17 @@ def box_around(points: np.ndarray, pad: float = 0.15) -> tuple[float, float, flo
 
 
 def read_image(path: str | os.PathLike) -> np.ndarray:
+    """The image at ``path`` as BGR pixels: read as every foreign file is (a regular file of at most
+    :data:`MAX_IMAGE_FILE_BYTES`), its header's size checked against the pixel limit before decoding
+    (a 600-byte JPEG may claim 20000×20000, 1.2 GB decoded). :class:`TargetError` otherwise."""
     p = Path(path)
-    if not p.is_file():
-        raise TargetError(f"target image {p}: no such file")
+    try:
+        data = read_regular(p, MAX_IMAGE_FILE_BYTES, "a target image")
+        image_size(data, p)
+    except ForeignFileError as exc:
+        raise TargetError(f"target image {exc}") from None
     # imdecode instead of imread: imread cannot open non-ASCII paths on Windows.
-    image = cv2.imdecode(np.fromfile(str(p), np.uint8), cv2.IMREAD_COLOR)
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         raise TargetError(f"target image {p}: OpenCV cannot decode it (use PNG or JPEG)")
     return image
@@ -107,15 +119,8 @@ def load_target(path: str | os.PathLike, *, detect_face: bool = True) -> Target:
     p = Path(path)
     image = read_image(p)
     side = sidecar_path(p)
-    if side.is_file():
-        try:
-            doc = json.loads(side.read_text(encoding="utf-8"))
-            kps = doc["keypoints"]
-            pts = np.array([[k["x"], k["y"]] for k in kps], dtype=np.float64).reshape(-1, 2)
-            labels = [str(k.get("label", f"p{i}")) for i, k in enumerate(kps)]
-            box = doc.get("face_box")
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise TargetError(f"keypoints file {side} is not readable: {type(exc).__name__}: {exc}") from exc
+    if side.exists() or side.is_symlink():
+        doc, pts, labels, box = _read_sidecar(side)
         w0, h0 = doc.get("size") or (image.shape[1], image.shape[0])
         # The image may have been resized after its keypoints were marked.
         f = np.array([image.shape[1] / w0, image.shape[0] / h0])
@@ -142,6 +147,35 @@ def load_target(path: str | os.PathLike, *, detect_face: bool = True) -> Target:
     raise TargetError(f"{p.name} has no keypoints: there is no {side.name} beside it and no face was found "
                       f"in it. Click at least {MIN_KEYPOINTS} keypoints on the image (eyes, mouth corners, "
                       "chin, outline) in the Motion page, which saves them to that file, or write the file.")
+
+
+def _read_sidecar(side: Path) -> tuple[dict, np.ndarray, list[str], list[float] | None]:
+    """(document, keypoints, labels, face box) of a keypoints sidecar, every field checked before use;
+    :class:`TargetError` naming the file and what is wrong."""
+    try:
+        doc = json.loads(read_regular(side, MAX_SIDECAR_BYTES, "a keypoints file").decode("utf-8"))
+    except ForeignFileError as exc:
+        raise TargetError(f"keypoints file {exc}") from None
+    except (ValueError, RecursionError) as exc:  # invalid UTF-8 or JSON, or nested past the parser's stack
+        raise TargetError(f"keypoints file {side} is not readable: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+    def number(value: object) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
+
+    kps = doc.get("keypoints") if isinstance(doc, dict) else None
+    if not isinstance(kps, list) or not all(isinstance(k, dict) and number(k.get("x")) and number(k.get("y"))
+                                            for k in kps):
+        raise TargetError(f"keypoints file {side}: 'keypoints' is not a list of points with numbers x and y")
+    if len(kps) > MAX_KEYPOINTS:
+        raise TargetError(f"keypoints file {side}: {len(kps)} keypoints (at most {MAX_KEYPOINTS})")
+    size, box = doc.get("size"), doc.get("face_box")
+    if size is not None and not (isinstance(size, list) and len(size) == 2 and all(number(v) and v > 0 for v in size)):
+        raise TargetError(f"keypoints file {side}: 'size' is not a positive width and height")
+    if box is not None and not (isinstance(box, list) and len(box) == 4 and all(number(v) for v in box)):
+        raise TargetError(f"keypoints file {side}: 'face_box' is not four numbers (x, y, w, h)")
+    pts = np.array([[k["x"], k["y"]] for k in kps], dtype=np.float64).reshape(-1, 2)
+    labels = [str(k.get("label", f"p{i}"))[:100] for i, k in enumerate(kps)]
+    return doc, pts, labels, box
 
 
 def save_keypoints(target: Target, path: str | os.PathLike | None = None) -> Path:

@@ -13,9 +13,13 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from hwbench_gui.demos.snake.game import MAX_SIDE, MIN_SIDE
+
 FORMAT = "hwbench-snake"
 FORMAT_VERSION = 1
 SHIPPED_NAME = "snake_12x12.pt"
+#: A bigger file is not a snake checkpoint (the shipped one is under 1 MB; the largest model a few MB).
+MAX_FILE_BYTES = 256 << 20
 
 
 class CheckpointError(Exception):
@@ -89,16 +93,23 @@ def save_checkpoint(path: str | os.PathLike, agent, *, height: int, width: int, 
 
 
 def read_checkpoint(path: str | os.PathLike) -> dict:
-    """The checked payload dict (tensors on CPU); raises :class:`CheckpointError`."""
+    """The checked payload dict (tensors on CPU); raises :class:`CheckpointError`.
+
+    Read as every foreign file is (a regular file of at most :data:`MAX_FILE_BYTES`, a bounded read),
+    and its board checked before anything is sized by it."""
+    import io
+
     import torch
 
+    from hwbench_gui.engine.foreign import ForeignFileError, read_regular
+
     path = Path(path)
-    if path.is_dir():
-        raise CheckpointError(path, "is a folder, not a checkpoint file")
-    if not path.is_file():
-        raise CheckpointError(path, "no such file")
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
+        data = read_regular(path, MAX_FILE_BYTES, "a snake checkpoint")
+    except ForeignFileError as exc:
+        raise CheckpointError(path, exc.reason) from None
+    try:
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as exc:  # truncated zip, not a torch file, or a pickle of arbitrary objects
         raise CheckpointError(path, f"not a readable torch checkpoint ({type(exc).__name__}: "
                                     f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})") from exc
@@ -110,6 +121,11 @@ def read_checkpoint(path: str | os.PathLike) -> dict:
     for key in ("board", "model_config", "state_dict"):
         if not isinstance(payload.get(key), dict):
             raise CheckpointError(path, f"missing {key!r}")
+    board = payload["board"]
+    sides = [board.get("height"), board.get("width")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and MIN_SIDE <= v <= MAX_SIDE for v in sides):
+        shown = "×".join(repr(v)[:20] for v in sides)
+        raise CheckpointError(path, f"its board {shown} is not {MIN_SIDE} to {MAX_SIDE} cells a side")
     return payload
 
 

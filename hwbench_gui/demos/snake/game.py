@@ -43,6 +43,11 @@ class StepResult:
     final_steps: np.ndarray
 
 
+#: Board sides in cells: a snake needs room to turn; past 64 the observation grid (side² cells per
+#: board and channel, in every replay row) outgrows any memory a demo should take.
+MIN_SIDE, MAX_SIDE = 4, 64
+
+
 class SnakeBoards:
     """``n`` independent snake games of ``height`` × ``width`` cells stepped together.
 
@@ -55,8 +60,9 @@ class SnakeBoards:
     def __init__(self, n: int = 1, height: int = 12, width: int = 12, *, seed: int | None = None,
                  seeds: list[int] | None = None, starve_steps: int | None = None,
                  rewards: dict[str, float] | None = None, auto_reset: bool = True) -> None:
-        if height < 4 or width < 4:
-            raise ValueError(f"board must be at least 4×4, got {height}×{width}")
+        if not (MIN_SIDE <= height <= MAX_SIDE and MIN_SIDE <= width <= MAX_SIDE):
+            raise ValueError(f"board must be {MIN_SIDE}×{MIN_SIDE} to {MAX_SIDE}×{MAX_SIDE} cells, "
+                             f"got {height}×{width}")
         self.n, self.height, self.width = int(n), int(height), int(width)
         self.cells = self.height * self.width
         self.starve_steps = 2 * self.cells if starve_steps is None else int(starve_steps)

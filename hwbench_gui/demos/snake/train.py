@@ -19,6 +19,11 @@ from hwbench_gui.demos.snake.game import SnakeBoards, relative_to_absolute
 from hwbench_gui.demos.snake.observation import CHANNELS, FEATURES, grid_side, observe
 
 
+#: Longest training budget: a week. Beyond it the clock arithmetic of the budget loses its meaning
+#: (1e300 minutes), and no demo run is meant to last longer.
+MAX_MINUTES = 7 * 24 * 60.0
+
+
 @dataclass
 class TrainConfig:
     """Everything a training run depends on (stored with the checkpoint)."""
@@ -122,6 +127,8 @@ def train(config: TrainConfig, callbacks: TrainCallbacks | None = None, *, stop:
 
     if config.minutes is None and config.max_transitions is None and stop is None:
         raise ValueError("no budget: give minutes, max_transitions or a stop event")
+    if config.minutes is not None and not 0 < config.minutes <= MAX_MINUTES:
+        raise ValueError(f"minutes must be above 0 and at most {MAX_MINUTES:g} (a week), got {config.minutes:g}")
     cb = callbacks or TrainCallbacks()
     if config.torch_threads and not config.device.startswith("cuda"):
         torch.set_num_threads(config.torch_threads)

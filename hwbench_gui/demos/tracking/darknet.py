@@ -14,15 +14,20 @@ Darknet project (pjreddie.com/darknet/yolo); hwbench never downloads them.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from hwbench_gui.engine.foreign import ForeignFileError, open_regular, read_regular
 from hwbench_gui.engine.paths import resources_dir
 
 #: Cfg files shipped in ``resources/tracking/``.
 SHIPPED_CFGS = ("yolov3", "yolov3-tiny")
+#: A bigger .cfg is refused unread (yolov3.cfg is 8 kB). A .weights file's bound is the exact size
+#: its cfg declares, checked before it is read.
+MAX_CFG_BYTES = 1 << 20
 
 
 class CfgError(ValueError):
@@ -197,8 +202,10 @@ def _absolute(index: int, ref: int, name: str, block: Block) -> int:
 def parse_cfg(path: str | os.PathLike) -> Network:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_regular(path, MAX_CFG_BYTES, "a Darknet .cfg").decode("utf-8")
+    except ForeignFileError as exc:
+        raise CfgError(str(exc)) from None
+    except UnicodeDecodeError as exc:
         raise CfgError(f"{path}: cannot read: {exc}") from None
     return parse_cfg_text(text, path.name)
 
@@ -260,7 +267,7 @@ def read_weights(path: str | os.PathLike, network: Network) -> DarknetWeights:
     # The size is checked before the parameters are read: a wrong or huge file (a 30 GB sparse one)
     # must give this message, not a MemoryError.
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, sys.maxsize, "a .weights file") as handle:  # bounded by `expected` below
             size = os.fstat(handle.fileno()).st_size
             header = handle.read(20)
             if len(header) < 16:
@@ -275,8 +282,8 @@ def read_weights(path: str | os.PathLike, network: Network) -> DarknetWeights:
                     f"got {size:,} bytes — are these the weights for this .cfg?")
             handle.seek(0)
             data = handle.read(expected)
-    except IsADirectoryError:
-        raise WeightsError(f"{path}: is a folder, not a .weights file") from None
+    except ForeignFileError as exc:
+        raise WeightsError(f"{path}: {exc.reason}") from None
     except OSError as exc:
         raise WeightsError(f"{path}: cannot read: {exc}") from None
     if len(data) != expected:  # shrank while it was read

@@ -51,10 +51,22 @@ class MotRow:
     score: float
 
 
+#: A bigger tracks or ground-truth file is refused unread (MOT17's largest ground truth is about 2 MB).
+MAX_MOT_FILE_BYTES = 256 << 20
+
+
 def read_mot(path: str | os.PathLike) -> list[MotRow]:
     """Read MOTChallenge results or ground truth (``conf`` column is read as the score)."""
+    from hwbench_gui.engine.foreign import ForeignFileError, read_regular
+
+    try:
+        text = read_regular(path, MAX_MOT_FILE_BYTES, "a MOTChallenge file").decode("ascii")
+    except ForeignFileError as exc:
+        raise ValueError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not ASCII text ({exc.reason} at byte {exc.start})") from None
     rows = []
-    for number, line in enumerate(Path(path).read_text(encoding="ascii").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         parts = line.split(",")

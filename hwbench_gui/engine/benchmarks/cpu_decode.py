@@ -13,6 +13,8 @@ import os
 import time
 from typing import Any
 
+from hwbench_gui.engine.datapath.dataset import screen_image
+from hwbench_gui.engine.foreign import ForeignFileError
 from hwbench_gui.engine.measure.decode import decode_rates, decoder
 from hwbench_gui.engine.measure.stats import median, spread
 from hwbench_gui.engine.measure.timing import Steps, cpu_count, doubling_counts, figure, plural
@@ -22,17 +24,25 @@ LIBRARIES = {"opencv": "OpenCV", "pil": "PIL"}
 JPEG_SUFFIXES = (".jpg", ".jpeg", ".jpe")
 
 
-def _load_folder(folder: str, limit: int) -> list[bytes]:
+def _load_folder(folder: str, limit: int) -> tuple[list[bytes], list[str]]:
+    """(the JPEGs' bytes, "name: reason" of each file skipped: not a regular file, too large, not an
+    image or above the pixel limit)."""
     if not os.path.isdir(folder):
         raise BenchmarkUnavailable(f"folder {folder!r} does not exist")
     names = sorted(n for n in os.listdir(folder) if n.lower().endswith(JPEG_SUFFIXES))[:limit]
     if not names:
         raise BenchmarkUnavailable(f"no JPEG files (*.jpg, *.jpeg) in {folder}")
-    jpegs = []
+    jpegs, refused = [], []
     for name in names:
-        with open(os.path.join(folder, name), "rb") as f:
-            jpegs.append(f.read())
-    return jpegs
+        try:
+            data = screen_image(os.path.join(folder, name))  # every worker decodes every file: none may fail
+        except ForeignFileError as exc:
+            refused.append(f"{name}: {exc.reason}")
+            continue
+        jpegs.append(data)
+    if not jpegs:
+        raise BenchmarkUnavailable(f"no usable JPEG in {folder}: " + "; ".join(refused[:3]))
+    return jpegs, refused
 
 
 def _label(library: str, workers: int) -> str:
@@ -48,7 +58,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     if max(worker_counts) > cpu_count():
         warnings.append(f"{max(worker_counts)} workers on {cpu_count()} CPUs: the larger counts oversubscribe")
     if params["folder"]:
-        jpegs = _load_folder(params["folder"], params["count"])
+        jpegs, refused = _load_folder(params["folder"], params["count"])
+        if refused:
+            warnings.append(f"{len(refused)} file(s) of {params['folder']} skipped as unusable: "
+                            + "; ".join(refused[:3]) + ("; …" if len(refused) > 3 else ""))
         source = f"{len(jpegs)} JPEG files from {params['folder']}"
     else:
         reporter.progress(0.0, "generating test images")

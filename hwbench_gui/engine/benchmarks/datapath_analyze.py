@@ -30,6 +30,8 @@ MODEL_CHOICES = ("resnet50", "resnet18", "vgg16")  # classifiers: an ImageFolder
 PRECISION_CHOICES = ("auto",) + MODEL_KEYS
 DECODE_SET_MAX = 256
 GPU_UTIL_INTERVAL_S = 0.1
+#: Skipped dataset files named in the run's log one by one (all are counted in the result).
+SKIPPED_LOGGED = 20
 
 #: Progress fraction at which each phase starts.
 _PHASES = {"dataset": 0.0, "disk": 0.06, "decode": 0.12, "augment": 0.2, "cpu": 0.24, "transfer": 0.3,
@@ -186,6 +188,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     if params["batch"] > len(dataset.files):
         raise ParamError(f"batch ({params['batch']}) is larger than the dataset's {len(dataset.files)} images")
     reporter.log(f"dataset: {dataset.describe()}")
+    for path, reason in dataset.skipped[:SKIPPED_LOGGED]:
+        reporter.log(f"skipped {path}: {reason}")
+    if dataset.skipped_warning():
+        warnings.append(dataset.skipped_warning())
     available_ram = psutil.virtual_memory().available
     results: dict[str, st.StageResult] = {}
 
@@ -517,7 +523,8 @@ def _outcome(params: dict[str, Any], results: dict[str, Any], verdict: Any, ctx:
         "consistency": verdict.consistency,
         "dataset": {"root": dataset.root, "images": len(dataset.files), "classes": len(dataset.classes),
                     "bytes": dataset.total_bytes, "generated": dataset.generated, "reused": dataset.reused,
-                    "mean_width_px": ctx.stored_width_px, "mean_height_px": ctx.stored_height_px},
+                    "mean_width_px": ctx.stored_width_px, "mean_height_px": ctx.stored_height_px,
+                    "skipped": dataset.skipped_json()},
         "context": {"device": ctx.device, "workers": ctx.workers, "cpus": ctx.cpus, "batch": ctx.batch,
                     "fits_in_ram": ctx.fits_in_ram, "available_ram_bytes": ctx.available_ram_bytes,
                     "model": ctx.model, "image_size": ctx.image_size, "read_delay_ms": ctx.read_delay_ms},

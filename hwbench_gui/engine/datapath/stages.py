@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, read_regular
 from hwbench_gui.engine.measure.decode import decode_pil
 from hwbench_gui.engine.measure.decode import decode_rates as pool_decode_rates
 from hwbench_gui.engine.measure.filesystem import LAYERED_FILESYSTEMS, RAM_FILESYSTEMS, drop_page_cache, filesystem_of
@@ -151,11 +152,12 @@ def pin_malloc_behaviour() -> str:
 # -- reading and decoding, shared by the stages and the end-to-end loader ---------------------------
 
 def read_file(path: str, delay_s: float = 0.0) -> bytes:
-    """The file's bytes; ``delay_s`` is slept first (the ``read_delay_ms`` what-if knob)."""
+    """The file's bytes, read as every foreign file is (a regular file, a bounded read: a file swapped
+    for a pipe or a device after the dataset was screened is refused, naming it); ``delay_s`` is
+    slept first (the ``read_delay_ms`` what-if knob)."""
     if delay_s > 0:
         time.sleep(delay_s)
-    with open(path, "rb") as f:
-        return f.read()
+    return read_regular(path, MAX_IMAGE_FILE_BYTES, "an image")
 
 
 def train_transform(image_size: int) -> Any:

@@ -150,3 +150,25 @@ def _dimms(mem: dict[str, Any], slots: list[dict[str, Any]]) -> None:
     if rated and configured and configured < rated:
         mem["warnings"].append(f"memory runs at {configured} MT/s, below its rated {rated} MT/s "
                                "(XMP/EXPO off, or the platform's limit for this DIMM count)")
+
+
+#: Bytes one memory channel moves per transfer: 64 data bits (DDR4; DDR5's two 32-bit subchannels).
+CHANNEL_BYTES = 8
+
+
+def theoretical_peak_gb_per_s(memory: dict[str, Any]) -> tuple[float | None, str]:
+    """(the RAM's theoretical peak in GB/s, how it was derived) from an inventory's memory section:
+    the faster of the rated and configured speeds (MT/s) × 8 bytes × channels; with channels
+    unknown, the populated DIMMs stand for them (never fewer DIMMs than channels in use, so the
+    bound stays above the real peak). (None, reason) when the speed or both counts are unknown."""
+    speeds = [s for s in (memory.get("speed_mts"), memory.get("configured_speed_mts"))
+              if isinstance(s, (int, float)) and not isinstance(s, bool) and s > 0]
+    if not speeds:
+        return None, "RAM speed unknown"
+    for key, label in (("channels", "channels"), ("dimms_populated", "DIMMs, at most one channel each")):
+        count = memory.get(key)
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            kind = memory.get("dimm_type") or "RAM"
+            return (max(speeds) * CHANNEL_BYTES * count / 1000,
+                    f"{kind} at {max(speeds):g} MT/s × {CHANNEL_BYTES} bytes × {count} {label}")
+    return None, "RAM channel and DIMM counts unknown"

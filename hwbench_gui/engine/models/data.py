@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, ForeignFileError, check_regular
 from hwbench_gui.engine.spec.benchmark import ParamError
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
@@ -158,8 +159,26 @@ def torch_dataset(task: str, root: str, image_size: int) -> Any:
         from torchvision.datasets import ImageFolder
 
         image_folder_items(root)  # a clear error before torchvision's
-        return ImageFolder(root, transform=T.Compose([
-            T.RandomResizedCrop(image_size), T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)]))
+        skipped: list[tuple[str, str]] = []
+
+        def usable(path: str) -> bool:
+            # A pipe, a device or a link to one would block or never end in a loader worker; a huge
+            # file would be read whole. Checked on open, without reading (decode errors stay the
+            # loader's: screening every image of ImageNet would cost minutes).
+            if not path.lower().endswith(IMAGE_SUFFIXES):
+                return False
+            try:
+                check_regular(path, MAX_IMAGE_FILE_BYTES, "an image")
+            except ForeignFileError as exc:
+                skipped.append((path, exc.reason))
+                return False
+            return True
+
+        dataset = ImageFolder(root, transform=T.Compose([
+            T.RandomResizedCrop(image_size), T.RandomHorizontalFlip(), T.ToTensor(), T.Normalize(MEAN, STD)]),
+            is_valid_file=usable)
+        dataset.skipped = skipped
+        return dataset
 
     to_tensor = T.Compose([T.ToTensor(), T.Normalize(MEAN, STD)])
 

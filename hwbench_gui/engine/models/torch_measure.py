@@ -372,6 +372,10 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
                "total_memory_gib": run.total_memory_bytes / (1 << 30) if run.total_memory_bytes else None}
     if spec.task == "detect":
         details["min_size"], details["max_size"] = size, detection_max_size(size)
+    skipped = getattr(dataset, "skipped", None) if params["data"] != "synthetic" else None
+    if skipped:  # files of the folder that are not regular files, or too large to be one image
+        details["data_skipped"] = {"count": len(skipped),
+                                   "files": [{"path": p, "reason": r} for p, r in skipped[:50]]}
     return run, details, where
 
 

@@ -13,6 +13,7 @@ import re
 import statistics
 from typing import Any
 
+from hwbench_gui.engine.reports.physical_limits import impossible_figures
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
 
@@ -65,8 +66,9 @@ MEDIAN_TOLERANCE = 1e-6
 def consistency_problems(doc: dict[str, Any]) -> list[str]:
     """What in a measured document does not agree with itself: a figure that is not the median of
     its samples, a claimed GPU or CPU that its own inventory and device contradict, software
-    versions missing. Empty for a consistent document and for published figures (they state only
-    what their source states)."""
+    versions missing, a GPU count its own telemetry contradicts, a figure above the physical limit
+    its inventory states (:mod:`.physical_limits`, each starting "impossible: "). Empty for a
+    consistent document and for published figures (they state only what their source states)."""
     if describe.is_published(doc):
         return []
     problems = []
@@ -100,11 +102,28 @@ def consistency_problems(doc: dict[str, Any]) -> list[str]:
     cores = cpu.get("logical_cores")
     if cpus and isinstance(cores, int) and int(cpus.group("n")) > cores:
         problems.append(f"it ran on {cpus.group('n')} CPUs but its inventory lists {cores} threads")
+    sampled = _telemetry_gpu_count(doc)
+    if sampled is not None and gpus and len(gpus) != sampled:
+        problems.append(f"its inventory lists {len(gpus)} GPU(s) but its telemetry sampled {sampled} during the run")
+    problems += [f"impossible: {what}" for what in impossible_figures(doc)]
     software = doc.get("software")
     if not isinstance(software, dict) or not any(isinstance(software.get(k), str) and software.get(k)
                                                  for k in SOFTWARE_KEYS):
         problems.append("its software versions are missing")
     return problems
+
+
+def _telemetry_gpu_count(doc: dict[str, Any]) -> int | None:
+    """GPUs the run's own sampler read (NVML samples every GPU of the machine, whatever the run's
+    device), or None when it read none or the document does not say."""
+    for key in ("telemetry", "telemetry_whole_run"):
+        telemetry = doc.get(key) if isinstance(doc.get(key), dict) else {}
+        seed = telemetry.get("seed") if isinstance(telemetry.get("seed"), dict) else {}
+        util = seed.get("gpu_util_percent") if isinstance(seed.get("gpu_util_percent"), dict) else {}
+        per_gpu = util.get("per_gpu")
+        if isinstance(per_gpu, list) and per_gpu:
+            return len(per_gpu)
+    return None
 
 
 #: A measured document names at least one of these versions (hwbench records them all it can).

@@ -28,3 +28,17 @@ def refuse_to_overwrite(target: str | os.PathLike, docs: Sequence[dict[str, Any]
             return None
         return f"{target} is a result document; a report never writes over one"
     return None
+
+
+def same_file_twice(targets: dict[str, str | os.PathLike | None]) -> str | None:
+    """Why these outputs (option → file) cannot all be written: two options naming one file (each
+    would write over the other, and only the last would be left), or None."""
+    seen: dict[str, str] = {}
+    for option, target in targets.items():
+        if not target:
+            continue
+        real = os.path.realpath(os.path.expanduser(target))
+        if real in seen:
+            return f"{seen[real]} and {option} name the same file {target}; give each output its own file"
+        seen[real] = option
+    return None

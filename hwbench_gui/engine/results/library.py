@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from hwbench_gui.engine import paths
+from hwbench_gui.engine.shown_text import escape, escape_all
 from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.describe import PUBLISHED
 from hwbench_gui.engine.results.store import (
@@ -83,12 +84,17 @@ def load_document(path: str | os.PathLike) -> dict[str, Any]:
     """One checked document (with ``_path``); raises :class:`ResultFileError` with the reason.
 
     The one load every reader uses: a regular file only, read with a bound
-    (:func:`store.read_document_text`), parsed, then checked field by field.
+    (:func:`store.read_document_text`), parsed (NaN, infinities and numbers beyond float range
+    refused), then checked field by field. Its text comes back with control, zero-width and bidi
+    characters written as escapes (:func:`hwbench_gui.engine.shown_text.escape`), so the terminal,
+    the GUI, the HTML and the CSV show what is really there.
     """
     path = Path(path)
     text = read_document_text(path)
     doc = parse_result(text, path)
     check_document(doc, path, text)
+    doc = escape_all({k: v for k, v in doc.items() if k != "_path"})  # what every view shows, escaped once
+    doc["_path"] = str(path)
     return doc
 
 
@@ -121,7 +127,7 @@ def scan(sources: Iterable[str | os.PathLike], *, recursive: bool = True) -> Lib
             library.errors.append(ResultFileError(source, "no such file or folder"))
             continue
         for path in files:
-            real = path.resolve()
+            real = Path(os.path.realpath(path))  # never raises: a link loop is load_document's to report
             if real in seen:
                 continue
             seen.add(real)
@@ -206,9 +212,29 @@ def import_documents(sources: Sequence[str | os.PathLike], results_dir: str | os
     return report
 
 
-def export_documents(docs: Sequence[dict[str, Any]], dest_dir: str | os.PathLike) -> list[Path]:
-    """Write ``docs`` into ``dest_dir`` (created if missing), one file each; returns the files."""
-    return [write_result(doc, dest_dir) for doc in docs]
+class Exported(NamedTuple):
+    """Files an export wrote, and the documents it left out because ``dest_dir`` already held them."""
+
+    written: list[Path]
+    already_present: list[dict[str, Any]]
+
+
+def export_documents(docs: Sequence[dict[str, Any]], dest_dir: str | os.PathLike) -> Exported:
+    """Write ``docs`` into ``dest_dir`` (created if missing), one file each. A document whose ``id``
+    the folder already holds (an export into the results folder itself, or the same selection
+    exported twice) is not written again. Raises ``OSError`` when the folder cannot be written."""
+    dest = Path(dest_dir)
+    known = _known_ids(dest) if dest.is_dir() else set()
+    written, present = [], []
+    for doc in docs:
+        doc_id = str(doc.get("id") or "")
+        if doc_id and doc_id in known:
+            present.append(doc)
+            continue
+        written.append(write_result(doc, dest))
+        if doc_id:
+            known.add(doc_id)
+    return Exported(written, present)
 
 
 @dataclass(frozen=True)
@@ -221,11 +247,31 @@ def trash_dir(results_dir: str | os.PathLike) -> Path:
     return Path(results_dir) / TRASH_DIR_NAME
 
 
-def delete_to_trash(files: Sequence[str | os.PathLike], results_dir: str | os.PathLike) -> list[Trashed]:
-    """Move ``files`` into ``<results_dir>/.trash`` (listing skips it); :func:`restore` undoes it."""
+class Moved(NamedTuple):
+    """What a move did: each file moved, and each that could not be, with why (nothing is raised)."""
+
+    done: list[Any]
+    failed: list[ResultFileError]
+
+
+def _move_reason(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "is gone already (deleted or moved by another window or program)"
+    return f"cannot be moved: {exc.strerror or exc}"
+
+
+def delete_to_trash(files: Sequence[str | os.PathLike], results_dir: str | os.PathLike) -> Moved:
+    """Move ``files`` into ``<results_dir>/.trash`` (listing skips it); :func:`restore` undoes it.
+
+    ``done`` holds a :class:`Trashed` per file moved; a file already gone, or a folder that cannot
+    be written (read-only, full), lands in ``failed`` with the reason, and the others still move."""
     trash = trash_dir(results_dir)
-    trash.mkdir(parents=True, exist_ok=True)
-    moved = []
+    try:
+        trash.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = f"cannot be moved to the trash ({trash}): {exc.strerror or exc}"
+        return Moved([], [ResultFileError(file, reason) for file in files])
+    moved, failed = [], []
     for file in files:
         file = Path(file)
         target = trash / file.name
@@ -233,30 +279,39 @@ def delete_to_trash(files: Sequence[str | os.PathLike], results_dir: str | os.Pa
         while target.exists():
             target = trash / f"{file.stem}~{suffix}{file.suffix}"
             suffix += 1
-        shutil.move(str(file), str(target))
+        try:
+            os.rename(file, target)  # the trash is in the same folder: a rename, never a copy
+        except OSError as exc:
+            failed.append(ResultFileError(file, _move_reason(exc)))
+            continue
         moved.append(Trashed(file, target))
-    return moved
+    return Moved(moved, failed)
 
 
-def restore(trashed: Sequence[Trashed]) -> list[Path]:
+def restore(trashed: Sequence[Trashed]) -> Moved:
     """Move trashed files back where they were (a file now in the way is kept: the restored one
-    gets a ``~N`` suffix)."""
-    restored = []
+    gets a ``~N`` suffix). ``done`` holds the restored paths; a trashed file gone meanwhile, or a
+    folder that cannot be written, lands in ``failed`` with the reason."""
+    restored, failed = [], []
     for item in trashed:
         target = item.original
         suffix = 1
         while target.exists():
             target = item.original.with_name(f"{item.original.stem}~{suffix}{item.original.suffix}")
             suffix += 1
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(item.trashed), str(target))
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(item.trashed), str(target))
+        except OSError as exc:
+            failed.append(ResultFileError(item.trashed, _move_reason(exc)))
+            continue
         restored.append(target)
-    return restored
+    return Moved(restored, failed)
 
 
 def errors_text(errors: Sequence[ResultFileError]) -> list[str]:
     """One line per skipped file: ``name: reason``."""
-    return [f"{e.path.name}: {e.reason}" for e in errors]
+    return [escape(f"{e.path.name}: {e.reason}") for e in errors]
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -13,20 +13,23 @@ from __future__ import annotations
 
 import json
 import os
+import math
 import re
-import stat
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from hwbench_gui.engine import paths
 from hwbench_gui.engine.atomic import remove_stale_temporaries, write_atomic
+from hwbench_gui.engine.foreign import ForeignFileError, read_regular
 from hwbench_gui.engine.results.document import SCHEMA_VERSION
 
 #: Deepest nesting of lists and objects a loaded document may have (a real one has under ten).
 MAX_NESTING = 64
 #: Bigger files are refused: a real document is tens of kilobytes (the largest shipped one, 47 kB).
 MAX_FILE_BYTES = 8 * 1024 * 1024
+#: Integers with more digits are refused unread; float's range ends at about 1.8e308 (309 digits).
+MAX_INT_DIGITS = 309
 
 class ResultFileError(Exception):
     """A result file that cannot be used; ``path`` and ``reason`` say which and why."""
@@ -135,7 +138,9 @@ def parse_result(text: str, path: str | os.PathLike) -> dict[str, Any]:
     """:func:`load_result` on text already read from ``path``."""
     path = Path(path)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_refuse_constant, parse_int=_finite_int, parse_float=_finite_float)
+    except _NotFinite as exc:
+        raise ResultFileError(path, str(exc)) from None
     except ValueError as exc:
         raise ResultFileError(path, f"not valid JSON: {exc}") from exc
     except RecursionError:  # a hostile file such as 100 000 '[': the parser's stack runs out
@@ -158,24 +163,44 @@ def parse_result(text: str, path: str | os.PathLike) -> dict[str, Any]:
     return doc
 
 
-def read_document_text(path: str | os.PathLike, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """The text of ``path`` if it is a regular file of at most ``max_bytes``, read with a bound.
+class _NotFinite(ValueError):
+    """A number no reader can use: NaN, an infinity, or one beyond float range."""
 
-    Opened without blocking and checked on the open file (a FIFO, a device or a link to one named
-    ``*.json`` is refused, not read: their size reads 0 and their reads never end).
-    """
+
+def _refuse_constant(name: str) -> float:
+    raise _NotFinite(f"not a result document ({name} is not a finite number)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 parses as inf
+        raise _NotFinite(f"not a result document ({text[:40]} is beyond the range of a number)")
+    return value
+
+
+def _finite_int(text: str) -> int:
+    # Refused here, not by the first float() of a reader (10**400 crashed compare and the GUI library).
+    digits = len(text.lstrip("-"))
+    try:
+        if digits > MAX_INT_DIGITS:
+            raise OverflowError
+        value = int(text)
+        float(value)
+    except OverflowError:
+        raise _NotFinite(f"not a result document (an integer of {digits} digits is beyond the range of a "
+                         "number)") from None
+    return value
+
+
+def read_document_text(path: str | os.PathLike, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The text of ``path`` if it is a regular file of at most ``max_bytes``, read with a bound
+    (:func:`hwbench_gui.engine.foreign.read_regular`: a FIFO, a device, a folder or a link to one
+    named ``*.json`` is refused, not read)."""
     path = Path(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError as exc:
-        raise ResultFileError(path, f"cannot be read: {exc.strerror or exc}") from exc
-    with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise ResultFileError(path, "not a regular file (a pipe, device or folder is never read)")
-        data = handle.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise ResultFileError(path, f"too large for a result document (over {max_bytes:,} bytes)")
+        data = read_regular(path, max_bytes, "a result document")
+    except ForeignFileError as exc:
+        raise ResultFileError(path, exc.reason) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -266,15 +266,28 @@ class LibraryView(QWidget):
         """Write the selected documents into ``folder``; a folder that cannot be written is said
         in the status bar and below the table, and nothing is raised."""
         try:
-            files = library.export_documents(self.selected_documents(), folder)
+            exported = library.export_documents(self.selected_documents(), folder)
         except OSError as exc:
             message = f"Export stopped: cannot write into {folder}: {exc.strerror or exc}"
             self.context.show_status(message, 10000)
             self.errors_label.setText(message)
             self.errors_label.setVisible(True)
             return []
-        self.context.show_status(f"Exported {len(files)} result(s) to {folder}", 8000)
-        return files
+        present = (f"; {len(exported.already_present)} already there, not written twice"
+                   if exported.already_present else "")
+        self.context.show_status(f"Exported {len(exported.written)} result(s) to {folder}{present}", 8000)
+        if exported.written:
+            self.refresh()  # an export into the results folder adds rows
+        return exported.written
+
+    def _show_failures(self, what: str, failed: list) -> None:
+        """Files a delete or an undo could not move: below the table, one line each, and in the status bar."""
+        if not failed:
+            return
+        listed = self.errors_label.text() if self.errors_label.isVisibleTo(self) else ""  # the skipped files stay
+        self.errors_label.setText("\n".join([f"{what}:", *library.errors_text(failed), *([listed] if listed else [])]))
+        self.errors_label.setVisible(True)
+        self.context.show_status(f"{what}: {len(failed)} file(s), see below the table", 10000)
 
     def delete_selected(self) -> list[library.Trashed]:
         """Move the selected measured results to the trash (published references are not deleted)."""
@@ -282,20 +295,23 @@ class LibraryView(QWidget):
         files = [Path(d["_path"]) for d in docs if Path(d["_path"]).parent.resolve() == self.results_dir.resolve()]
         if not files:
             return []
-        moved = library.delete_to_trash(files, self.results_dir)
+        moved, failed = library.delete_to_trash(files, self.results_dir)
         self._trashed = moved
-        self.undo_button.setEnabled(True)
+        self.undo_button.setEnabled(bool(moved))
         self.refresh()
-        self.context.show_status(f"Moved {len(moved)} result(s) to {library.trash_dir(self.results_dir)} "
-                                 f"(Undo delete puts them back)", 10000)
+        if moved:
+            self.context.show_status(f"Moved {len(moved)} result(s) to {library.trash_dir(self.results_dir)} "
+                                     f"(Undo delete puts them back)", 10000)
+        self._show_failures("Not deleted", failed)
         return moved
 
     def undo_delete(self) -> list[Path]:
-        restored = library.restore(self._trashed)
+        restored, failed = library.restore(self._trashed)
         self._trashed = []
         self.undo_button.setEnabled(False)
         self.refresh()
         self.context.show_status(f"Restored {len(restored)} result(s)", 6000)
+        self._show_failures("Not restored", failed)
         return restored
 
     # -- dialogs (thin: the work is in the methods above) -----------------------------------------
