@@ -57,3 +57,29 @@ def test_the_health_page_gets_the_forms_room_and_reads(qtbot, qsettings, screen)
     tab.bottom.setCurrentIndex(0)
     _settle()
     assert tab.run_splitter.sizes() == split
+
+
+def test_the_language_model_pages_get_the_forms_room_too(qtbot, qsettings):
+    win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.ready, timeout=10000):
+        win.show()
+    win.resize(1366 - FRAME_ALLOWANCE[0], 768 - FRAME_ALLOWANCE[1])
+    win.tabs.setCurrentIndex([win.tabs.tabText(i) for i in range(win.tabs.count())].index("Benchmarks"))
+    tab = win.tab_widget("Benchmarks")
+    _settle()
+    split = tab.run_splitter.sizes()
+    folder = resources_dir() / "reference" / "h200" / "llm-2026-12-05"
+    docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+    for doc in docs:
+        tab._add_result_row(doc)
+    for bench_id, page in (("llm.infer", "llm_view"), ("llm.train", "training_view")):
+        tab.results.selectRow(next(i for i, d in enumerate(tab.results_table.documents())
+                                   if d["benchmark"]["id"] == bench_id))
+        _settle()
+        tab.bottom.setCurrentWidget(getattr(tab, page))
+        _settle()
+        assert tab.run_splitter.sizes()[0] < split[0], page
+    tab.bottom.setCurrentIndex(0)
+    _settle()
+    assert tab.run_splitter.sizes() == split

@@ -77,10 +77,20 @@ class LlmView(QWidget):
         measured = [c for c in spec.curves if not c.bound]
         plot.draw_curves([(c.label, c.x, c.y) for c in measured], x_label=spec.x_label, y_label=spec.y_label,
                          x_log=spec.x_log)
-        for curve in spec.curves:
-            if curve.bound:
-                plot.plot(curve.x, curve.y, pen=pg.mkPen("#6b7280", width=2, style=Qt.PenStyle.DashLine),
-                          name=curve.label)
+        bound_pen = pg.mkPen("#6b7280", width=2, style=Qt.PenStyle.DashLine)
+        bounds = [c for c in spec.curves if c.bound]
+        for curve in bounds:
+            if len(curve.x) == 1:  # one depth measured: its bound is a level to read the point against
+                plot.addItem(pg.InfiniteLine(curve.y[0], angle=0, pen=bound_pen))
+                plot.plot([], [], pen=bound_pen, name=curve.label)
+            else:
+                plot.plot(curve.x, curve.y, pen=bound_pen, name=curve.label)
+        if bounds:
+            # from zero to above the bound, so the height of a point is its share of what the machine allows
+            top = max(max(c.y) for c in spec.curves if c.y)
+            plot.setYRange(0, 1.1 * top, padding=0)
+            if len(measured[0].x) == 1:
+                plot.setXRange(measured[0].x[0] - 1, measured[0].x[0] + 1)
         if spec.target_y is not None:
             plot.addItem(pg.InfiniteLine(spec.target_y, angle=0, pen=pg.mkPen(ERROR_COLOR, width=1,
                                                                              style=Qt.PenStyle.DotLine)))

@@ -308,8 +308,10 @@ class BenchmarksTab(QWidget):
                                  f"{document.get('status', 'failed')}", 8000)
 
     def reading_pages(self) -> tuple[QWidget, ...]:
-        """The lower pages that are read, not glanced at (the Pipeline and Health pages, once added)."""
-        return tuple(page for page in (self.pipeline, self.health) if page is not None)
+        """The lower pages that are read, not glanced at (the Pipeline, Health, Language model and Training pages,
+        once added)."""
+        pages = (self.pipeline, self.health, self.llm_view, self.training_view)
+        return tuple(page for page in pages if page is not None)
 
     def _give_reading_room(self, _index: int) -> None:
         """While a reading page is shown the form above shrinks to its smallest; the user's split comes back
