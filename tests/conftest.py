@@ -14,6 +14,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from support import FIXTURE_BENCHMARKS, REPO_ROOT, TESTS_DIR  # noqa: E402 (pytest puts tests/ on sys.path)
 
+# Tests of both frameworks share this process, and importing torch's compiler stack (triton) after
+# TensorFlow 2.21 has loaded ends the process with a segmentation fault (torch 2.14's CUDA build); the other
+# order is fine. hwbench itself never loads both in one process (each benchmark runs in its own child).
+try:
+    import torch._dynamo  # noqa: E402,F401
+except ImportError:
+    pass
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_user_dirs(tmp_path_factory):

@@ -23,7 +23,7 @@ from hwbench_gui.engine.health.rules import RATE_SETTLE_S
 from hwbench_gui.engine.health.watch import HealthWatch
 from hwbench_gui.engine.measure.timing import nvml_handle_for
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, Reporter
-from hwbench_gui.engine.spec.precision import MATMUL_KEYS, from_key
+from hwbench_gui.engine.spec.precision import FP64, MATMUL_KEYS, from_key
 
 #: The quick level (``-p minutes=1``) and the standard one.
 QUICK_MINUTES, STANDARD_MINUTES = 1.0, 10.0
@@ -139,7 +139,7 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
         "clock-event reason (power cap, thermal or HW slowdown) set in at least half the samples holding it "
         "lower; else a WARN beside the verdict. "
         + "Verdict rules: hwbench_gui.engine.health.rules.")
-    return Outcome(figure_name=headline, unit=unit, samples=samples, precision="/".join(precisions) or "FP64",
+    return Outcome(figure_name=headline, unit=unit, samples=samples, precision="/".join(precisions) or FP64.label,
                    method=method, figures=figures, warnings=warnings, details={"health": health, "notes": notes},
                    device=", ".join(f"gpu{g['index']} ({g['name']})" for g in health["gpus"]) or
                    f"cpu ({os.cpu_count()} CPUs)")

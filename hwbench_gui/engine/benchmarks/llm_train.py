@@ -24,7 +24,7 @@ from hwbench_gui.engine.models.common import GIB, OutOfMemoryError, TimedRun, wi
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
-from hwbench_gui.engine.spec.precision import BF16_AMP, FP16_AMP, from_key
+from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP16, FP16_AMP, from_key
 
 BENCH_ID = "llm.train"
 PRECISION_KEYS = (BF16_AMP.key, FP16_AMP.key)
@@ -202,8 +202,8 @@ def _measure_matmul(torch: Any, device: Any, precision_key: str) -> dict[str, An
     (sustained, power-limited as training is), the MFU denominator beside the datasheet's."""
     from hwbench_gui.engine.benchmarks.gpu_matmul import make_operands
 
-    label = from_key(precision_key).autocast_dtype
-    label = {"bfloat16": "BF16", "float16": "FP16"}[label]
+    autocast = from_key(precision_key).autocast_dtype
+    label = next(p.label for p in (BF16, FP16) if p.tensor_dtype == autocast)
     kind = device.type
     n = MATMUL_N[kind]
     try:

@@ -13,12 +13,13 @@ import re
 from typing import Any
 
 from hwbench_gui.engine.inventory import datasheets
+from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, TF32
 
 #: A figure is low when its fraction is below (1 - TOLERANCE) × the healthy fraction's low end.
 TOLERANCE = 0.10
 BENCHMARKS = ("gpu.d2d", "gpu.pcie", "gpu.matmul", "host.membw")
 NORMAL, LOW, NO_REFERENCE, NO_LIMIT = "normal", "low", "no reference", "no limit"
-_PRECISIONS = ("FP32", "TF32", "FP16", "BF16", "FP8")
+_PRECISIONS = tuple(p.label for p in (FP32, TF32, FP16, BF16, FP8))
 _KIND = {"memory_copy": "GPU memory copy", "pcie_pinned": "PCIe", "matmul_burst": "matmul"}
 
 

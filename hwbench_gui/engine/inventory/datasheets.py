@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, TF32
+
 
 @dataclass(frozen=True)
 class Datasheet:
@@ -133,11 +135,11 @@ HEALTHY: dict[str, tuple[Healthy, ...]] = {
     "H200 SXM": (
         Healthy("memory_copy", 0.889, 0.889, _H200_D2D),
         Healthy("pcie_pinned", 0.858, 0.871, _H200_PCIE),
-        Healthy("matmul_burst", 0.804, 0.804, _H200_MM + ": 53.9 of 67 TFLOP/s", "FP32"),
-        Healthy("matmul_burst", 0.833, 0.833, _H200_MM + ": 412 of 494.5 TFLOP/s", "TF32"),
-        Healthy("matmul_burst", 0.767, 0.767, _H200_MM + ": 759 of 989.5 TFLOP/s", "FP16"),
-        Healthy("matmul_burst", 0.798, 0.798, _H200_MM + ": 790 of 989.5 TFLOP/s", "BF16"),
-        Healthy("matmul_burst", 0.743, 0.743, _H200_MM + ": 1,471 of 1,979 TFLOP/s", "FP8"),
+        Healthy("matmul_burst", 0.804, 0.804, _H200_MM + ": 53.9 of 67 TFLOP/s", FP32.label),
+        Healthy("matmul_burst", 0.833, 0.833, _H200_MM + ": 412 of 494.5 TFLOP/s", TF32.label),
+        Healthy("matmul_burst", 0.767, 0.767, _H200_MM + ": 759 of 989.5 TFLOP/s", FP16.label),
+        Healthy("matmul_burst", 0.798, 0.798, _H200_MM + ": 790 of 989.5 TFLOP/s", BF16.label),
+        Healthy("matmul_burst", 0.743, 0.743, _H200_MM + ": 1,471 of 1,979 TFLOP/s", FP8.label),
     ),
 }
 

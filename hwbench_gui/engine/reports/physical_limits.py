@@ -20,6 +20,7 @@ from hwbench_gui.engine.inventory.gpu_arch import pcie_bandwidth_gb_per_s
 from hwbench_gui.engine.inventory.memory import theoretical_peak_gb_per_s
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
+from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, INT8, TF32
 
 #: A figure this much above its limit is impossible (clock and rate rounding stay far inside it).
 ROUNDING = 1.02
@@ -27,7 +28,7 @@ ROUNDING = 1.02
 #: Dense tensor peak of each matmul precision as a multiple of the FP16 one (TF32 runs at half the
 #: FP16 rate on every tensor-core generation since Ampere; FP8 and INT8 at twice it). FP32 (no
 #: tensor cores) is held against the CUDA-core peak instead.
-TENSOR_SHARE_OF_FP16 = {"TF32": 0.5, "FP16": 1.0, "BF16": 1.0, "FP8": 2.0, "INT8": 2.0}
+TENSOR_SHARE_OF_FP16 = {TF32.label: 0.5, FP16.label: 1.0, BF16.label: 1.0, FP8.label: 2.0, INT8.label: 2.0}
 
 _DEVICE_GPU = re.compile(r"^cuda(?::(?P<index>\d+))?\s*(?:\((?P<name>[^)]+)\))?")
 
@@ -108,10 +109,10 @@ def _gpu_matmul(doc: dict[str, Any], inventory: dict[str, Any]) -> list[str]:
     for name, value, unit in _figures(doc):
         if unit != "TFLOP/s":
             continue
-        precision = next((p for p in ("FP32", *TENSOR_SHARE_OF_FP16) if re.search(rf"\b{p}\b", name)), None)
+        precision = next((p for p in (FP32.label, *TENSOR_SHARE_OF_FP16) if re.search(rf"\b{p}\b", name)), None)
         if precision is None and name == str((doc.get("figure") or {}).get("name")):
             precision = str(doc.get("precision") or "")
-        if precision == "FP32":
+        if precision == FP32.label:
             limit, what = fp32, "FP32 peak (CUDA cores × 2 × maximum SM clock)"
         elif precision in TENSOR_SHARE_OF_FP16 and tensor_fp16:
             limit = tensor_fp16 * TENSOR_SHARE_OF_FP16[precision]
