@@ -284,7 +284,7 @@ def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_outp
     matmul_inputs = 2 * low_bytes * h
     qkv = low_bytes * (q + 2 * kv) + (low_bytes * (q + kv) if arch.positional == "rope" else 0)
     attention = low_bytes * q + 4 * arch.heads
-    mlp = (3 if arch.mlp == "swiglu" else 2) * low_bytes * inner
+    mlp = (4 if arch.mlp == "swiglu" else 2) * low_bytes * inner
     adapters = len(LORA_TARGETS) * low_bytes * lora_rank if method == "lora" else 0
     return float(norms + matmul_inputs + qkv + attention + mlp + adapters)
 
