@@ -535,4 +535,5 @@ BENCHMARK = Benchmark(
     needs=frozenset({"torch"}),
     availability=_availability,
     default_timeout_s=1800.0,
+    searched_batch_param="micro_batch",
 )
