@@ -31,6 +31,19 @@ def test_compiled_block_bytes_by_hand():
     assert ta.dims_of(GPT2, "full").saved_bytes_per_token_layer - gpt2 == 2 * 768
 
 
+def test_the_estimate_of_a_compiled_run_says_so_and_counts_compiled_blocks():
+    from hwbench_gui.engine.benchmarks import llm_train
+
+    params = llm_train.BENCHMARK.resolve_params({"model": "llama-3.2-1b", "seq": 2048, "micro_batch": 32})
+    compiled = llm_train.estimate(LLAMA_1B, {**params, "compile": True}, 32)
+    eager = llm_train.estimate(LLAMA_1B, {**params, "compile": "false"}, 32)
+    # 16 blocks × 32 × 2048 tokens × (2h + 2I) bytes: 20 GiB fewer compiled
+    assert eager.forward["activations"] - compiled.forward["activations"] == 16 * 32 * 2048 * (2 * 2048 + 2 * 8192)
+    assert any(note.startswith("compiled blocks: AOTAutograd") for note in compiled.notes)
+    assert not any(note.startswith("compiled blocks") for note in eager.notes)
+    assert llm_train.estimate(LLAMA_1B, dict(params), 32).total == compiled.total  # compile=auto: compiled on a GPU
+
+
 def _saved_bytes_per_token(arch, method: str) -> float:
     torch = pytest.importorskip("torch")
     from hwbench_gui.engine.models.llm import model as llm_model

@@ -433,8 +433,8 @@ def _searched_maxbatch(bench_id: str, param: str, params: dict[str, str], as_jso
     apply."""
     from hwbench_gui.engine.run import maxbatch
 
-    print(f"{bench_id} searches its largest {param} itself (from its memory estimate, to its own limit); "
-          "--start, --limit and --step do not apply: one short run", file=sys.stderr, flush=True)
+    print(f"{bench_id} searches its largest {param} itself, as a run with {param}=0 does; --start, --limit and "
+          "--step do not apply: one short run", file=sys.stderr, flush=True)
     try:
         result = maxbatch.searched_in_run(bench_id, param, params)
     except maxbatch.MaxBatchError as exc:

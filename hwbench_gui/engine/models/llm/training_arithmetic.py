@@ -79,6 +79,7 @@ class Dims:
     checkpoint_bytes_per_token_layer: float
     outside_bytes_per_token: float = 0.0
     adapted: tuple[tuple[int, int], ...] = ()
+    compiled: bool = False  # the saved bytes are a compiled block's (:func:`compiled_saved_bytes_per_token_layer`)
 
 
 def attention_flops_per_token(layers: int, heads: int, head_dim: int, seq: int) -> int:
@@ -214,6 +215,10 @@ def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, chec
                             "live while it is recomputed")
     else:
         activations = tokens * (dims.layers * dims.saved_bytes_per_token_layer + dims.outside_bytes_per_token)
+    if dims.compiled:
+        memory.notes.append("compiled blocks: AOTAutograd's partitioner recomputes the second norm's input and "
+                            "SwiGLU's SiLU in the backward instead of keeping them (2 bytes a hidden and an "
+                            "intermediate element fewer per token and layer than eager)")
     memory.forward["activations"] = float(activations)
     memory.forward["loss (logits, their gradient)"] = loss_bytes(
         tokens, dims.hidden, dims.vocab, chunk_tokens, head_trainable=method == "full",
@@ -349,7 +354,7 @@ def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: st
                                                                         compiled=compiled),
                 checkpoint_bytes_per_token_layer=float(residual * arch.hidden),
                 outside_bytes_per_token=saved_bytes_per_token_outside(arch, method, norm_out),
-                adapted=lora_shapes(arch) if method == "lora" else ())
+                adapted=lora_shapes(arch) if method == "lora" else (), compiled=compiled)
 
 
 @dataclass(frozen=True)
