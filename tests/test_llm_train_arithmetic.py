@@ -53,9 +53,13 @@ def test_the_issue_s_logits_arithmetic_and_chunked_loss():
     assert ta.loss_bytes(tokens, 2048, 128_256, None, True) == 2 * 8_405_385_216
     chunk = ta.chunk_tokens(128_256)
     assert chunk == 1024 and chunk * 128_256 * 4 <= ta.CHUNK_LOGITS * 4
-    # one chunk's FP32 logits and softmax and 16-bit gradient, the hidden gradient, the FP32 head gradient
+    # one chunk's FP32 logits and softmax and 16-bit gradient, the hidden gradient, the FP32 hidden states'
+    # 16-bit copy, the FP32 head gradient
     assert ta.loss_bytes(tokens, 2048, 128_256, chunk, True) == 1024 * 128_256 * 10 + tokens * 2048 * 4 \
-        + 128_256 * 2048 * 4
+        + tokens * 2048 * 2 + 128_256 * 2048 * 4
+    # LoRA: 16-bit hidden states (no copy), a frozen head
+    assert ta.loss_bytes(tokens, 2048, 128_256, chunk, False, hidden_bytes=2) == 1024 * 128_256 * 10 \
+        + tokens * 2048 * 2
 
 
 def test_training_memory_states_and_peak():

@@ -167,13 +167,17 @@ def loss_bytes(tokens: int, hidden: int, vocab: int, chunk_tokens: int | None, h
     cross-entropy in FP32) kept for the backward, and their gradient, 2 · tokens · vocab · 4 bytes
     (8 GiB each for 16 × 2048 tokens of a 128k vocabulary). Chunked (:mod:`.linear_cross_entropy`):
     one chunk's FP32 logits and its softmax (8 bytes a logit) and its 16-bit gradient (2), the
-    gradient of the hidden states for every token, and the FP32 gradient of the output matrix when it
-    trains.
+    gradient of the hidden states for every token, the FP32 gradient of the output matrix when it
+    trains, and, where the hidden states are FP32 (full training), their 16-bit copy that the chunks
+    read (live while the loss's forward runs, beside every block's activations). The output matrix's
+    16-bit copy is the one the estimate counts with autocast's weight copies.
     """
     if chunk_tokens is None:
         return 2.0 * tokens * vocab * 4
     chunk = min(chunk_tokens, tokens)
-    return chunk * vocab * 10.0 + tokens * hidden * hidden_bytes + (vocab * hidden * 4.0 if head_trainable else 0.0)
+    copy = tokens * hidden * 2.0 if hidden_bytes == 4 else 0.0
+    return (chunk * vocab * 10.0 + tokens * hidden * hidden_bytes + copy
+            + (vocab * hidden * 4.0 if head_trainable else 0.0))
 
 
 def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, checkpointing: bool,
