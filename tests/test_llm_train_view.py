@@ -35,6 +35,7 @@ def test_before_a_run_the_page_shows_what_trains_on_this_gpu(qtbot):
     rows = {(view.fits.item(r, 0).text(), view.fits.item(r, 1).text()): [view.fits.item(r, c).text() for c in (3, 4, 5)]
             for r in range(view.fits.rowCount())}
     assert rows[("llama-3.1-8b", "full")] == ["does not fit"] * 3
-    assert rows[("llama-3.1-8b", "lora")][1] == "4"
+    assert rows[("llama-3.1-8b", "lora")][1] == "6"
+    assert "Llama 3: full llama-3.2-1b, LoRA llama-3.1-8b; Qwen2.5: full none, LoRA qwen2.5-7b" in view.summary.text()
     view.show_machine(None, "no NVIDIA GPU found")
     assert "no NVIDIA GPU found" in view.summary.text() and view.fits.rowCount() == 0

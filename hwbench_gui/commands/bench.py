@@ -4,6 +4,7 @@
     hwbench run gpu.matmul --param sizes=8192 --param precision=bf16 [--out DIR] [--json] [--timeout S] [--quiet]
     hwbench run --suite seed [--param framework=torch] [--param steps=20] [--resume]
     hwbench maxbatch model.resnet50 --param precision=bf16-amp [--start 8] [--limit 8192] [--step 8]
+    hwbench maxbatch llm.train --param model=llama-3.1-8b --param method=lora --param seq=2048   (its own search)
 
 ``run`` shows progress on stderr (one updating line on a terminal, plain lines otherwise) and
 prints the result file's path on stdout (the whole document with ``--json``). Exit status: 0 ok,
@@ -70,7 +71,8 @@ def add_parser(subparsers) -> None:
         "maxbatch", help="find the largest batch that fits in memory (each try a short child run)",
         description="Double the batch from --start until a run runs out of memory, then bisect to within --step. "
                     "Other parameters as for 'hwbench run'.")
-    finder.add_argument("id", metavar="ID", help="benchmark id with a 'batch' parameter, e.g. model.resnet50")
+    finder.add_argument("id", metavar="ID", help="benchmark id with a 'batch' parameter, e.g. model.resnet50, or "
+                                                 "llm.train (its own micro-batch search, one short run)")
     finder.add_argument("--param", "-p", action="append", default=[], metavar="NAME=VALUE")
     finder.add_argument("--start", type=int, default=8, help="first batch tried (default 8)")
     finder.add_argument("--limit", type=int, default=8192, help="largest batch tried (default 8192)")
@@ -393,11 +395,17 @@ def maxbatch_command(args: argparse.Namespace) -> int:
     try:
         params = parse_param_args(args.param)
         bench = _registry_get(args.id)
-        bench.param("batch")
+        searched = bench.searched_batch_param
+        if searched is None:
+            bench.param("batch")
+        elif searched in params:
+            raise ParamError(f"{bench.id} searches its own {searched}: leave it out")
         bench.resolve_params(params)
     except (KeyError, ParamError) as exc:
         print(f"hwbench maxbatch: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return EXIT_USAGE
+    if searched is not None:
+        return _searched_maxbatch(bench.id, searched, params, args.json)
 
     def on_try(batch, doc):
         what = "fits" if doc["status"] == "ok" else f"{doc.get('error_kind')}: {doc.get('reason')}"
@@ -416,6 +424,31 @@ def maxbatch_command(args: argparse.Namespace) -> int:
     else:
         tail = f" ({result.smallest_failing} did not)" if result.smallest_failing else f" (the limit {args.limit})"
         print(f"{bench.id}: largest batch that fits: {result.largest}{tail}")
+    return EXIT_OK
+
+
+def _searched_maxbatch(bench_id: str, param: str, params: dict[str, str], as_json: bool) -> int:
+    """maxbatch of a benchmark that searches its own batch: one short run whose search (the same doubling and
+    bisection, from its memory estimate up to its own limit) is read back; --start, --limit and --step do not
+    apply."""
+    from hwbench_gui.engine.run import maxbatch
+
+    print(f"{bench_id} searches its largest {param} itself, as a run with {param}=0 does; --start, --limit and "
+          "--step do not apply: one short run", file=sys.stderr, flush=True)
+    try:
+        result = maxbatch.searched_in_run(bench_id, param, params)
+    except maxbatch.MaxBatchError as exc:
+        print(f"hwbench maxbatch: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    for batch, ok in result.tries:
+        print(f"{param} {batch}: {'fits' if ok else 'out of memory'}", file=sys.stderr)
+    if as_json:
+        json.dump({"benchmark": bench_id, "params": params, "batch_param": param, "largest_batch": result.largest,
+                   "smallest_failing_batch": result.smallest_failing, "tries": result.tries}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        tail = f" ({result.smallest_failing} did not)" if result.smallest_failing else " (its search's limit)"
+        print(f"{bench_id}: largest {param} that fits: {result.largest}{tail}")
     return EXIT_OK
 
 

@@ -94,10 +94,17 @@ def _arch(params: dict[str, Any]) -> Any:
     return arch
 
 
+def compiles_on_gpu(params: dict[str, Any]) -> bool:
+    """Whether a run of ``params`` on a GPU compiles its blocks (``compile`` resolved to a bool, or the
+    declared choice: auto compiles on a GPU)."""
+    return params["compile"] in (True, "true", "auto")
+
+
 def estimate(arch: Any, params: dict[str, Any], micro_batch: int, sharding: str = "none",
              world: int = 1) -> ta.TrainingMemory:
-    """The memory estimate of ``params`` at ``micro_batch`` on a GPU (the arithmetic, no torch)."""
-    dims = ta.dims_of(arch, params["method"], params["lora_rank"])
+    """The memory estimate of ``params`` at ``micro_batch`` on a GPU (the arithmetic, no torch), its blocks
+    compiled or eager as the run will build them (compile=auto compiles on a GPU)."""
+    dims = ta.dims_of(arch, params["method"], params["lora_rank"], compiled=compiles_on_gpu(params))
     lora_params = sum(params["lora_rank"] * (i + o) for i, o in dims.adapted)
     return ta.training_memory(dims, method=params["method"], micro_batch=micro_batch, seq=params["seq"],
                               checkpointing=params["checkpointing"], chunk_tokens=ta.chunk_tokens(arch.vocab),
@@ -333,7 +340,8 @@ def _what_fits(memory_bytes: float | None, params: dict[str, Any]) -> dict[str, 
     from hwbench_gui.engine.models.llm import architectures
 
     archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
-    fits = ta.what_fits(archs, memory_bytes, params["seq"], params["lora_rank"], FIT_FRACTION)
+    fits = ta.what_fits(archs, memory_bytes, params["seq"], params["lora_rank"], FIT_FRACTION,
+                        compiled=compiles_on_gpu(params))
     largest = ta.largest_trainable(fits, FAMILIES)
     gib = memory_bytes / GIB
     picked = "; ".join(f"{family}: full {picks['full'] or 'none'}, LoRA {picks['lora'] or 'none'}"
@@ -344,6 +352,12 @@ def _what_fits(memory_bytes: float | None, params: dict[str, Any]) -> dict[str, 
              "largest_micro_batch": f.largest_micro_batch, "verdict": f.verdict} for f in fits]
     return {"what_fits": {"memory_gib": gib, "seq": params["seq"], "usable_fraction": FIT_FRACTION, "rows": rows,
                           "largest_trainable": largest}, "summary": lines}
+
+
+def largest_summary(memory_bytes: float, seq: int = 2048, lora_rank: int = 16) -> str:
+    """Before a run: the largest built-in model of each family that trains fully and with LoRA on one GPU of
+    ``memory_bytes`` at ``seq`` (compiled blocks, a GPU run's default), by the estimate."""
+    return _what_fits(memory_bytes, {"seq": seq, "lora_rank": lora_rank, "compile": "auto"})["summary"][0]
 
 
 #: The sequence lengths of the pre-run "what trains here" table.
@@ -521,4 +535,5 @@ BENCHMARK = Benchmark(
     needs=frozenset({"torch"}),
     availability=_availability,
     default_timeout_s=1800.0,
+    searched_batch_param="micro_batch",
 )

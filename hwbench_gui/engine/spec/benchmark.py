@@ -228,6 +228,10 @@ class Benchmark:
     #: ``notes(params, outcome, telemetry)``: warnings the run's timed-phase telemetry implies for this
     #: benchmark's figure (the runner adds them to the document), e.g. a GPU left idle by the CPU.
     telemetry_notes: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], list[str]] | None = None
+    #: The parameter whose value 0 makes the run search its own largest batch (doubling and bisection in
+    #: the run's process, :mod:`hwbench_gui.engine.measure.largest_fit`), for a benchmark with no ``batch``:
+    #: ``hwbench maxbatch`` asks for that search instead of a child run per try.
+    searched_batch_param: str | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -64,7 +64,7 @@ class TrainingView(QWidget):
 
     def show_machine(self, memory_bytes: float | None, gpu: str) -> None:
         """Before any run: what trains on this machine's GPU by the estimate, at each usual sequence length."""
-        from hwbench_gui.engine.benchmarks.llm_train import FIT_FRACTION, FIT_SEQS, fit_table
+        from hwbench_gui.engine.benchmarks.llm_train import FIT_FRACTION, FIT_SEQS, fit_table, largest_summary
 
         if self.document is not None:
             return
@@ -76,8 +76,9 @@ class TrainingView(QWidget):
             return
         self.summary.setText(f"Before a run: what trains on one {gpu} ({memory_bytes / GIB:.0f} GiB, "
                              f"{FIT_FRACTION:.0%} of it usable) by the memory estimate. Mixed-precision AdamW "
-                             "(16 bytes a trainable parameter); LoRA rank 16 on a BF16 base. A run checks it "
-                             "again, and refuses with the arithmetic what does not fit.")
+                             "(16 bytes a trainable parameter); LoRA rank 16 on a BF16 base; blocks compiled "
+                             "(the default on a GPU). A run checks it again, and refuses with the arithmetic what "
+                             f"does not fit.<br>{largest_summary(memory_bytes)}")
         self.fits_title.setText("<b>Largest micro-batch</b> at each sequence length (0: does not fit; "
                                 "'checkpointed': fits only with checkpointing=true)")
         headers = ["Model", "Method", "Parameters"] + [f"seq {seq}" for seq in FIT_SEQS]

@@ -19,6 +19,12 @@ Counting conventions, stated once:
   AdamW's two FP32 moments (8) = 16 bytes per trainable parameter, plus autocast's BF16/FP16 copy of
   each matrix (2 bytes) held from the forward pass to the backward. LoRA keeps the frozen base in
   BF16 (2 bytes, no gradient, no optimizer state) and trains FP32 adapters (16 bytes each).
+* Activations are counted from what each block saves for its backward, eager or compiled: a compiled
+  block (``torch.compile``, a GPU run's default) saves less, because AOTAutograd's min-cut partitioner
+  recomputes the second norm's input and SwiGLU's SiLU in the backward instead of keeping them
+  (:func:`compiled_saved_bytes_per_token_layer`: 2·hidden + 2·intermediate bytes a token and layer
+  fewer in full training, 20 GiB of Llama-3.2-1B's 32 × 2048 tokens). The autocast weight copies are
+  saved for the backward either way; the norms' outputs and the rotated q/k are saved either way.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ class Dims:
     checkpoint_bytes_per_token_layer: float
     outside_bytes_per_token: float = 0.0
     adapted: tuple[tuple[int, int], ...] = ()
+    compiled: bool = False  # the saved bytes are a compiled block's (:func:`compiled_saved_bytes_per_token_layer`)
 
 
 def attention_flops_per_token(layers: int, heads: int, head_dim: int, seq: int) -> int:
@@ -160,13 +167,17 @@ def loss_bytes(tokens: int, hidden: int, vocab: int, chunk_tokens: int | None, h
     cross-entropy in FP32) kept for the backward, and their gradient, 2 · tokens · vocab · 4 bytes
     (8 GiB each for 16 × 2048 tokens of a 128k vocabulary). Chunked (:mod:`.linear_cross_entropy`):
     one chunk's FP32 logits and its softmax (8 bytes a logit) and its 16-bit gradient (2), the
-    gradient of the hidden states for every token, and the FP32 gradient of the output matrix when it
-    trains.
+    gradient of the hidden states for every token, the FP32 gradient of the output matrix when it
+    trains, and, where the hidden states are FP32 (full training), their 16-bit copy that the chunks
+    read (live while the loss's forward runs, beside every block's activations). The output matrix's
+    16-bit copy is the one the estimate counts with autocast's weight copies.
     """
     if chunk_tokens is None:
         return 2.0 * tokens * vocab * 4
     chunk = min(chunk_tokens, tokens)
-    return chunk * vocab * 10.0 + tokens * hidden * hidden_bytes + (vocab * hidden * 4.0 if head_trainable else 0.0)
+    copy = tokens * hidden * 2.0 if hidden_bytes == 4 else 0.0
+    return (chunk * vocab * 10.0 + tokens * hidden * hidden_bytes + copy
+            + (vocab * hidden * 4.0 if head_trainable else 0.0))
 
 
 def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, checkpointing: bool,
@@ -208,6 +219,10 @@ def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, chec
                             "live while it is recomputed")
     else:
         activations = tokens * (dims.layers * dims.saved_bytes_per_token_layer + dims.outside_bytes_per_token)
+    if dims.compiled:
+        memory.notes.append("compiled blocks: AOTAutograd's partitioner recomputes the second norm's input and "
+                            "SwiGLU's SiLU in the backward instead of keeping them (2 bytes a hidden and an "
+                            "intermediate element fewer per token and layer than eager)")
     memory.forward["activations"] = float(activations)
     memory.forward["loss (logits, their gradient)"] = loss_bytes(
         tokens, dims.hidden, dims.vocab, chunk_tokens, head_trainable=method == "full",
@@ -250,9 +265,11 @@ def lora_shapes(arch: Architecture) -> tuple[tuple[int, int], ...]:
 
 
 def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_output: bool = False,
-                                lora_rank: int = 0, low_bytes: int = 2, norm_input_bytes: int = 4) -> float:
+                                lora_rank: int = 0, low_bytes: int = 2, norm_input_bytes: int = 4,
+                                compiled: bool = False) -> float:
     """Bytes one block of :mod:`.model` keeps for its backward per token (no checkpointing), counted from
-    what each operation saves under autocast (eager PyTorch, flash attention):
+    what each operation saves under autocast (eager PyTorch, flash attention; ``compiled``: what
+    AOTAutograd's min-cut partitioner saves instead, see :func:`compiled_saved_bytes_per_token_layer`):
 
     * each norm's input (``norm_input_bytes`` an element: full training's FP32 residual stream; in LoRA
       autocast's FP32 copy of the 16-bit stream where autocast runs the norm in FP32, as CUDA's autocast
@@ -267,6 +284,8 @@ def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_outp
       GELU: 2I, 2I);
     * LoRA: each adapter's r-wide intermediate.
     """
+    if compiled:
+        return compiled_saved_bytes_per_token_layer(arch, method, lora_rank, low_bytes)
     h, q, kv, inner = arch.hidden, arch.q_size, arch.kv_size, arch.intermediate
     stats = 8 if arch.norm == "layernorm" else 4
     norm_out = 4 * h if norm_saves_output and arch.norm == "rmsnorm" else 0
@@ -275,6 +294,36 @@ def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_outp
     qkv = low_bytes * (q + 2 * kv) + (low_bytes * (q + kv) if arch.positional == "rope" else 0)
     attention = low_bytes * q + 4 * arch.heads
     mlp = (4 if arch.mlp == "swiglu" else 2) * low_bytes * inner
+    adapters = len(LORA_TARGETS) * low_bytes * lora_rank if method == "lora" else 0
+    return float(norms + matmul_inputs + qkv + attention + mlp + adapters)
+
+
+def compiled_saved_bytes_per_token_layer(arch: Architecture, method: str, lora_rank: int = 0,
+                                        low_bytes: int = 2) -> float:
+    """Bytes one block keeps per token when it is compiled (``torch.compile``): AOTAutograd's min-cut
+    partitioner saves the fewest bytes from which the backward can recompute cheap elementwise work. Read
+    from the backward graph of a compiled block (tests/test_llm_train_compiled_saved.py counts them on the
+    CPU), against the eager count of :func:`saved_bytes_per_token_layer`:
+
+    * the first norm keeps its input as it arrives, the residual stream (FP32 in full training, 16-bit in
+      LoRA: autocast's FP32 copy is recomputed), and its statistics;
+    * the second norm's input ``x + out(y)`` is not kept: the attention output projection's 16-bit output
+      is (the sum is recomputed from it and the block's input), and the statistics;
+    * the norms' 16-bit outputs (the q/k/v and MLP-up matrices' inputs), the q/k/v output and the rotated q
+      and k, attention's output and log-sum-exp, as eager (the partitioner does not recompute RoPE: its
+      output is the attention kernel's input);
+    * SwiGLU: gate and up (2 · 2I) and the product (2I, the down matrix's input); SiLU's output is
+      recomputed. GELU: the up output and GELU's output (2I each), as eager;
+    * LoRA: each adapter's r-wide intermediate.
+    """
+    h, q, kv, inner = arch.hidden, arch.q_size, arch.kv_size, arch.intermediate
+    stats = 8 if arch.norm == "layernorm" else 4
+    residual = 4 if method == "full" else low_bytes
+    norms = residual * h + low_bytes * h + 2 * stats
+    matmul_inputs = 2 * low_bytes * h
+    qkv = low_bytes * (q + 2 * kv) + (low_bytes * (q + kv) if arch.positional == "rope" else 0)
+    attention = low_bytes * q + 4 * arch.heads
+    mlp = (3 if arch.mlp == "swiglu" else 2) * low_bytes * inner
     adapters = len(LORA_TARGETS) * low_bytes * lora_rank if method == "lora" else 0
     return float(norms + matmul_inputs + qkv + attention + mlp + adapters)
 
@@ -293,20 +342,23 @@ def saved_bytes_per_token_outside(arch: Architecture, method: str, norm_saves_ou
     return float(ids + 4 * arch.hidden + stats + norm_out + rope)
 
 
-def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: str = "cuda") -> Dims:
+def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: str = "cuda",
+            compiled: bool = False) -> Dims:
     """The numbers :func:`training_memory` and the FLOPs read, for ``arch`` trained by ``method`` on a
-    ``device_type`` device (the CPU's RMSNorm saves more, see :func:`saved_bytes_per_token_layer`).
-    Checkpointing keeps each block's input: the residual stream, FP32 in full training, 16-bit in LoRA."""
+    ``device_type`` device (the CPU's RMSNorm saves more, see :func:`saved_bytes_per_token_layer`), its
+    blocks ``compiled`` or eager. Checkpointing keeps each block's input: the residual stream, FP32 in full
+    training, 16-bit in LoRA; the block being recomputed saves what the compiled or eager block saves."""
     residual = 4 if method == "full" else 2
     norm_out = device_type == "cpu" and method == "full"
     norm_input = 4 if method == "full" or device_type != "cpu" or arch.norm == "rmsnorm" else 2
     return Dims(layers=arch.layers, hidden=arch.hidden, heads=arch.heads, head_dim=arch.head_dim,
                 vocab=arch.vocab, params=arithmetic.total_params(arch), matmul_params=arithmetic.matmul_params(arch),
                 saved_bytes_per_token_layer=saved_bytes_per_token_layer(arch, method, norm_out, lora_rank,
-                                                                        norm_input_bytes=norm_input),
+                                                                        norm_input_bytes=norm_input,
+                                                                        compiled=compiled),
                 checkpoint_bytes_per_token_layer=float(residual * arch.hidden),
                 outside_bytes_per_token=saved_bytes_per_token_outside(arch, method, norm_out),
-                adapted=lora_shapes(arch) if method == "lora" else ())
+                adapted=lora_shapes(arch) if method == "lora" else (), compiled=compiled)
 
 
 @dataclass(frozen=True)
@@ -329,15 +381,16 @@ class Fit:
 
 
 def what_fits(archs: list[Architecture], memory_bytes: float, seq: int, lora_rank: int,
-              fit_fraction: float) -> list[Fit]:
+              fit_fraction: float, compiled: bool = True) -> list[Fit]:
     """For each architecture and method (full, LoRA), what a GPU of ``memory_bytes`` holds at ``seq``
-    (``fit_fraction`` of it usable: the CUDA context and workspaces take the rest). ``peak_checkpointed_bytes``
-    is 0 when even checkpointed micro-batch 1 does not fit."""
+    (``fit_fraction`` of it usable: the CUDA context and workspaces take the rest), its blocks ``compiled``
+    (``llm.train``'s default on a GPU) or eager. ``peak_checkpointed_bytes`` is 0 when even checkpointed
+    micro-batch 1 does not fit."""
     budget = memory_bytes * fit_fraction
     out = []
     for arch in archs:
         for method in ("full", "lora"):
-            dims = dims_of(arch, method, lora_rank)
+            dims = dims_of(arch, method, lora_rank, compiled=compiled)
             adapters = sum(lora_rank * (i + o) for i, o in dims.adapted)
 
             def at(micro_batch: int, checkpointing: bool = False) -> TrainingMemory:
