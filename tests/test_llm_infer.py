@@ -11,6 +11,7 @@ from hwbench_gui.engine.benchmarks import llm_infer
 from hwbench_gui.engine.models.llm import arithmetic as ar
 from hwbench_gui.engine.models.llm import architectures as archs
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, ParamError
+from hwbench_gui.engine.spec.precision import FP32
 
 pytest.importorskip("torch")
 
@@ -74,7 +75,7 @@ def test_largest_concurrency_rule():
     plan = ar.memory_plan(archs.builtin("tiny"), 4, 1, 10, 10)
     torch = pytest.importorskip("torch")
     outcome = llm_infer._outcome(params, archs.builtin("tiny"), "FP32", limits, rows, points, {}, [], plan, 0, 0,
-                                 "cpu", 0, torch)
+                                 "cpu", 0, torch, llm_infer.storage(FP32))
     # 16 misses the first-token target, 64 the per-token one: 4 is the largest within both.
     assert outcome.details["largest_concurrency_within_target"] == 4
 
@@ -156,14 +157,14 @@ def test_what_fits_one_device_and_all_of_them():
     gib = 1 << 30
     rows = {(r["model"], r["precision"]): r for r in llm_infer.what_fits([20 * gib, 20 * gib], 4096 + 512, 2048)}
     # Llama-3.1-8B: 14.96 GiB of BF16 weights + 0.56 GiB of KV cache + activations + 0.5 GiB margin fit 20 GiB;
-    # in FP32 (29.9 GiB of weights) only both devices together hold it.
+    # in FP32 (29.9 GiB of weights) only both devices together hold it; in FP8 its 8.46 GiB of weights fit.
     assert rows[("llama-3.1-8b", "BF16")]["fits_one"] is True
     assert (rows[("llama-3.1-8b", "FP32")]["fits_one"], rows[("llama-3.1-8b", "FP32")]["fits_all"]) == (False, True)
     assert rows[("gpt2-124m", "BF16")]["positions"] == 1024  # its own context limit
     text = llm_section.fits_text({"free_bytes": [20 * gib, 20 * gib], "positions": 4608,
                                   "models": list(rows.values())})
     assert text.startswith("Fit this device at 4608 positions, batch 1 (20.0 GiB free): gpt2-124m, llama-3.2-1b, "
-                           "llama-3.1-8b (BF16/FP16), qwen2.5-7b (BF16/FP16), tiny; only across all 2 devices: "
+                           "llama-3.1-8b (BF16/FP16/FP8), qwen2.5-7b (BF16/FP16/FP8), tiny; only across all 2 devices: "
                            "llama-3.1-8b (FP32), qwen2.5-7b (FP32)")
 
 
