@@ -105,13 +105,16 @@ class Clock:
         return start.elapsed_time(end) / 1e3
 
 
-def capture(torch: Any, body: Callable[[], None]) -> Any:
+def capture(torch: Any, body: Callable[[], None], before: Callable[[], None] | None = None) -> Any:
     """``body`` (work on the current GPU with fixed shapes and buffers) captured in a CUDA graph after three
-    warm-up calls on a side stream, as PyTorch's documentation does it; ``graph.replay()`` runs it again."""
+    warm-up calls on a side stream, as PyTorch's documentation does it, ``before`` run ahead of each warm-up call
+    (outside the graph); ``graph.replay()`` runs it again."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(3):
+            if before is not None:
+                before()
             body()
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
@@ -167,12 +170,19 @@ class Stepper:
                 step(self.tokens, self.position, decode, False)
 
         self.body = body
+
+        last = min(cache.positions, model.rope_positions) - 1
+
+        def at_last() -> None:
+            # Warm-up steps write the last position both the cache and the position tables hold: no position a
+            # run reads is overwritten, and the last is read only after a step at it has written it again.
+            self.position.fill_(last)
+
         if mode in ("compile", "fused") and device.type != "cuda":
-            # compiles now, not inside the first timed window; the step it took is undone
-            body()
-            self.position.fill_(0)
+            at_last()
+            body()  # compiles now, not inside the first timed window
         if device.type == "cuda" and mode in ("graph", "compile", "fused"):
-            self.graph = capture(torch, body)
+            self.graph = capture(torch, body, before=at_last)
 
     def at(self, position: int) -> None:
         self.position.fill_(position)
