@@ -131,6 +131,7 @@ def capture(torch: Any, body: Callable[[], None], before: Callable[[], None] | N
 FUSED_INDUCTOR_OPTIONS = {"coordinate_descent_tuning": True, "triton.unique_kernel_names": True,
                           "fx_graph_cache": True}
 STEP_MODES = ("auto", "graph", "compile", "fused", "eager")
+RECOMPILE_LIMIT = 64  # Steppers of one run: depths + serving concurrencies, with room
 
 
 class Stepper:
@@ -156,6 +157,10 @@ class Stepper:
             tokens.copy_(logits.argmax(dim=-1, keepdim=True))
             position.add_(1)
 
+        if mode in ("compile", "fused"):
+            # Every Stepper (each depth, each serving concurrency) compiles the same code for new shapes: past
+            # Dynamo's default of 8 recompilations it would fall back to eager kernels and the figure would not say.
+            torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
         if mode == "fused":
             fused = torch.compile(lambda tokens, position: step(tokens, position, model.decode, True),
                                   fullgraph=True, dynamic=False, options=FUSED_INDUCTOR_OPTIONS)
