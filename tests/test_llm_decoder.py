@@ -244,3 +244,13 @@ def test_a_hugging_face_folder_loads_into_fp8_blocks(tmp_path):
     torch.testing.assert_close(layer.bias, torch.cat([tensors[f"model.layers.1.self_attn.{x}_proj.bias"]
                                                       for x in "qkv"]).to(torch.bfloat16))
     assert torch.equal(loaded.head.weight, tensors["lm_head.weight"].to(torch.bfloat16))
+
+
+def test_an_fp8_weight_quantised_a_block_of_rows_at_a_time_is_the_whole_one(monkeypatch):
+    weight = torch.randn(300, 64, generator=torch.Generator().manual_seed(7)).to(torch.bfloat16)
+    monkeypatch.setattr(fp8, "QUANTIZE_ROWS", 128)  # 128 + 128 + 44 rows
+    layer = fp8.Fp8Linear(64, 300, bias=False)
+    layer.set_weight(weight)
+    q, scale = fp8.quantize_rows(weight)
+    assert torch.equal(layer.weight.view(torch.uint8), q.view(torch.uint8))
+    assert torch.equal(layer.scale, scale.view(1, -1))
