@@ -14,6 +14,8 @@ torch = pytest.importorskip("torch")
 safetensors_torch = pytest.importorskip("safetensors.torch")
 
 from hwbench_gui.engine.models.llm import architectures as archs  # noqa: E402
+from hwbench_gui.engine.models.llm import arithmetic as ar  # noqa: E402
+from hwbench_gui.engine.models.llm import fp8  # noqa: E402
 from hwbench_gui.engine.models.llm import model as llm  # noqa: E402
 from hwbench_gui.engine.models.llm import weights  # noqa: E402
 from hwbench_gui.engine.spec.benchmark import ParamError  # noqa: E402
@@ -24,10 +26,16 @@ TINY_GPT2 = replace(archs.builtin("gpt2-124m"), name="tiny-gpt2", vocab=300, hid
 TOL = dict(atol=2e-5, rtol=1e-4)
 
 
+@pytest.mark.parametrize("split", [False, True], ids=["matmul-adds", "split-adds"])
 @pytest.mark.parametrize("arch", [TINY, TINY_GPT2], ids=lambda a: a.name)
-def test_cached_generation_equals_full_recomputation(arch):
+def test_cached_generation_equals_full_recomputation(arch, split):
+    # split: residuals and biases added after their matmuls, as step=fused's compiled step runs it
     torch.manual_seed(0)
     model = llm.build(arch, torch.float32, "cpu", rope_positions=64, seed=1)
+    with torch.no_grad():  # random weights leave biases at zero: a lost bias would go unseen
+        for name, param in model.named_parameters():
+            if name.endswith("bias"):
+                param.normal_(0.0, 0.1)
     tokens = torch.randint(0, arch.vocab, (2, 24))
     with torch.inference_mode():
         full = model(tokens)
@@ -35,8 +43,48 @@ def test_cached_generation_equals_full_recomputation(arch):
         prompt = model(tokens[:, :16], cache=cache, start=0)
         torch.testing.assert_close(prompt, full[:, :16], **TOL)
         for i in range(16, 24):
-            step = model.decode(tokens[:, i:i + 1], torch.tensor(i), cache)
+            step = model.decode(tokens[:, i:i + 1], torch.tensor(i), cache, split=split)
             torch.testing.assert_close(step, full[:, i], **TOL)
+
+
+def test_an_fp8_layer_multiplies_its_quantised_operands_with_both_scales():
+    torch.manual_seed(5)
+    weight = torch.randn(256, 128, dtype=torch.bfloat16) * 0.02
+    weight[7] *= 50  # one channel far larger: a scale per output channel keeps the others' resolution
+    x = torch.randn(2, 3, 128, dtype=torch.bfloat16)
+    x[1, 2] *= 100  # one token far larger: a scale per token keeps the others'
+    layer = fp8.Fp8Linear(128, 256, bias=False)
+    layer.set_weight(weight)
+    assert layer.weight.dtype == torch.float8_e4m3fn and layer.scale.shape == (1, 256)
+    y = layer(x)
+    assert y.shape == (2, 3, 256) and y.dtype == torch.bfloat16
+    # What _scaled_mm is asked for: (q_x · s_x) (q_w · s_w)ᵀ, up to the BF16 rounding of its output.
+    q, s = fp8.quantize_rows(x.reshape(6, 128))
+    exact = (q.float() * s) @ layer.dequantized().t()
+    torch.testing.assert_close(y.float().reshape(6, 256), exact, rtol=2 ** -8, atol=1e-6)
+    # Against the BF16 layer: e4m3's 3 mantissa bits on both operands, within 6 % of the output's norm.
+    reference = x.float() @ weight.float().t()
+    assert (y.float() - reference).norm() / reference.norm() < 0.06
+
+
+def test_fp8_blocks_hold_one_byte_per_weight_and_generate_as_recomputed():
+    model = llm.build(TINY, torch.bfloat16, "cpu", rope_positions=64, seed=1, fp8_blocks=True)
+    # Everything stored (the RoPE tables are made, not stored) is what the memory plan counts.
+    stored = [t for n, t in model.state_dict().items()]
+    assert sum(t.numel() * t.element_size() for t in stored) == ar.FP8_BLOCKS.stored(TINY)
+    assert {model.blocks[0].qkv.weight.dtype, model.blocks[1].down.weight.dtype} == {torch.float8_e4m3fn}
+    assert model.head.weight.dtype == model.embed.weight.dtype == torch.bfloat16
+    torch.manual_seed(0)
+    tokens = torch.randint(0, TINY.vocab, (2, 24))
+    with torch.inference_mode():
+        full = model(tokens)
+        cache = llm.KVCache.allocate(TINY, 2, 32, torch.bfloat16, "cpu")
+        model(tokens[:, :16], cache=cache, start=0)
+        for i in range(16, 24):
+            step = model.decode(tokens[:, i:i + 1], torch.tensor(i), cache, split=bool(i % 2))
+            # BF16 logits of about ±0.9: a cached step's inputs differ from the recomputed ones in their last
+            # BF16 bits, which can move a per-token FP8 rounding by one step (0.005 apart in BF16 alone).
+            torch.testing.assert_close(step.float(), full[:, i].float(), atol=0.04, rtol=0)
 
 
 def test_prompt_after_a_filled_cache_equals_processing_the_same_tokens():
@@ -183,3 +231,26 @@ def test_the_one_token_step_reads_the_cache_in_place():
     with torch.inference_mode(), Ops() as ops:
         model.decode(torch.zeros(1, 1, dtype=torch.long), torch.tensor(7), cache)
     assert ops.large and set(ops.large) <= {"select", "transpose", "expand", "view", "index_put_", "alias"}
+
+
+def test_a_hugging_face_folder_loads_into_fp8_blocks(tmp_path):
+    tensors = _llama_folder(tmp_path, TINY, torch.Generator().manual_seed(6))
+    loaded = weights.load(str(tmp_path), torch.bfloat16, "cpu", rope_positions=64, fp8_blocks=True)
+    qkv = torch.cat([tensors[f"model.layers.1.self_attn.{x}_proj.weight"] for x in "qkv"]).to(torch.bfloat16)
+    q, scale = fp8.quantize_rows(qkv)
+    layer = loaded.blocks[1].qkv
+    assert torch.equal(layer.weight.view(torch.uint8), q.view(torch.uint8))
+    assert torch.equal(layer.scale, scale.view(1, -1))
+    torch.testing.assert_close(layer.bias, torch.cat([tensors[f"model.layers.1.self_attn.{x}_proj.bias"]
+                                                      for x in "qkv"]).to(torch.bfloat16))
+    assert torch.equal(loaded.head.weight, tensors["lm_head.weight"].to(torch.bfloat16))
+
+
+def test_an_fp8_weight_quantised_a_block_of_rows_at_a_time_is_the_whole_one(monkeypatch):
+    weight = torch.randn(300, 64, generator=torch.Generator().manual_seed(7)).to(torch.bfloat16)
+    monkeypatch.setattr(fp8, "QUANTIZE_ROWS", 128)  # 128 + 128 + 44 rows
+    layer = fp8.Fp8Linear(64, 300, bias=False)
+    layer.set_weight(weight)
+    q, scale = fp8.quantize_rows(weight)
+    assert torch.equal(layer.weight.view(torch.uint8), q.view(torch.uint8))
+    assert torch.equal(layer.scale, scale.view(1, -1))

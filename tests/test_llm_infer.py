@@ -11,6 +11,7 @@ from hwbench_gui.engine.benchmarks import llm_infer
 from hwbench_gui.engine.models.llm import arithmetic as ar
 from hwbench_gui.engine.models.llm import architectures as archs
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, ParamError
+from hwbench_gui.engine.spec.precision import FP32
 
 pytest.importorskip("torch")
 
@@ -74,7 +75,7 @@ def test_largest_concurrency_rule():
     plan = ar.memory_plan(archs.builtin("tiny"), 4, 1, 10, 10)
     torch = pytest.importorskip("torch")
     outcome = llm_infer._outcome(params, archs.builtin("tiny"), "FP32", limits, rows, points, {}, [], plan, 0, 0,
-                                 "cpu", 0, torch)
+                                 "cpu", 0, torch, llm_infer.storage(FP32))
     # 16 misses the first-token target, 64 the per-token one: 4 is the largest within both.
     assert outcome.details["largest_concurrency_within_target"] == 4
 
@@ -156,14 +157,14 @@ def test_what_fits_one_device_and_all_of_them():
     gib = 1 << 30
     rows = {(r["model"], r["precision"]): r for r in llm_infer.what_fits([20 * gib, 20 * gib], 4096 + 512, 2048)}
     # Llama-3.1-8B: 14.96 GiB of BF16 weights + 0.56 GiB of KV cache + activations + 0.5 GiB margin fit 20 GiB;
-    # in FP32 (29.9 GiB of weights) only both devices together hold it.
+    # in FP32 (29.9 GiB of weights) only both devices together hold it; in FP8 its 8.46 GiB of weights fit.
     assert rows[("llama-3.1-8b", "BF16")]["fits_one"] is True
     assert (rows[("llama-3.1-8b", "FP32")]["fits_one"], rows[("llama-3.1-8b", "FP32")]["fits_all"]) == (False, True)
     assert rows[("gpt2-124m", "BF16")]["positions"] == 1024  # its own context limit
     text = llm_section.fits_text({"free_bytes": [20 * gib, 20 * gib], "positions": 4608,
                                   "models": list(rows.values())})
     assert text.startswith("Fit this device at 4608 positions, batch 1 (20.0 GiB free): gpt2-124m, llama-3.2-1b, "
-                           "llama-3.1-8b (BF16/FP16), qwen2.5-7b (BF16/FP16), tiny; only across all 2 devices: "
+                           "llama-3.1-8b (BF16/FP16/FP8), qwen2.5-7b (BF16/FP16/FP8), tiny; only across all 2 devices: "
                            "llama-3.1-8b (FP32), qwen2.5-7b (FP32)")
 
 
@@ -200,3 +201,39 @@ def test_the_least_possible_duration_of_a_run():
     slow = llm_infer.Limits([20.0], [1.0], 1, 1)
     defaults = {**llm_infer.BENCHMARK.resolve_params({}), "depths": [0, 1024], "concurrency": [1, 4]}
     assert llm_infer.minimum_seconds(arch, 2, defaults, [0, 1024], slow) > llm_infer.TIME_LIMIT_S
+
+
+def test_fp8_weights_run_here_with_their_bytes_and_rates_in_the_bounds():
+    from hwbench_gui.engine.models.llm import fp8
+
+    if fp8.unavailable_reason("cpu"):
+        pytest.skip(fp8.unavailable_reason("cpu"))
+    params = llm_infer.BENCHMARK.resolve_params({**SMALL, "precision": "fp8", "depths": "4", "serve": False,
+                                                 "repeats": 2})
+    outcome = llm_infer.run(params, Recorder())
+    arch, details = archs.builtin("tiny"), outcome.details
+    assert outcome.precision == "FP8"
+    assert details["precision"] == fp8.PRECISION_DETAILS
+    assert details["precision"]["block_matmul_weights"].startswith("FP8 e4m3")
+    assert details["precision"]["kv_cache"] == details["precision"]["output_projection"] == "BF16"
+    assert details["model"]["weights_read_per_step_bytes"] == ar.FP8_BLOCKS.read_per_step(arch)
+    assert details["memory"]["plan"]["weights_bytes"] == ar.FP8_BLOCKS.stored(arch)
+    tg = details["tg"][0]
+    assert tg["work"] == sum(ar.bytes_per_step(arch, ar.FP8_BLOCKS, 2, 4 + i) for i in range(6))
+    # The prompt's bound: block matmuls at the measured FP8 rate, attention and the head at the BF16 rate.
+    limits = details["limits"]
+    least_s = (ar.block_matmul_flops(arch, 8) / (limits["fp8_matmul_tflops_median"] * 1e12)
+               + (ar.forward_flops(arch, 8, 4, logit_tokens=1) - ar.block_matmul_flops(arch, 8))
+               / (limits["matmul_tflops_median"] * 1e12))
+    assert details["pp"][0]["bound_tokens_per_s"] == pytest.approx(8 / least_s)
+    assert "FP8 e4m3" in outcome.method and "output projection" in outcome.method
+
+
+def test_fp8_is_refused_on_a_gpu_without_fp8_tensor_cores(monkeypatch):
+    torch = pytest.importorskip("torch")
+    from hwbench_gui.engine.models.llm import fp8
+
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA A100-SXM4-80GB")
+    assert fp8.unavailable_reason("cuda:0") == ("FP8 needs compute capability 8.9 or newer (FP8 tensor cores); "
+                                                "NVIDIA A100-SXM4-80GB is 8.0")

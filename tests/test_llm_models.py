@@ -53,6 +53,24 @@ def test_memory_plan_adds_its_parts():
     assert plan.total_bytes == sum(v for k, v in plan.to_json().items() if k != "total_bytes")
 
 
+def test_fp8_weights_count_one_byte_each_plus_a_scale_per_output_channel():
+    arch = archs.builtin("llama-3.1-8b")
+    # One block's matmuls have 6144 (q, k, v) + 4096 (output) + 28672 (gate and up) + 4096 (down) output channels.
+    assert ar.layer_matmul_channels(arch) == 43_008
+    blocks = 32 * 218_103_808  # block matmul weights, one byte each
+    scales = 32 * 43_008 * 4  # an FP32 scale per output channel
+    # Read per step in BF16: 2 norms per block, the final norm, the output projection and one token row.
+    others_read = 32 * 2 * 4096 + 4096 + 128256 * 4096 + 4096
+    assert ar.FP8_BLOCKS.read_per_step(arch) == blocks + scales + 2 * others_read == 8_036_040_704
+    assert ar.bytes_per_step(arch, ar.FP8_BLOCKS, 2, context=99) == 8_036_040_704 + 131_072 * 100
+    # Stored: the token table too (untied head), everything but the blocks' matmuls in BF16.
+    assert ar.FP8_BLOCKS.stored(arch) == blocks + scales + 2 * (8_030_261_248 - blocks) == 9_086_705_664
+    plan = ar.memory_plan(arch, 2, batch=1, cache_positions=256, chunk_tokens=10, weight_bytes=ar.FP8_BLOCKS)
+    assert (plan.weights_bytes, plan.kv_cache_bytes) == (9_086_705_664, 131_072 * 256)
+    # BF16 written the same way gives the figure the H200 document carries.
+    assert ar.WeightBytes.uniform(2).read_per_step(arch) == 15_009_857_536
+
+
 def _write(path, text):
     with open(path, "w") as handle:
         handle.write(text)

@@ -49,21 +49,27 @@ BURST_S = 0.015
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
 
 
-def make_operands(label: str, n: int, device: str) -> tuple[Callable[[], Any], list[Any]]:
+def make_operands(label: str, n: int, device: str, fp8_rowwise: bool = False) -> tuple[Callable[[], Any], list[Any]]:
     """A zero-argument function computing one n×n×n product in precision ``label`` (its results'
     name: "FP32", "BF16"), and its inputs.
 
     Inputs come from ``torch.randn`` (never zeros: some hardware is faster on zeros). FP8 uses
-    ``torch._scaled_mm`` on float8_e4m3fn operands with per-tensor scales and a BF16 result.
+    ``torch._scaled_mm`` on float8_e4m3fn operands with per-tensor scales (``fp8_rowwise``: a scale per row of
+    the first operand and per column of the second, as a language model's FP8 layers multiply) and a BF16 result.
     """
     import torch
 
     precision = from_label(label)
     if precision is FP8:
         a, b_t = (torch.randn(n, n, device=device) for _ in range(2))
-        scale_a, scale_b = (x.abs().max().float() / FP8_MAX for x in (a, b_t))
+        if fp8_rowwise:
+            scale_a, scale_b = (x.abs().amax(dim=1, keepdim=True).float() / FP8_MAX for x in (a, b_t))
+        else:
+            scale_a, scale_b = (x.abs().max().float() / FP8_MAX for x in (a, b_t))
         a8 = (a / scale_a).to(torch.float8_e4m3fn)
         b8 = (b_t / scale_b).to(torch.float8_e4m3fn).t()  # _scaled_mm wants the second operand column-major
+        if fp8_rowwise:
+            scale_b = scale_b.view(1, n)
         return (lambda: torch._scaled_mm(a8, b8, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16),
                 [a8, b8])
     if precision not in GPU_ORDER:
@@ -74,7 +80,8 @@ def make_operands(label: str, n: int, device: str) -> tuple[Callable[[], Any], l
     return (lambda: torch.mm(a, b, out=out)), [a, b]
 
 
-def product_rates_tflops(label: str, n: int, device: str, repeats: int, burst: bool) -> list[float]:
+def product_rates_tflops(label: str, n: int, device: str, repeats: int, burst: bool,
+                         fp8_rowwise: bool = False) -> list[float]:
     """TFLOP/s of n×n×n products in precision ``label`` on ``device`` ("cpu", "cuda:0"), one figure per
     repeat: 3 warm-up products, then repeats of about ``REPEAT_S`` back to back, or with ``burst`` (a GPU)
     bursts of about ``BURST_S`` after idle gaps. What other benchmarks hold a compute-bound figure against
@@ -83,7 +90,7 @@ def product_rates_tflops(label: str, n: int, device: str, repeats: int, burst: b
 
     kind = "cpu" if device == "cpu" else "cuda"
     sync_timer = time_cpu if kind == "cpu" else time_cuda
-    fn, _inputs = make_operands(label, n, device)
+    fn, _inputs = make_operands(label, n, device, fp8_rowwise) if fp8_rowwise else make_operands(label, n, device)
     try:
         one_s = sync_timer(fn, repeats=1, warmup=3)[0]
         if burst:

@@ -36,9 +36,9 @@ from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, O
     Reporter, Series
 from hwbench_gui.engine.spec.device import AUTO, CPU, resolve_auto
 from hwbench_gui.engine.spec.device import parse as parse_device
-from hwbench_gui.engine.spec.precision import BF16, FP16, FP32, from_key
+from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, Precision, from_key
 
-PRECISIONS = (BF16, FP16, FP32)
+PRECISIONS = (BF16, FP16, FP32, FP8)
 GPU_DEPTHS, CPU_DEPTHS = [0, 4096, 16384], [0, 1024]
 GPU_CONCURRENCY, CPU_CONCURRENCY = [1, 4, 16, 64, 256], [1, 4]
 #: Positions a prompt (the depth fill, a serving group) is processed in at once: bounds the activations.
@@ -64,6 +64,8 @@ class Limits:
     matmul_tflops: list[float]
     copy_bytes: int
     matmul_n: int
+    #: precision=fp8: the rate of FP8 products (the blocks' matmuls), beside ``matmul_tflops`` in BF16 (the rest).
+    fp8_matmul_tflops: list[float] | None = None
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
@@ -72,6 +74,15 @@ class Limits:
     @property
     def flops_per_s(self) -> float:
         return median(self.matmul_tflops) * 1e12
+
+    def prompt_seconds(self, arch: Architecture, tokens: int, depth: int, logit_tokens: int) -> float:
+        """The least time of a prompt's FLOPs at the measured rates: with FP8 blocks, their matmuls at the FP8
+        rate and attention and the output projection at the BF16 rate; otherwise all at ``matmul_tflops``."""
+        flops = ar.forward_flops(arch, tokens, depth, logit_tokens=logit_tokens)
+        if self.fp8_matmul_tflops is None:
+            return flops / self.flops_per_s
+        blocks = ar.block_matmul_flops(arch, tokens)
+        return blocks / (median(self.fp8_matmul_tflops) * 1e12) + (flops - blocks) / self.flops_per_s
 
 
 class Clock:
@@ -94,13 +105,16 @@ class Clock:
         return start.elapsed_time(end) / 1e3
 
 
-def capture(torch: Any, body: Callable[[], None]) -> Any:
+def capture(torch: Any, body: Callable[[], None], before: Callable[[], None] | None = None) -> Any:
     """``body`` (work on the current GPU with fixed shapes and buffers) captured in a CUDA graph after three
-    warm-up calls on a side stream, as PyTorch's documentation does it; ``graph.replay()`` runs it again."""
+    warm-up calls on a side stream, as PyTorch's documentation does it, ``before`` run ahead of each warm-up call
+    (outside the graph); ``graph.replay()`` runs it again."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         for _ in range(3):
+            if before is not None:
+                before()
             body()
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
@@ -109,12 +123,27 @@ def capture(torch: Any, body: Callable[[], None]) -> Any:
     return graph
 
 
+#: step=fused: gpt-fast's Inductor settings (never max-autotune). Coordinate-descent tuning is what matters at
+#: batch 1: with it Inductor turns every one-row matmul into a Triton reduction (torch/_inductor/decomposition.py,
+#: "our matrix vector multiplies only achieve peak bandwidth with coordinate descent tuning"), fuses the norm,
+#: activation and residual add into it, and tunes its block sizes; the other two name kernels in a profile and
+#: reuse compiled graphs across runs.
+FUSED_INDUCTOR_OPTIONS = {"coordinate_descent_tuning": True, "triton.unique_kernel_names": True,
+                          "fx_graph_cache": True}
+STEP_MODES = ("auto", "graph", "compile", "fused", "eager")
+RECOMPILE_LIMIT = 64  # Steppers of one run: depths + serving concurrencies, with room
+
+
 class Stepper:
     """One decoding step of every sequence in ``cache``: logits, greedy next token fed back, position + 1.
 
     ``mode``: "eager" runs PyTorch's kernels one by one; "graph" captures the step once in a CUDA graph and
-    replays it (no launch overhead per kernel); "compile" runs the step through ``torch.compile`` (Inductor's
-    fused kernels, default mode, never max-autotune) and, on a GPU, captures that in a CUDA graph likewise."""
+    replays it (no launch overhead per kernel); "compile" runs the model's step through ``torch.compile``
+    (Inductor's fused kernels, default mode, never max-autotune) and, on a GPU, captures that in a CUDA graph
+    likewise; "fused" compiles the whole step (logits, argmax, the token fed back, the position advanced) as one
+    graph with :data:`FUSED_INDUCTOR_OPTIONS`, residuals and biases added outside the matmuls so that every
+    one-row matmul becomes a tuned reduction (``Decoder.decode``'s ``split``), and captures it in a CUDA graph
+    (what mode="reduce-overhead" does, done by hand: one graph, no CUDA-graph trees)."""
 
     def __init__(self, torch: Any, model: Any, cache: Any, batch: int, mode: str):
         self.torch = torch
@@ -122,18 +151,43 @@ class Stepper:
         self.tokens = torch.randint(0, model.arch.vocab, (batch, 1), device=device)
         self.position = torch.zeros((), dtype=torch.long, device=device)
         self.graph = None
-        decode = torch.compile(model.decode, fullgraph=True, dynamic=False) if mode == "compile" else model.decode
 
-        def body() -> None:
-            logits = decode(self.tokens, self.position, cache)
-            self.tokens.copy_(logits.argmax(dim=-1, keepdim=True))
-            self.position.add_(1)
+        def step(tokens: Any, position: Any, decode: Callable[..., Any], split: bool) -> None:
+            logits = decode(tokens, position, cache, split=split)
+            tokens.copy_(logits.argmax(dim=-1, keepdim=True))
+            position.add_(1)
+
+        if mode in ("compile", "fused"):
+            # Every Stepper (each depth, each serving concurrency) compiles the same code for new shapes: past
+            # Dynamo's default of 8 recompilations it would fall back to eager kernels and the figure would not say.
+            torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
+        if mode == "fused":
+            fused = torch.compile(lambda tokens, position: step(tokens, position, model.decode, True),
+                                  fullgraph=True, dynamic=False, options=FUSED_INDUCTOR_OPTIONS)
+
+            def body() -> None:
+                fused(self.tokens, self.position)
+        else:
+            decode = torch.compile(model.decode, fullgraph=True, dynamic=False) if mode == "compile" \
+                else model.decode
+
+            def body() -> None:
+                step(self.tokens, self.position, decode, False)
 
         self.body = body
-        if mode == "compile" and device.type != "cuda":
+
+        last = min(cache.positions, model.rope_positions) - 1
+
+        def at_last() -> None:
+            # Warm-up steps write the last position both the cache and the position tables hold: no position a
+            # run reads is overwritten, and the last is read only after a step at it has written it again.
+            self.position.fill_(last)
+
+        if mode in ("compile", "fused") and device.type != "cuda":
+            at_last()
             body()  # compiles now, not inside the first timed window
-        if device.type == "cuda" and mode in ("graph", "compile"):
-            self.graph = capture(torch, body)
+        if device.type == "cuda" and mode in ("graph", "compile", "fused"):
+            self.graph = capture(torch, body, before=at_last)
 
     def at(self, position: int) -> None:
         self.position.fill_(position)
@@ -143,6 +197,25 @@ class Stepper:
             self.graph.replay()
         else:
             self.body()
+
+
+@dataclass(frozen=True)
+class Storage:
+    """How a precision stores the model: ``dtype`` (torch's name) of every tensor but FP8 block weights,
+    ``weights`` their bytes, ``element_bytes`` of a KV-cache entry and an activation, ``fp8_blocks``."""
+
+    dtype: str
+    weights: ar.WeightBytes
+    element_bytes: int
+    fp8_blocks: bool = False
+
+
+def storage(precision: Precision) -> Storage:
+    """FP8 keeps everything but the blocks' matmul weights in BF16 (:mod:`..models.llm.fp8`)."""
+    if precision is FP8:
+        return Storage("bfloat16", ar.FP8_BLOCKS, 2, fp8_blocks=True)
+    size = 4 if precision is FP32 else 2
+    return Storage(precision.tensor_dtype, ar.WeightBytes.uniform(size), size)
 
 
 def cpu_threads(arch: Architecture, cores: int) -> int:
@@ -187,8 +260,9 @@ def what_fits(free_bytes: list[int], positions: int, chunk_tokens: int) -> list[
     rows = []
     for name, arch in BUILT_IN.items():
         for precision in PRECISIONS:
-            size = 4 if precision is FP32 else 2
-            plan = ar.memory_plan(arch, size, 1, min(positions, arch.max_positions), chunk_tokens)
+            held = storage(precision)
+            plan = ar.memory_plan(arch, held.element_bytes, 1, min(positions, arch.max_positions), chunk_tokens,
+                                  held.weights)
             rows.append({"model": name, "precision": precision.label, "positions": min(positions, arch.max_positions),
                          "total_bytes": plan.total_bytes, "fits_one": plan.total_bytes <= free_bytes[0],
                          "fits_all": plan.total_bytes <= sum(free_bytes)})
@@ -214,25 +288,29 @@ def _free_all(torch: Any, kind: str, index: int) -> list[int]:
 TIME_LIMIT_S = 1200.0
 
 
-def minimum_seconds(arch: Architecture, bytes_per_param: int, params: dict[str, Any], depths: list[int],
+def minimum_seconds(arch: Architecture, held: Storage | int, params: dict[str, Any], depths: list[int],
                     limits: Limits) -> float:
     """The least time the run's timed and warm-up work can take at the measured limits: every generated token
-    its bytes ÷ bandwidth, every prompt its FLOPs ÷ matmul rate (the depth fills and serving prompts too)."""
-    bandwidth, flops_rate = limits.bandwidth_bytes_per_s, limits.flops_per_s
+    its bytes ÷ bandwidth, every prompt its FLOPs ÷ matmul rate (the depth fills and serving prompts too).
+    ``held``: the run's :class:`Storage`, or bytes of every element."""
+    if isinstance(held, int):
+        held = Storage("", ar.WeightBytes.uniform(held), held)
+    weights, kv = held.weights, held.element_bytes
+    bandwidth = limits.bandwidth_bytes_per_s
     pp, tg, batch = params["pp"], params["tg"], params["batch"]
     windows = params["repeats"] + WARMUP_WINDOWS
     total = 0.0
     for depth in depths:
-        fill = ar.forward_flops(arch, depth, 0, logit_tokens=0) * batch / flops_rate
-        prompt = ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch / flops_rate
-        generate = sum(ar.bytes_per_step(arch, bytes_per_param, bytes_per_param, depth + i, batch)
+        fill = limits.prompt_seconds(arch, depth, 0, logit_tokens=0) * batch
+        prompt = limits.prompt_seconds(arch, pp, depth, logit_tokens=1) * batch
+        generate = sum(ar.bytes_per_step(arch, weights, kv, depth + i, batch)
                        for i in range(tg)) / bandwidth
         total += fill + windows * (prompt + generate)
     if params["serve"]:
         prompt_len, output = params["serve_prompt"], params["serve_output"]
         for concurrency in params["concurrency"]:
-            scenario = (concurrency * ar.forward_flops(arch, prompt_len, 0, logit_tokens=1) / flops_rate
-                        + sum(ar.bytes_per_step(arch, bytes_per_param, bytes_per_param, prompt_len + i, concurrency)
+            scenario = (concurrency * limits.prompt_seconds(arch, prompt_len, 0, logit_tokens=1)
+                        + sum(ar.bytes_per_step(arch, weights, kv, prompt_len + i, concurrency)
                               for i in range(output)) / bandwidth)
             total += (params["serve_repeats"] + 1) * scenario
     return total
@@ -243,7 +321,7 @@ def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str) -> None:
         raise BenchmarkUnavailable(f"{what} does not fit: {plan.text()} needed, {free / (1 << 30):.2f} GiB free")
 
 
-def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Reporter) -> Limits:
+def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Reporter, fp8: bool = False) -> Limits:
     reporter.progress(0.02, "measuring this device's copy bandwidth (as gpu.d2d)")
     n = COPY_BYTES[kind]
     src = torch.randint(0, 256, (n,), dtype=torch.uint8, device=device)
@@ -260,17 +338,23 @@ def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Re
     reporter.progress(0.05, f"measuring the {label} matmul rate (as gpu.matmul)")
     size = MATMUL_SIZE[kind]
     matmul = product_rates_tflops(label, size, device, LIMIT_REPEATS, burst=kind == "cuda")
-    return Limits(copy, matmul, n, size)
+    fp8_rates = None
+    if fp8:
+        reporter.progress(0.06, "measuring the FP8 matmul rate (as gpu.matmul)")
+        fp8_rates = product_rates_tflops(FP8.label, size, device, LIMIT_REPEATS,
+                                         burst=kind == "cuda", fp8_rowwise=True)
+    return Limits(copy, matmul, n, size, fp8_rates)
 
 
-def _build_model(torch: Any, model_name: str, arch: Architecture, dtype: Any, device: str, positions: int) -> Any:
+def _build_model(torch: Any, model_name: str, arch: Architecture, dtype: Any, device: str, positions: int,
+                 fp8_blocks: bool) -> Any:
     from hwbench_gui.engine.models.llm import model as llm
 
     if model_name.strip().lower() in BUILT_IN:
-        return llm.build(arch, dtype, device, rope_positions=positions, seed=0)
+        return llm.build(arch, dtype, device, rope_positions=positions, seed=0, fp8_blocks=fp8_blocks)
     from hwbench_gui.engine.models.llm import weights
 
-    return weights.load(model_name, dtype, device, rope_positions=positions)
+    return weights.load(model_name, dtype, device, rope_positions=positions, fp8_blocks=fp8_blocks)
 
 
 def _fill(torch: Any, model: Any, cache: Any, depth: int, chunk: int, batch: int) -> None:
@@ -301,14 +385,14 @@ def _windows(fn: Callable[[], None], clock: Clock, repeats: int, reporter: Repor
     return seconds
 
 
-def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: Any, device: str, step_mode: str,
-           clock: Clock, sync: Callable[[], None], reporter: Reporter) -> tuple[dict[str, Any], dict[str, Any]]:
+def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: Any, held: Storage, device: str,
+           step_mode: str, clock: Clock, sync: Callable[[], None], reporter: Reporter
+           ) -> tuple[dict[str, Any], dict[str, Any]]:
     """pp and tg at one depth: the cache filled, then the prompt's and the generation's timed windows. Each
     row's ``work`` is the FLOPs (pp) or bytes (tg) of one window, what its bound divides."""
     from hwbench_gui.engine.models.llm.model import KVCache
 
     arch, pp, tg, batch = model.arch, params["pp"], params["tg"], params["batch"]
-    bytes_per_element = torch.finfo(dtype).bits // 8
     cache = KVCache.allocate(arch, batch, depth + max(pp, tg), dtype, device)
     _fill(torch, model, cache, depth, FILL_CHUNK["cpu" if device == "cpu" else "cuda"], batch)
     prompt = torch.randint(0, arch.vocab, (batch, pp), device=device)
@@ -316,7 +400,7 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
     def process() -> None:
         model(prompt, cache=cache, start=depth, last_only=True)
 
-    if device != "cpu" and step_mode in ("graph", "compile"):
+    if device != "cpu" and step_mode in ("graph", "compile", "fused"):
         # one graph of the whole pass: launching its ~30 kernels per layer from Python takes about as long as
         # a 512-token prompt's matmuls on a fast GPU
         process = capture(torch, process).replay
@@ -331,7 +415,7 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
             stepper.step()
 
     seconds = _windows(generate, clock, params["repeats"], reporter, sync)
-    step_bytes = sum(ar.bytes_per_step(arch, bytes_per_element, bytes_per_element, depth + i, batch)
+    step_bytes = sum(ar.bytes_per_step(arch, held.weights, held.element_bytes, depth + i, batch)
                      for i in range(tg))
     tg_row = {"depth": depth, "tokens_per_s": [batch * tg / s for s in seconds], "window_seconds": seconds,
               "work": step_bytes, "work_unit": "byte"}
@@ -397,8 +481,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         torch.cuda.set_device(index)
     arch = resolve(params["model"])
     precision = from_key(params["precision"])
-    dtype = getattr(torch, precision.tensor_dtype)
-    bytes_per_param = torch.finfo(dtype).bits // 8
+    held = storage(precision)
+    dtype = getattr(torch, held.dtype)
     resolved, warnings = _auto(params, kind, arch)
     params = {**params, **resolved}
     if kind == "cpu" and params["threads"]:
@@ -424,14 +508,21 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     positions = max(depths) + span
     # RoPE tables cover the serving sweep's sequences too.
     table_positions = max(positions, params["serve_prompt"] + params["serve_output"] if params["serve"] else 0)
-    plan = ar.memory_plan(arch, bytes_per_param, batch, positions, max(pp, fill_chunk) * batch)
+    if held.fp8_blocks:
+        from hwbench_gui.engine.models.llm.fp8 import unavailable_reason as fp8_unavailable
+
+        why_not = fp8_unavailable(device)
+        if why_not:
+            raise BenchmarkUnavailable(f"precision=fp8: {why_not}")
+    plan = ar.memory_plan(arch, held.element_bytes, batch, positions, max(pp, fill_chunk) * batch, held.weights)
     free_all = _free_all(torch, kind, index)
     free_before = free_all[0]
     fits = what_fits(free_all, positions, max(pp, fill_chunk))
     _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}")
 
-    limits = _measure_limits(torch, kind, device, precision.label, reporter)
-    floor_s = minimum_seconds(arch, bytes_per_param, params, depths, limits)
+    limits = _measure_limits(torch, kind, device, BF16.label if held.fp8_blocks else precision.label, reporter,
+                             fp8=held.fp8_blocks)
+    floor_s = minimum_seconds(arch, held, params, depths, limits)
     if floor_s > TIME_LIMIT_S:
         raise BenchmarkUnavailable(
             f"{arch.name} in {precision.label} here would take at least {floor_s / 60:.0f} minutes even at this "
@@ -442,7 +533,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     if kind == "cuda":
         torch.cuda.reset_peak_memory_stats(index)
     with torch.no_grad():
-        model = _build_model(torch, params["model"], arch, dtype, device, min(arch.max_positions, table_positions))
+        model = _build_model(torch, params["model"], arch, dtype, device, min(arch.max_positions, table_positions),
+                             held.fp8_blocks)
     clock = Clock(torch, kind == "cuda")
 
     def sync() -> None:
@@ -451,12 +543,13 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
     rows: dict[str, list[dict[str, Any]]] = {"pp": [], "tg": []}
     steps = Steps(reporter, len(depths) * 2 + len(params["concurrency"]))
-    bandwidth, flops_rate = limits.bandwidth_bytes_per_s, limits.flops_per_s
+    bandwidth = limits.bandwidth_bytes_per_s
     with torch.no_grad():
         for depth in depths:
-            pp_row, tg_row = _depth(torch, model, depth, params, dtype, device, step_mode, clock, sync, reporter)
-            for key, row, bound_of in (("pp", pp_row, flops_rate), ("tg", tg_row, bandwidth)):
-                row["bound_tokens_per_s"] = batch * (pp if key == "pp" else tg) * bound_of / row["work"]
+            pp_row, tg_row = _depth(torch, model, depth, params, dtype, held, device, step_mode, clock, sync, reporter)
+            pp_row["bound_tokens_per_s"] = batch * pp / (batch * limits.prompt_seconds(arch, pp, depth, 1))
+            tg_row["bound_tokens_per_s"] = batch * tg * bandwidth / tg_row["work"]
+            for key, row in (("pp", pp_row), ("tg", tg_row)):
                 rows[key].append(row)
                 n = pp if key == "pp" else tg
                 value = median(row["tokens_per_s"])
@@ -471,8 +564,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         for concurrency in sorted(set(params["concurrency"])) if params["serve"] else []:
             chunk = SERVE_CHUNK_TOKENS[kind]
             group = max(1, min(concurrency, chunk // params["serve_prompt"]))
-            need = ar.memory_plan(arch, bytes_per_param, concurrency, params["serve_prompt"] + params["serve_output"],
-                                  group * params["serve_prompt"])
+            need = ar.memory_plan(arch, held.element_bytes, concurrency,
+                                  params["serve_prompt"] + params["serve_output"], group * params["serve_prompt"],
+                                  held.weights)
             free = _free_bytes(torch, kind, index)
             extra = need.total_bytes - need.weights_bytes  # the weights are already resident
             if extra > free or params["serve_prompt"] + params["serve_output"] > arch.max_positions:
@@ -493,7 +587,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             if kind == "cuda":
                 torch.cuda.empty_cache()
     outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
-                       free_before, peak_bench, kind, index, torch)
+                       free_before, peak_bench, kind, index, torch, held)
     outcome.details["what_fits"] = {"free_bytes": free_all, "positions": positions, "models": fits}
     return outcome
 
@@ -505,7 +599,7 @@ def _rss() -> int:
 
 
 def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings, plan, free_before, peak, kind,
-             index, torch) -> Outcome:
+             index, torch, held: Storage) -> Outcome:
     pp, tg, batch = params["pp"], params["tg"], params["batch"]
     gpu_name = torch.cuda.get_device_name(index) if kind == "cuda" else None
     sheet = datasheets.lookup(gpu_name) if gpu_name else None
@@ -551,19 +645,33 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         warnings.append(f"serving {c} sequences skipped: {why}")
     bandwidth_gbps, tflops = median(limits.copy_gbps), median(limits.matmul_tflops)
     datasheet = None
+    matmul_label = BF16.label if held.fp8_blocks else label  # what tflops measured
     if sheet:
         datasheet = {"model": sheet.model, "memory_gb_per_s": sheet.memory_gb_per_s,
-                     "peak_tflops": sheet.peak_tflops(label), "source": sheet.source,
+                     "peak_tflops": sheet.peak_tflops(matmul_label), "source": sheet.source,
                      "measured_copy_fraction": bandwidth_gbps / sheet.memory_gb_per_s,
-                     "measured_matmul_fraction": (tflops / sheet.peak_tflops(label)
-                                                  if sheet.peak_tflops(label) else None)}
-    weights_read = ar.weight_params_read_per_step(arch) * (plan.weights_bytes // ar.total_params(arch))
+                     "measured_matmul_fraction": (tflops / sheet.peak_tflops(matmul_label)
+                                                  if sheet.peak_tflops(matmul_label) else None)}
+    weights_read = held.weights.read_per_step(arch)
+    kv_per_position = ar.kv_bytes_per_token(arch, held.element_bytes)
+    if held.fp8_blocks:
+        from hwbench_gui.engine.models.llm.fp8 import PRECISION_DETAILS
+
+        precision_details = dict(PRECISION_DETAILS)
+        in_precision = ("every block's matmul weights in FP8 e4m3 with an FP32 scale per output channel, their "
+                        "inputs quantised to FP8 per token, products by torch._scaled_mm with BF16 output; "
+                        "embeddings, norms, biases, the KV cache, attention, the output projection and the residual "
+                        "stream in BF16 (softmax of generation in FP32)")
+    else:
+        precision_details = {"weights": label, "kv_cache": label, "activations": label,
+                             "softmax_generation": FP32.label}
+        in_precision = f"every tensor, the KV cache and the attention in {label} (softmax of generation in FP32)"
     method = (
         f"{arch.name} ({ar.total_params(arch):,} parameters, {arch.layers} layers, {arch.heads} heads / "
         f"{arch.kv_heads} KV heads, {arch.norm}, {arch.mlp}, {arch.positional} positions) with "
         + ("random weights made in " if params["model"].strip().lower() in BUILT_IN else "weights loaded from ")
-        + f"{label} on {cuda_label(index) if kind == 'cuda' else 'the CPU'}; every tensor, the KV cache and the "
-        f"attention in {label} (softmax of generation in FP32). "
+        + f"{'FP8 and BF16' if held.fp8_blocks else label} on {cuda_label(index) if kind == 'cuda' else 'the CPU'}; "
+        f"{in_precision}. "
         f"pp{pp}: {pp} random tokens of each of {batch} sequences processed in one forward pass after `depth` "
         "cached positions (logits of the last position only); tg"
         f"{tg}: {tg} tokens generated one at a time (greedy, each fed back) starting after `depth` positions. "
@@ -574,24 +682,36 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         + {"graph": "The one-token step (eager PyTorch kernels) is captured once in a CUDA graph and replayed; ",
            "compile": "The one-token step is compiled by torch.compile (default mode: Inductor's fused kernels)"
                       + (" and captured once in a CUDA graph; " if kind == "cuda" else "; "),
+           "fused": "The whole one-token step (logits, argmax, the token fed back) is compiled as one graph by "
+                    "torch.compile with gpt-fast's Inductor settings (coordinate-descent tuning: every one-row "
+                    "matmul a tuned Triton reduction with its neighbours fused in; never max-autotune)"
+                    + (" and captured once in a CUDA graph; " if kind == "cuda" else "; "),
            "eager": "The one-token step runs eagerly; "}[params["step"]]
         + ("the prompt's forward pass is likewise replayed from a CUDA graph; " if kind == "cuda"
-           and params["step"] in ("graph", "compile") else "")
+           and params["step"] in ("graph", "compile", "fused") else "")
         + "prompts use SDPA attention with the cache, generation batched matmuls over the static cache with "
         "later positions masked (the cache of a depth holds depth + max(pp, tg) positions rounded up to blocks of "
         f"{ar.ATTENTION_BLOCK}, read in blocks of that many; the bound counts only the positions attended, so "
         "reading the masked rest is this method's own cost). "
         f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s ("
         + ("gpu.d2d's" if kind == "cuda" else "a torch") + f" copy of "
-        f"{limits.copy_bytes >> 20} MiB, bytes read + written, median of {LIMIT_REPEATS}) and {label} matmul "
-        f"{tflops:.1f} TFLOP/s (gpu.matmul's {limits.matmul_n}³ product, median of {LIMIT_REPEATS}). "
+        f"{limits.copy_bytes >> 20} MiB, bytes read + written, median of {LIMIT_REPEATS}) and "
+        f"{BF16.label if held.fp8_blocks else label} matmul {tflops:.1f} TFLOP/s"
+        + (f", FP8 matmul {median(limits.fp8_matmul_tflops):.1f} TFLOP/s (row-wise scales, as the model's layers)"
+           if limits.fp8_matmul_tflops else "")
+        + f" (gpu.matmul's {limits.matmul_n}³ product, median of {LIMIT_REPEATS}). "
         f"tg bound = tokens × bandwidth / bytes, bytes = Σ over the window's steps of weights read per step "
         f"({weights_read / 1e9:.3f} GB: every block, the final norm and the output projection) + per sequence "
-        f"{ar.kv_bytes_per_token(arch, plan.weights_bytes // ar.total_params(arch)):,.0f} KV bytes per position × "
+        f"{kv_per_position:,.0f} KV bytes per position × "
         "(positions attended + the one written). pp bound = tokens × matmul rate / FLOPs, FLOPs = 2 × block "
         "matmul weights × tokens + causal attention (4 × layers × heads × head_dim × keys attended) + 2 × output "
         "projection for the last position."
     )
+    if held.fp8_blocks:
+        method += (
+            " FP8: weights read per step = 1 byte per block matmul weight + 4 bytes (its FP32 scale) per output "
+            "channel + 2 bytes per other weight; pp bound = tokens / (block matmul FLOPs ÷ the FP8 rate + the rest's "
+            "FLOPs ÷ the BF16 rate).")
     if serving or serve_skipped:
         method += (
             f" Serving: for each concurrency c, c requests of {params['serve_prompt']} random prompt tokens and "
@@ -607,11 +727,14 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         "model": {"name": arch.name, "source": arch.source, "parameters": ar.total_params(arch),
                   "matmul_parameters": ar.matmul_params(arch), "embedding_parameters": ar.embedding_params(arch),
                   "weights_read_per_step_bytes": weights_read,
-                  "kv_bytes_per_position": ar.kv_bytes_per_token(arch, plan.weights_bytes // ar.total_params(arch)),
+                  "kv_bytes_per_position": kv_per_position,
                   "layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads, "kv_heads": arch.kv_heads},
-        "precision": {"weights": label, "kv_cache": label, "activations": label, "softmax_generation": FP32.label},
+        "precision": precision_details,
         "limits": {"copy_gbps": limits.copy_gbps, "copy_bytes": limits.copy_bytes,
                    "matmul_tflops": limits.matmul_tflops, "matmul_n": limits.matmul_n,
+                   **({"fp8_matmul_tflops": limits.fp8_matmul_tflops, "fp8_scales": "row-wise",
+                       "fp8_matmul_tflops_median": median(limits.fp8_matmul_tflops)}
+                      if limits.fp8_matmul_tflops else {}),
                    "bandwidth_gbps_median": bandwidth_gbps, "matmul_tflops_median": tflops},
         "datasheet": datasheet if sheet else {"value": None,
                                               "reason": datasheets.unknown_reason(gpu_name) if kind == "cuda"
@@ -656,7 +779,9 @@ BENCHMARK = Benchmark(
               "'cuda:N' or 'cpu'.", decides_comparability=False),
         Param("model", "str", "llama-3.1-8b", f"A built-in architecture with random weights ({', '.join(BUILT_IN)}) "
               "or a Hugging Face folder (config.json + *.safetensors)."),
-        Param("precision", "choice", BF16.key, "Weights, KV cache and activations: bf16, fp16 or fp32.",
+        Param("precision", "choice", BF16.key, "Weights, KV cache and activations: bf16, fp16 or fp32; fp8 = the "
+              "blocks' matmul weights in FP8 e4m3 (a scale per output channel, inputs quantised per token, "
+              "torch._scaled_mm), everything else BF16 (compute capability 8.9+).",
               choices=tuple(p.key for p in PRECISIONS)),
         Param("pp", "int", 512, "Prompt tokens processed at once (pp N).", minimum=1, maximum=65536),
         Param("tg", "int", 128, "Tokens generated one at a time (tg N).", minimum=1, maximum=65536),
@@ -664,8 +789,9 @@ BENCHMARK = Benchmark(
               "0,4096,16384 on a GPU, 0,1024 on the CPU.", minimum=0, maximum=1 << 20, allow_empty=True),
         Param("batch", "int", 1, "Sequences processed together in pp/tg.", minimum=1, maximum=1024),
         Param("step", "choice", "auto", "The one-token step: graph = PyTorch's kernels captured in a CUDA graph; "
-              "compile = torch.compile's fused kernels (in a CUDA graph on a GPU); eager; auto = graph on a GPU, "
-              "eager on the CPU.", choices=("auto", "graph", "compile", "eager")),
+              "compile = torch.compile's fused kernels (in a CUDA graph on a GPU); fused = the whole step compiled "
+              "with gpt-fast's Inductor settings (coordinate-descent-tuned one-row matmuls, in a CUDA graph on a "
+              "GPU); eager; auto = graph on a GPU, eager on the CPU.", choices=STEP_MODES),
         Param("serve", "bool", True, "Run the serving sweep."),
         Param("concurrency", "int_list", [], "Concurrent sequences of the serving sweep; empty = 1,4,16,64,256 on "
               "a GPU (as many as fit), 1,4 on the CPU.", minimum=1, maximum=4096, allow_empty=True),

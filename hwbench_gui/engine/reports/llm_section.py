@@ -134,10 +134,14 @@ def _run(doc: dict[str, Any]) -> LlmRun:
     params = doc.get("params") or {}
     limits = details.get("limits") if isinstance(details.get("limits"), dict) else {}
     bandwidth, tflops = limits.get("bandwidth_gbps_median"), limits.get("matmul_tflops_median")
+    fp8_tflops = limits.get("fp8_matmul_tflops_median")
     sheet = details.get("datasheet") if isinstance(details.get("datasheet"), dict) else {}
+    # precision=fp8 measures the BF16 rate (attention, the output projection) and the FP8 rate (the blocks)
+    matmul_label = "BF16" if describe.is_number(fp8_tflops) else precision_of(doc)
     limit_text = ", ".join(filter(None, [
         f"copy bandwidth {bandwidth:.0f} GB/s" if describe.is_number(bandwidth) else "",
-        f"{precision_of(doc)} matmul {tflops:.1f} TFLOP/s" if describe.is_number(tflops) else "",
+        f"{matmul_label} matmul {tflops:.1f} TFLOP/s" if describe.is_number(tflops) else "",
+        f"FP8 matmul {fp8_tflops:.1f} TFLOP/s" if describe.is_number(fp8_tflops) else "",
         (f"datasheet {sheet['model']}: {sheet['memory_gb_per_s']:g} GB/s, "
          f"{sheet['peak_tflops']:g} TFLOP/s" if sheet.get("model") and describe.is_number(sheet.get("peak_tflops"))
          else "")]))

@@ -63,17 +63,59 @@ def weight_params_read_per_step(arch: Architecture) -> int:
         + head_params(arch) + rows
 
 
+def layer_matmul_channels(arch: Architecture) -> int:
+    """Output channels of one block's matmuls (q/k/v, output projection, MLP up and down): an FP8 weight's
+    scales, one per channel."""
+    up = (2 if arch.mlp == "swiglu" else 1) * arch.intermediate
+    return (arch.q_size + 2 * arch.kv_size) + arch.hidden + up + arch.hidden
+
+
+@dataclass(frozen=True)
+class WeightBytes:
+    """Bytes a stored weight takes: ``block_matmul`` for the blocks' matmul weights, ``other`` for everything
+    else (embeddings, norms, biases, the output projection), and ``scale_per_channel`` for each output channel
+    of a block matmul (FP8's FP32 scales; 0 without)."""
+
+    block_matmul: float
+    other: float
+    scale_per_channel: float = 0.0
+
+    @classmethod
+    def uniform(cls, bytes_per_param: float) -> WeightBytes:
+        return cls(bytes_per_param, bytes_per_param)
+
+    def _blocks(self, arch: Architecture) -> float:
+        return arch.layers * (layer_matmul_params(arch) * self.block_matmul
+                              + layer_matmul_channels(arch) * self.scale_per_channel)
+
+    def stored(self, arch: Architecture) -> int:
+        """Bytes of every stored weight."""
+        return int(self._blocks(arch) + (total_params(arch) - arch.layers * layer_matmul_params(arch)) * self.other)
+
+    def read_per_step(self, arch: Architecture) -> int:
+        """Bytes of the weights one decoding step reads (:func:`weight_params_read_per_step`'s parameters)."""
+        others = weight_params_read_per_step(arch) - arch.layers * layer_matmul_params(arch)
+        return int(self._blocks(arch) + others * self.other)
+
+
+#: precision=fp8 (:mod:`.fp8`): a byte per block matmul weight and an FP32 scale per output channel; every other
+#: weight in BF16.
+FP8_BLOCKS = WeightBytes(block_matmul=1, other=2, scale_per_channel=4)
+
+
 def kv_bytes_per_token(arch: Architecture, bytes_per_element: float) -> float:
     """KV-cache bytes one position holds: keys and values of every layer's key/value heads."""
     return 2 * arch.layers * arch.kv_heads * arch.head_dim * bytes_per_element
 
 
-def bytes_per_step(arch: Architecture, weight_bytes_per_param: float, kv_bytes_per_element: float,
+def bytes_per_step(arch: Architecture, weight_bytes_per_param: float | WeightBytes, kv_bytes_per_element: float,
                    context: int, batch: int = 1) -> float:
-    """Bytes one decoding step of ``batch`` sequences moves: the weights once, and per sequence the KV
-    cache of the ``context`` positions it attends (the new one included) read plus the new position written."""
-    return weight_params_read_per_step(arch) * weight_bytes_per_param \
-        + batch * kv_bytes_per_token(arch, kv_bytes_per_element) * (context + 1)
+    """Bytes one decoding step of ``batch`` sequences moves: the weights once (a number: bytes of every
+    parameter; or :class:`WeightBytes`), and per sequence the KV cache of the ``context`` positions it attends
+    (the new one included) read plus the new position written."""
+    weights = weight_bytes_per_param if isinstance(weight_bytes_per_param, WeightBytes) \
+        else WeightBytes.uniform(weight_bytes_per_param)
+    return weights.read_per_step(arch) + batch * kv_bytes_per_token(arch, kv_bytes_per_element) * (context + 1)
 
 
 def attention_flops(arch: Architecture, queries: int, depth: int) -> float:
@@ -84,12 +126,17 @@ def attention_flops(arch: Architecture, queries: int, depth: int) -> float:
     return 4.0 * arch.layers * arch.heads * arch.head_dim * keys
 
 
+def block_matmul_flops(arch: Architecture, tokens: int) -> float:
+    """FLOPs of the blocks' matmuls for ``tokens`` positions: 2 × block matmul weights per token."""
+    return 2.0 * arch.layers * layer_matmul_params(arch) * tokens
+
+
 def forward_flops(arch: Architecture, tokens: int, depth: int = 0, logit_tokens: int | None = None) -> float:
     """FLOPs of processing ``tokens`` positions after ``depth`` cached ones (one sequence): 2 × block
     matmul weights per token, attention, and the output projection for ``logit_tokens`` positions (all
     of them when None; a prompt run computes the last one only)."""
     logit_tokens = tokens if logit_tokens is None else logit_tokens
-    return (2.0 * arch.layers * layer_matmul_params(arch) * tokens + attention_flops(arch, tokens, depth)
+    return (block_matmul_flops(arch, tokens) + attention_flops(arch, tokens, depth)
             + 2.0 * head_params(arch) * logit_tokens)
 
 
@@ -139,13 +186,15 @@ class MemoryPlan:
 
 
 def memory_plan(arch: Architecture, bytes_per_param: int, batch: int, cache_positions: int,
-                chunk_tokens: int) -> MemoryPlan:
+                chunk_tokens: int, weight_bytes: WeightBytes | None = None) -> MemoryPlan:
     """Memory of ``batch`` sequences of up to ``cache_positions`` cached positions, prompts processed
     ``chunk_tokens`` positions (over all sequences) at a time, logits of one position per sequence in FP32.
+    ``bytes_per_param`` sizes the KV cache and activations, and the weights unless ``weight_bytes`` says
+    otherwise (FP8 block weights beside BF16 for the rest).
 
     Activations: the widest live tensors of one block at ``chunk_tokens`` (residual, normed input, q/k/v,
     attention output, the MLP's gate, up and product) plus the logits."""
-    weights = total_params(arch) * bytes_per_param
+    weights = (weight_bytes or WeightBytes.uniform(bytes_per_param)).stored(arch)
     kv = int(kv_bytes_per_token(arch, bytes_per_param)) * batch * allocated_positions(cache_positions)
     widths = 3 * arch.hidden + arch.q_size + 2 * arch.kv_size + arch.q_size + 3 * arch.intermediate
     activations = chunk_tokens * widths * bytes_per_param + batch * arch.vocab * (4 + bytes_per_param)

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hwbench_gui.engine.models.llm import fp8
 from hwbench_gui.engine.models.llm.architectures import Architecture, RopeScaling
 from hwbench_gui.engine.models.llm.arithmetic import ATTENTION_BLOCK, allocated_positions
 
@@ -75,12 +76,22 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, signed_sin: torch.Tensor) -> tor
     return torch.addcmul(x * cos, x.roll(x.shape[-1] // 2, dims=-1), signed_sin).to(x.dtype)
 
 
-def _residual_linear(x: torch.Tensor, layer: nn.Module, h: torch.Tensor) -> torch.Tensor:
+def _linear(layer: nn.Module, h: torch.Tensor, split: bool) -> torch.Tensor:
+    """``layer(h)``; with ``split``, a plain nn.Linear's bias is added after its matmul instead of by it: Inductor
+    turns a one-row matmul without bias into a tuned reduction fused with its neighbours, but leaves addmm to
+    cuBLAS (see :meth:`Decoder.decode`'s ``split``)."""
+    if split and type(layer) is nn.Linear and layer.bias is not None:
+        return F.linear(h, layer.weight) + layer.bias
+    return layer(h)
+
+
+def _residual_linear(x: torch.Tensor, layer: nn.Module, h: torch.Tensor, split: bool = False) -> torch.Tensor:
     """``x + layer(h)``, the add done by the matmul itself (cuBLAS's beta = 1) where the layer is a plain
-    nn.Linear without bias and autocast is off. Training keeps the add apart: a LoRA-wrapped layer must run its
-    own forward, and under autocast addmm would round the FP32 residual stream to 16 bits."""
-    if type(layer) is not nn.Linear or layer.bias is not None or torch.is_autocast_enabled(x.device.type):
-        return x + layer(h)
+    nn.Linear without bias, autocast is off and ``split`` is not asked for (see :func:`_linear`). Training keeps
+    the add apart: a LoRA-wrapped layer must run its own forward, and under autocast addmm would round the FP32
+    residual stream to 16 bits."""
+    if split or type(layer) is not nn.Linear or layer.bias is not None or torch.is_autocast_enabled(x.device.type):
+        return x + _linear(layer, h, split)
     shape = x.shape
     return torch.addmm(x.reshape(-1, shape[-1]), h.reshape(-1, h.shape[-1]), layer.weight.t()).view(shape)
 
@@ -108,15 +119,15 @@ class Block(nn.Module):
             self.up = nn.Linear(arch.hidden, arch.intermediate, bias=arch.other_bias, dtype=dtype)
         self.down = nn.Linear(arch.intermediate, arch.hidden, bias=arch.other_bias, dtype=dtype)
 
-    def mlp(self, x: torch.Tensor, residual: torch.Tensor | None = None) -> torch.Tensor:
-        """The MLP of ``x``, with ``residual`` added (by the last matmul) where one is given."""
-        h = self.up(x)
+    def mlp(self, x: torch.Tensor, residual: torch.Tensor | None = None, split: bool = False) -> torch.Tensor:
+        """The MLP of ``x``, with ``residual`` added (by the last matmul unless ``split``) where one is given."""
+        h = _linear(self.up, x, split)
         if self.arch.mlp == "swiglu":
             gate, up = h.chunk(2, dim=-1)
             h = F.silu(gate) * up
         else:
             h = F.gelu(h, approximate="tanh")
-        return self.down(h) if residual is None else _residual_linear(residual, self.down, h)
+        return _linear(self.down, h, split) if residual is None else _residual_linear(residual, self.down, h, split)
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None) -> torch.Tensor:
         """The block over whole sequences without a cache (training): a module call, so per-block
@@ -132,12 +143,12 @@ class Block(nn.Module):
         x = _residual_linear(x, self.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
         return self.mlp(self.mlp_norm(x), residual=x)
 
-    def qkv_heads(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None):
+    def qkv_heads(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None, split: bool = False):
         """q ``[B, heads, T, D]``, k and v ``[B, kv_heads, T, D]`` (views), q and k rotated together where
         positions are rotary (one set of elementwise kernels for both: fewer launches per generated token)."""
         a = self.arch
         batch, length, _ = x.shape
-        qkv = self.qkv(x)
+        qkv = _linear(self.qkv, x, split)
         qk = qkv[..., :a.q_size + a.kv_size].view(batch, length, a.heads + a.kv_heads, a.head_dim)
         if cos is not None:
             qk = _rotate(qk, cos, sin)
@@ -173,7 +184,8 @@ class Decoder(nn.Module):
 
     @torch.no_grad()
     def randomize(self, seed: int = 0) -> None:
-        """Random weights (normal, std 0.02; norms at one, biases at zero), drawn on the device in its dtype."""
+        """Random weights (normal, std 0.02; norms at one, biases at zero), drawn on the device in its dtype;
+        an FP8 layer's drawn in BF16 one matrix at a time and quantised."""
         generator = torch.Generator(device=self.embed.weight.device).manual_seed(seed)
         for name, param in self.named_parameters():
             if name.endswith("bias"):
@@ -182,6 +194,11 @@ class Decoder(nn.Module):
                 param.fill_(1.0)
             else:
                 param.normal_(0.0, INIT_STD, generator=generator)
+        for module in self.modules():
+            if isinstance(module, fp8.Fp8Linear):
+                weight = torch.empty(module.out_features, module.in_features, dtype=torch.bfloat16,
+                                     device=module.weight.device)
+                module.set_weight(weight.normal_(0.0, INIT_STD, generator=generator))
 
     def _embed(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens)
@@ -239,10 +256,15 @@ class Decoder(nn.Module):
         """The output projection's matrix ``[vocab, hidden]`` (the token table when tied)."""
         return self.embed.weight if self.head is None else self.head.weight
 
-    def decode(self, tokens: torch.Tensor, position: torch.Tensor, cache: KVCache) -> torch.Tensor:
+    def decode(self, tokens: torch.Tensor, position: torch.Tensor, cache: KVCache, split: bool = False
+               ) -> torch.Tensor:
         """Logits ``[B, vocab]`` of one new token per sequence (``tokens`` ``[B, 1]``) at ``position`` (a
         0-d long tensor on the device, the same for every sequence). Attention reads the whole static cache
-        with positions after ``position`` masked: shapes never change, so a CUDA graph can replay it."""
+        with positions after ``position`` masked: shapes never change, so a CUDA graph can replay it.
+
+        ``split``: residuals and biases added after their matmuls, never by them (addmm). Eagerly that is two
+        kernels instead of one; under torch.compile with coordinate-descent tuning it lets Inductor make every
+        one-row matmul a tuned Triton reduction with the add, the norm's scale and the activation fused in."""
         a = self.arch
         batch = tokens.shape[0]
         groups = a.heads // a.kv_heads
@@ -254,7 +276,7 @@ class Decoder(nn.Module):
             torch.arange(cache.positions, device=tokens.device) > position, float("-inf"))
         scale = 1.0 / math.sqrt(a.head_dim)
         for index, block in enumerate(self.blocks):
-            q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin)
+            q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin, split)
             keys, values = cache.k[index], cache.v[index]
             # index_put_ (not index_copy_): torch.compile writes it in place instead of copying the cache
             keys[:, :, at] = k
@@ -272,17 +294,24 @@ class Decoder(nn.Module):
                 weights.view(batch, a.kv_heads, groups, blocks, ATTENTION_BLOCK).transpose(2, 3),
                 values.view(batch, a.kv_heads, blocks, ATTENTION_BLOCK, a.head_dim))
             y = per_block.sum(dim=2, dtype=torch.float32).to(values.dtype).reshape(batch, 1, a.q_size)
-            x = _residual_linear(x, block.out, y)
-            x = block.mlp(block.mlp_norm(x), residual=x)
+            x = _residual_linear(x, block.out, y, split)
+            x = block.mlp(block.mlp_norm(x), residual=x, split=split)
         return self._logits(x)[:, 0]
 
 
 def build(arch: Architecture, dtype: torch.dtype, device: torch.device | str, *, rope_positions: int | None = None,
-          seed: int | None = 0) -> Decoder:
+          seed: int | None = 0, fp8_blocks: bool = False) -> Decoder:
     """The decoder made on ``meta``, materialised on ``device`` in ``dtype`` (never as FP32 first), its RoPE
-    tables made, and random weights drawn when ``seed`` is not None (leave them empty for a loader)."""
+    tables made, and random weights drawn when ``seed`` is not None (leave them empty for a loader).
+    ``fp8_blocks``: every block's matmuls hold FP8 weights (:mod:`.fp8`; ``dtype`` must then be BF16, the
+    precision of everything else)."""
+    if fp8_blocks and dtype != torch.bfloat16:
+        raise ValueError("FP8 block weights go with BF16 for the rest of the model")
     with torch.device("meta"):
         model = Decoder(arch, dtype, rope_positions)
+        if fp8_blocks:
+            for block in model.blocks:
+                fp8.replace_matmuls(block)
     model.to_empty(device=device)
     model.make_tables()
     if seed is not None:

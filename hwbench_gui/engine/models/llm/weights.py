@@ -132,17 +132,20 @@ def check_folder(folder: str, arch: Architecture | None = None) -> tuple[Archite
     return arch, plan, where
 
 
-def load(folder: str, dtype, device, *, rope_positions: int | None = None):
+def load(folder: str, dtype, device, *, rope_positions: int | None = None, fp8_blocks: bool = False):
     """The decoder of ``folder`` with its weights, in ``dtype`` on ``device``, checked first by
-    :func:`check_folder`; each tensor is read, converted and copied in one at a time."""
+    :func:`check_folder`; each tensor is read, converted and copied in one at a time (with ``fp8_blocks``, a
+    block matmul's weight quantised to FP8 as it arrives: the BF16 model never exists whole)."""
     import torch
     from safetensors import safe_open
 
+    from hwbench_gui.engine.models.llm.fp8 import Fp8Linear
     from hwbench_gui.engine.models.llm.model import build
 
     arch, plan, where = check_folder(folder)
-    model = build(arch, dtype, device, rope_positions=rope_positions, seed=None)
+    model = build(arch, dtype, device, rope_positions=rope_positions, seed=None, fp8_blocks=fp8_blocks)
     params = dict(model.named_parameters())
+    fp8_layers = {f"{name}.weight": module for name, module in model.named_modules() if isinstance(module, Fp8Linear)}
     handles = {}
     try:
         for path in sorted(set(where.values())):
@@ -152,11 +155,15 @@ def load(folder: str, dtype, device, *, rope_positions: int | None = None):
                 parts = [handles[where[name]].get_tensor(name) for name in source.names]
                 if source.transpose:
                     parts = [part.t() for part in parts]
-                params[param_name].copy_(torch.cat(parts, dim=0) if len(parts) > 1 else parts[0])
+                value = torch.cat(parts, dim=0) if len(parts) > 1 else parts[0]
+                if param_name in fp8_layers:
+                    fp8_layers[param_name].set_weight(value.to(device=device, dtype=dtype))
+                else:
+                    params[param_name].copy_(value)
     finally:
         for handle in handles.values():
             handle.__exit__(None, None, None)
-    missing = set(params) - set(plan)
+    missing = (set(params) | set(fp8_layers)) - set(plan)
     if missing:
         raise ParamError(f"{folder}: no tensor for {sorted(missing)[0]}")
     return model

@@ -1,0 +1,43 @@
+"""llm.infer's one-token step kinds on the CPU: step=fused (the whole step compiled with gpt-fast's Inductor
+settings) generates the same greedy tokens as the eager step from the same filled cache, and no kind's warm-up
+overwrites a position the run has filled."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hwbench_gui.engine.benchmarks import llm_infer  # noqa: E402
+from hwbench_gui.engine.models.llm import architectures as archs  # noqa: E402
+from hwbench_gui.engine.models.llm import model as llm  # noqa: E402
+
+TINY = archs.builtin("tiny")
+
+
+def _generate(model, mode: str, prompt, steps: int):
+    with torch.inference_mode():
+        cache = llm.KVCache.allocate(TINY, prompt.shape[0], 32, torch.float32, "cpu")
+        logits = model(prompt, cache=cache, start=0, last_only=True)
+        filled = cache.k[:, :, :, :prompt.shape[1]].clone()
+        stepper = llm_infer.Stepper(torch, model, cache, prompt.shape[0], mode)  # compiles and warms up here
+        assert torch.equal(cache.k[:, :, :, :prompt.shape[1]], filled)
+        stepper.tokens.copy_(logits[:, 0].argmax(dim=-1, keepdim=True))
+        stepper.at(prompt.shape[1])
+        tokens = [stepper.tokens.clone()]
+        for _ in range(steps):
+            stepper.step()
+            tokens.append(stepper.tokens.clone())
+    return torch.cat(tokens, dim=1), int(stepper.position)
+
+
+def test_the_fused_step_generates_what_the_eager_step_does():
+    model = llm.build(TINY, torch.float32, "cpu", rope_positions=64, seed=1)
+    prompt = torch.randint(0, TINY.vocab, (2, 8), generator=torch.Generator().manual_seed(0))
+    eager, at_eager = _generate(model, "eager", prompt, 6)
+    fused, at_fused = _generate(model, "fused", prompt, 6)
+    assert at_eager == at_fused == 14
+    assert torch.equal(fused, eager)
+    # The tokens depend on the cache: a different prompt gives a different continuation.
+    other, _ = _generate(model, "eager", (prompt + 1) % TINY.vocab, 6)
+    assert not torch.equal(other, eager)
