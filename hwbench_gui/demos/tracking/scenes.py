@@ -96,6 +96,17 @@ def _path(camera: Camera, ground: np.ndarray, person_m: float) -> np.ndarray:
     return rows
 
 
+def walker(object_id: int, camera: Camera, waypoints: list[tuple[float, float, float]], start_frame: int,
+           n_frames: int, fps: float, person_m: float = 1.75, seed: int = 0) -> FigureSpec:
+    """One person walking ``waypoints`` (as :func:`_walk` takes them) from ``start_frame``, seen by ``camera``."""
+    path = _path(camera, _walk(waypoints, start_frame, n_frames, fps), person_m)
+    seen = ~np.isnan(path[:, 0])
+    first = int(np.argmax(seen)) if seen.any() else 0
+    w, h = (int(round(path[first, 2])), int(round(path[first, 3]))) if seen.any() else (10, 20)
+    return FigureSpec(object_id, w, h, first + 1, 0.0, 0.0, 0.0, 0.0,
+                      _figure_colors(np.random.default_rng(seed), object_id - 1), path=path)
+
+
 def camera_scene_spec(n_frames: int | None = None, seed: int = 0, camera: Camera = Camera(), fps: float = 25.0,
                       seconds: float = 16.0, crossing: int = 3, approaching: int = 2, stop_and_go: int = 1,
                       groups: tuple[int, ...] = (), talk_s: tuple[float, float] = (3.0, 5.0),
@@ -161,10 +172,9 @@ def camera_scene_spec(n_frames: int | None = None, seed: int = 0, camera: Camera
             walkers.append((points, max(1, arrive - walk_frames), float(rng.uniform(*PERSON_HEIGHT_M))))
     figures = []
     for i, (points, start, person_m) in enumerate(walkers):
-        path = _path(camera, _walk(points, start, n_frames, fps), person_m)
-        first = int(np.argmax(~np.isnan(path[:, 0]))) if (~np.isnan(path[:, 0])).any() else 0
-        w, h = (int(round(path[first, 2])), int(round(path[first, 3]))) if not np.isnan(path[first, 0]) else (10, 20)
-        figures.append(FigureSpec(i + 1, w, h, first + 1, 0.0, 0.0, 0.0, 0.0, _figure_colors(rng, i), path=path))
+        figure = walker(i + 1, camera, points, start, n_frames, fps, person_m)
+        figure.colors = _figure_colors(rng, i)
+        figures.append(figure)
     pillars = []
     for p in range(posts):
         cx = int(camera.width * (p + 1) / (posts + 1) + rng.integers(-camera.width // 10, camera.width // 10))
