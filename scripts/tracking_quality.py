@@ -39,7 +39,7 @@ tuned on it) or ``held out`` (never tuned on; the goals are judged there: MOTA >
 track ids per true identity <= 1.3). ``--kinds held-out`` runs only those, ``tuning`` only the
 others, ``all`` both, or name kinds separated by commas; ``--seconds`` shortens every clip:
 
-    .venv/bin/python scripts/tracking_quality.py --kinds all --seeds 2 [--seconds 8] [--detector hog]
+    .venv/bin/python scripts/tracking_quality.py --kinds all --seeds 2 [--seconds 8] [--detector hog] [--no-rejoin]
 """
 
 from __future__ import annotations
@@ -78,8 +78,12 @@ def crowding(gt_rows) -> dict:
     return {"gt_boxes_overlapping_another": touching, "max_gt_per_frame": max(map(len, by_frame.values()), default=0)}
 
 
-def run_sequence(spec, detector_name: str, use_appearance: bool = True):
-    pipeline = TrackingPipeline(make_detector(detector_name), use_appearance=use_appearance)
+def run_sequence(spec, detector_name: str, use_appearance: bool = True, rejoin: bool = True):
+    detector = make_detector(detector_name)
+    # rejoin=False: the tracker the pipeline builds, with re-identification of lost tracks off (ablation)
+    tracker = None if rejoin else Tracker(occlusion_aware=bool(getattr(detector, "merges_objects", False)),
+                                          rejoin_frames=0)
+    pipeline = TrackingPipeline(detector, tracker=tracker, use_appearance=use_appearance)
     gt_rows, hyp_rows = [], []
     for n, frame, gt in synthetic.render(spec):
         result = pipeline.step(frame)
@@ -267,7 +271,8 @@ def run_kinds(args) -> int:
         return 2
     header = (f"{'kind / seed':<40} {'role':<9} {'MOTA':>6} {'IDF1':>6} {'HOTA':>6} {'ids/true':>8} {'IDSW':>5} "
               f"{'FP':>6} {'FN':>6} {'true':>4}")
-    print(f"detector {args.detector} + Deep SORT (the demo's default path); ids/true: distinct track ids "
+    print(f"detector {args.detector} + Deep SORT (the demo's default path"
+          f"{', re-identification of lost tracks OFF' if args.no_rejoin else ''}); ids/true: distinct track ids "
           "matched to each true identity, averaged")
     print(header)
     t0 = time.perf_counter()
@@ -277,7 +282,7 @@ def run_kinds(args) -> int:
         role = "held out" if scenes.SCENE_KINDS[kind].held_out else "tuning"
         for seed in range(args.seed, args.seed + args.seeds):
             spec = scenes.scene_spec(kind, seed, seconds=args.seconds)
-            gt, hyp, _ = run_sequence(spec, args.detector, not args.no_appearance)
+            gt, hyp, _ = run_sequence(spec, args.detector, not args.no_appearance, not args.no_rejoin)
             m = evaluate(gt, hyp, n_frames=spec.n_frames)
             by_kind.setdefault(kind, []).append((gt, hyp, spec.n_frames))
             report.append({"kind": kind, "role": role, "seed": seed, "fps": spec.fps, **m})
@@ -326,6 +331,8 @@ def main(argv=None) -> int:
     p.add_argument("--paths", help=f"--suite: comma-separated subset of {', '.join(PATHS)}")
     p.add_argument("--kinds", help="camera scene kinds (scenes.SCENE_KINDS): all, tuning, held-out, or names "
                                     "separated by commas; each printed with its role")
+    p.add_argument("--no-rejoin", action="store_true",
+                   help="turn off re-identification of lost tracks (Tracker rejoin_frames=0; ablation)")
     p.add_argument("--seconds", type=float, help="--kinds: length of every clip (default: each kind's own)")
     args = p.parse_args(argv)
     if args.kinds:
