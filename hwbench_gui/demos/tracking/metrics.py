@@ -1,4 +1,5 @@
-"""Tracking quality against ground truth: MOTA (CLEAR MOT), IDF1 (identity) and HOTA.
+"""Tracking quality against ground truth: MOTA (CLEAR MOT), IDF1 (identity) and HOTA, and
+fragmentation: how many track ids each true identity was given (:func:`ids_per_identity`).
 
 The figures come from the ``trackers`` package's evaluation module (Roboflow's port of TrackEval,
 numpy 2 compatible; py-motmetrics 1.4.0 calls ``np.asfarray``, removed in NumPy 2). A pair counts as
@@ -36,7 +37,8 @@ def evaluate(gt: Iterable[MotRow], hyp: Iterable[MotRow], n_frames: int | None =
     """MOTA, IDF1, HOTA and their parts for one sequence. Frames are numbered from 1.
 
     Returns a dict of plain floats/ints: MOTA, MOTP, IDF1, IDP, IDR, HOTA, IDSW, FP, FN, TP,
-    GT_dets, GT_ids, frames. Raises :class:`MetricsUnavailable` if ``trackers`` is not installed.
+    GT_dets, GT_ids, frames, ids_per_identity (see :func:`ids_per_identity`).
+    Raises :class:`MetricsUnavailable` if ``trackers`` is not installed.
     """
     try:
         from trackers.eval import box_iou, compute_clear_metrics, compute_hota_metrics, compute_identity_metrics
@@ -59,7 +61,29 @@ def evaluate(gt: Iterable[MotRow], hyp: Iterable[MotRow], n_frames: int | None =
         "IDSW": int(clear["IDSW"]), "FP": int(clear["CLR_FP"]), "FN": int(clear["CLR_FN"]),
         "TP": int(clear["CLR_TP"]), "GT_dets": sum(len(i) for i in gt_ids),
         "GT_ids": len({r.object_id for r in gt}), "frames": n_frames,
+        "ids_per_identity": ids_per_identity(gt_ids, gt_boxes, hyp_ids, hyp_boxes, iou_threshold),
     }
+
+
+def ids_per_identity(gt_ids, gt_boxes, hyp_ids, hyp_boxes, iou_threshold: float = 0.5) -> float:
+    """Fragmentation: the distinct track ids matched to each true identity, averaged over the
+    identities matched at least once (1.0: every person kept one id; an identity never matched
+    shows in the misses, not here). Per frame, true and tracked boxes are paired one to one by
+    IoU (Hungarian, IoU ≥ ``iou_threshold``); arguments are per-frame lists as :func:`evaluate`
+    builds them. NaN when nothing was matched."""
+    from scipy.optimize import linear_sum_assignment
+
+    from hwbench_gui.demos.tracking.deepsort import iou_matrix
+
+    given: dict[int, set[int]] = defaultdict(set)
+    for g_ids, g_boxes, h_ids, h_boxes in zip(gt_ids, gt_boxes, hyp_ids, hyp_boxes):
+        if not len(g_ids) or not len(h_ids):
+            continue
+        iou = iou_matrix(g_boxes, h_boxes)
+        for r, c in zip(*linear_sum_assignment(-iou)):
+            if iou[r, c] >= iou_threshold:
+                given[int(g_ids[r])].add(int(h_ids[c]))
+    return float(np.mean([len(v) for v in given.values()])) if given else float("nan")
 
 
 def matched_truths(gt_boxes, det_boxes, iou_threshold: float = 0.5) -> np.ndarray:

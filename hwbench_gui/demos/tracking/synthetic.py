@@ -11,7 +11,7 @@ figure, leaving the frame) is not in the ground truth for that frame.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -34,6 +34,23 @@ class FigureSpec:
     speed_drift: float = 0.0  # relative change of its speed per frame walked (0.002: 20 % faster after 100)
     pause_after: int = 0  # frames walked before it stops for ``pause_frames`` (0: it never stops)
     pause_frames: int = 0
+    # Per-frame placement from frame 1, overriding the straight walk above: (n_frames, 5) rows of
+    # x, y (top left), width, height and pixels walked so far; NaN where the figure is not in the
+    # scene. A walk over a ground plane seen in perspective (:mod:`.scenes`) is drawn this way.
+    path: np.ndarray | None = None
+
+    def place(self, frame: int) -> tuple[float, float, int, int, float] | None:
+        """(x, y, width, height, pixels walked) of the figure in ``frame``, or None before it starts."""
+        if self.path is not None:
+            if frame > len(self.path) or np.isnan(self.path[frame - 1, 0]):
+                return None
+            x, y, w, h, walked = self.path[frame - 1]
+            return float(x), float(y), int(round(w)), int(round(h)), float(walked)
+        if frame < self.start_frame:
+            return None
+        x, y = self.top_left(frame)
+        x_start, y_start = self.top_left(self.start_frame)
+        return x, y, self.width, self.height, float(np.hypot(x - x_start, y - y_start))
 
     def top_left(self, frame: int) -> tuple[float, float]:
         t = max(0, frame - self.start_frame - self.stand_frames)
@@ -63,6 +80,10 @@ class SequenceSpec:
     # "blocks": head, torso and legs as rectangles (what the tracking settings were tuned on); "people":
     # silhouettes with a round head, arms and two legs that swing as they walk, for a people detector (HOG).
     figure_shape: str = "blocks"
+    # A camera that shakes: the whole image moves by up to this many pixels (whole pixels, a slow
+    # sway plus jitter from frame to frame); the ground truth moves with it. 0: a fixed camera.
+    shake_px: float = 0.0
+    jpeg_quality: int | None = None  # each frame goes through JPEG at this quality (compression artefacts)
 
 
 @dataclass
@@ -425,34 +446,43 @@ def render(spec: SequenceSpec) -> Iterator[tuple[int, np.ndarray, list[GtBox]]]:
     # Farther figures (smaller index in this order) are drawn first.
     order = sorted(range(len(spec.figures)), key=lambda i: (spec.figures[i].height, i))
     shadow_grid = np.mgrid[0:spec.height, 0:spec.width].astype(np.float32) if spec.shadow else None
+    shakes = _shake_offsets(spec)
     for n in range(1, spec.n_frames + 1):
         frame = background.copy()
         ids = np.full((spec.height, spec.width), -1, np.int16)
         placed = {}
-        for i in order:
+        places = {i: spec.figures[i].place(n) for i in order}
+        # Nearer figures (lower feet) hide farther ones: figures that walk a ground plane are drawn
+        # from the farthest at this frame; the others keep their order.
+        drawing = sorted((i for i in order if places[i] is not None),
+                         key=lambda i: places[i][1] + places[i][3] if spec.figures[i].path is not None else -1e9)
+        for i in drawing:
+            x, y, w, h, walked = places[i]
+            if x >= spec.width or y >= spec.height or x + w <= 0 or y + h <= 0:
+                continue
             fig = spec.figures[i]
-            if n < fig.start_frame:
-                continue
-            x, y = fig.top_left(n)
-            if x >= spec.width or y >= spec.height or x + fig.width <= 0 or y + fig.height <= 0:
-                continue
+            if (w, h) != (fig.width, fig.height):
+                fig = replace(fig, width=w, height=h)
             if spec.figure_shape == "people":
-                x_start, y_start = fig.top_left(fig.start_frame)
-                placed[i] = (x, y, _draw_person(frame, ids, fig, i, x, y, float(np.hypot(x - x_start, y - y_start))))
+                placed[i] = (x, y, w, h, _draw_person(frame, ids, fig, i, x, y, walked))
             else:
                 _draw_figure(frame, ids, fig, i, x, y)
-                placed[i] = (x, y, fig.width * fig.height * (0.2 * 0.4 + 0.4 + 0.4 * 0.8))
+                placed[i] = (x, y, w, h, w * h * (0.2 * 0.4 + 0.4 + 0.4 * 0.8))
         for x1, y1, x2, y2 in spec.pillars:
             frame[y1:y2, x1:x2] = (70, 75, 80)
             frame[y1:y2, x1 + 4:x1 + 8] = (110, 115, 120)
             ids[y1:y2, x1:x2] = -1
+        dx, dy = shakes[n - 1]
+        if dx or dy:
+            frame, ids = _shifted(frame, dx, dy), _shifted(ids, dx, dy)
         gt = []
-        for i, (x, y, full_area) in placed.items():
+        for i, (x, y, w, h, full_area) in placed.items():
             fig = spec.figures[i]
+            x, y = x + dx, y + dy
             x1, y1 = max(0, int(np.floor(x))), max(0, int(np.floor(y)))
             # 2 px beyond the box: a silhouette's feet and hands may reach its last row and column.
-            x2 = min(spec.width, int(np.ceil(x + fig.width)) + 2)
-            y2 = min(spec.height, int(np.ceil(y + fig.height)) + 2)
+            x2 = min(spec.width, int(np.ceil(x + w)) + 2)
+            y2 = min(spec.height, int(np.ceil(y + h)) + 2)
             region = ids[y1:y2, x1:x2] == i
             visible = int(region.sum())
             if visible == 0 or visible < spec.min_visible * full_area:
@@ -462,7 +492,39 @@ def render(spec: SequenceSpec) -> Iterator[tuple[int, np.ndarray, list[GtBox]]]:
                                             float(y1 + ys.max() + 1)), min(1.0, visible / full_area)))
         lit = _light(spec, n, frame, shadow_grid)
         noisy = np.clip(lit + noise_bank[n % len(noise_bank)], 0, 255).astype(np.uint8)
+        if spec.jpeg_quality is not None:
+            noisy = cv2.imdecode(cv2.imencode(".jpg", noisy, [cv2.IMWRITE_JPEG_QUALITY, spec.jpeg_quality])[1],
+                                 cv2.IMREAD_COLOR)
         yield n, noisy, gt
+
+
+def _shake_offsets(spec: SequenceSpec) -> list[tuple[int, int]]:
+    """Whole-pixel image offsets per frame: a sway of about 2 s plus jitter, within ``shake_px``."""
+    if spec.shake_px <= 0:
+        return [(0, 0)] * spec.n_frames
+    rng = np.random.default_rng(spec.seed + 11)
+    t = np.arange(spec.n_frames) / spec.fps
+    phase = rng.uniform(0, 2 * np.pi, 2)
+    sway = np.stack([np.sin(2 * np.pi * t / 2.1 + phase[0]), np.sin(2 * np.pi * t / 1.7 + phase[1])], 1)
+    jitter = rng.uniform(-1, 1, (spec.n_frames, 2))
+    offsets = np.rint(spec.shake_px * np.clip(0.6 * sway + 0.4 * jitter, -1, 1)).astype(int)
+    return [(int(a), int(b)) for a, b in offsets]
+
+
+def _shifted(image: np.ndarray, dx: int, dy: int) -> np.ndarray:
+    """``image`` moved by (dx, dy) pixels; the edge it uncovers repeats the image's border (an id
+    buffer's uncovered edge is background: ids there are nobody's)."""
+    h, w = image.shape[:2]
+    out = np.empty_like(image)
+    src = image[max(0, -dy):h - max(0, dy), max(0, -dx):w - max(0, dx)]
+    out[max(0, dy):max(0, dy) + src.shape[0], max(0, dx):max(0, dx) + src.shape[1]] = src
+    if image.ndim == 2:
+        out[:max(0, dy)] = -1
+        out[h - max(0, -dy):] = -1
+        out[:, :max(0, dx)] = -1
+        out[:, w - max(0, -dx):] = -1
+        return out
+    return cv2.copyMakeBorder(src, max(0, dy), max(0, -dy), max(0, dx), max(0, -dx), cv2.BORDER_REPLICATE)
 
 
 def _light(spec: SequenceSpec, n: int, frame: np.ndarray, grid: np.ndarray | None) -> np.ndarray:
