@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.spec.precision import BF16
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 LLM_ID = "llm.infer"
@@ -137,7 +138,7 @@ def _run(doc: dict[str, Any]) -> LlmRun:
     fp8_tflops = limits.get("fp8_matmul_tflops_median")
     sheet = details.get("datasheet") if isinstance(details.get("datasheet"), dict) else {}
     # precision=fp8 measures the BF16 rate (attention, the output projection) and the FP8 rate (the blocks)
-    matmul_label = "BF16" if describe.is_number(fp8_tflops) else precision_of(doc)
+    matmul_label = BF16.label if describe.is_number(fp8_tflops) else precision_of(doc)
     limit_text = ", ".join(filter(None, [
         f"copy bandwidth {bandwidth:.0f} GB/s" if describe.is_number(bandwidth) else "",
         f"{matmul_label} matmul {tflops:.1f} TFLOP/s" if describe.is_number(tflops) else "",

@@ -13,6 +13,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from hwbench_gui.engine.spec.precision import BF16, FP32
+
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
 #: Scales never fall below this: an all-zero row or channel would otherwise divide by zero.
 MIN_SCALE = 1e-12
@@ -22,12 +24,12 @@ PRECISION_DETAILS = {
     "block_matmul_weights": "FP8 e4m3 (float8_e4m3fn), one FP32 scale per output channel",
     "block_matmul_activations": "FP8 e4m3, quantised per token at each matmul (one FP32 scale per row)",
     "block_matmul_product": "torch._scaled_mm (FP8 tensor cores), FP32 accumulation, BF16 output",
-    "embeddings": "BF16",
-    "norms_and_biases": "BF16",
-    "kv_cache": "BF16",
-    "attention": "BF16 (softmax of generation in FP32)",
-    "output_projection": "BF16",
-    "residual_stream": "BF16",
+    "embeddings": BF16.label,
+    "norms_and_biases": BF16.label,
+    "kv_cache": BF16.label,
+    "attention": f"{BF16.label} (softmax of generation in {FP32.label})",
+    "output_projection": BF16.label,
+    "residual_stream": BF16.label,
 }
 #: Compute capability with FP8 tensor cores (Ada Lovelace 8.9, Hopper 9.0 and later).
 FP8_CAPABILITY = (8, 9)
