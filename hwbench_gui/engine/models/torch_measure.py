@@ -284,32 +284,13 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     last_out: list[Any] = [None]
 
     def run_steps(n: int) -> tuple[float, list[float], float]:
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else []
-        step_s: list[float] = []
         wait_before = stream.wait_s if stream is not None else 0.0
-        sync()
-        start = last = time.perf_counter()
-        for i in range(n):
-            if cuda:
-                events[i].record()
-            last_out[0] = step(next_batch())
-            if not cuda:
-                now = time.perf_counter()
-                step_s.append(now - last)
-                last = now
-            progress.step()
-        if cuda:
-            events[n].record()
-        sync()
-        seconds = time.perf_counter() - start
-        if cuda:
-            step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(n)]
+        seconds, step_s, last_out[0] = time_steps(lambda: step(next_batch()), n, cuda=cuda, sync=sync,
+                                                  progress=progress)
         return seconds, step_s, (stream.wait_s - wait_before) if stream is not None else 0.0
 
     def agree(n: int) -> int:
-        count = torch.tensor([n], device=device)
-        torch.distributed.all_reduce(count, op=torch.distributed.ReduceOp.MAX)
-        return int(count.item())
+        return max_over_ranks(n, device)
 
     settle_rates: list[float] = []
     if options.settle_windows:
@@ -460,3 +441,42 @@ def method_text(params: dict[str, Any], cuda: bool) -> str:
         text += (" Data: torch DataLoader with worker processes, pinned memory, prefetch 4 batches per worker; "
                  "the time spent waiting for the next batch is reported as data_wait_s.")
     return text
+
+
+def time_steps(one_step: Callable[[], Any], n: int, *, cuda: bool, sync: Callable[[], None],
+               progress: Any) -> tuple[float, list[float], Any]:
+    """``one_step`` run ``n`` times between two synchronisations: the wall seconds, each step's seconds
+    (CUDA events on a GPU, so the host's queueing ahead is not counted as a step; the host clock on a
+    CPU) and the last step's output. Shared by the model benchmarks and llm.train."""
+    import torch
+
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else []
+    step_s: list[float] = []
+    out = None
+    sync()
+    start = prev = time.perf_counter()
+    for i in range(n):
+        if cuda:
+            events[i].record()
+        out = one_step()
+        if not cuda:
+            now = time.perf_counter()
+            step_s.append(now - prev)
+            prev = now
+        progress.step()
+    if cuda:
+        events[n].record()
+    sync()
+    seconds = time.perf_counter() - start
+    if cuda:
+        step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(n)]
+    return seconds, step_s, out
+
+
+def max_over_ranks(n: int, device: Any) -> int:
+    """The largest ``n`` any rank of the process group proposes (ranks time windows of one length)."""
+    import torch
+
+    count = torch.tensor([n], device=device)
+    torch.distributed.all_reduce(count, op=torch.distributed.ReduceOp.MAX)
+    return int(count.item())

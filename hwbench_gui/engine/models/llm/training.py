@@ -28,7 +28,7 @@ from hwbench_gui.engine.models.llm import training_arithmetic as ta
 from hwbench_gui.engine.models.llm.architectures import Architecture
 from hwbench_gui.engine.models.llm.linear_cross_entropy import linear_cross_entropy
 from hwbench_gui.engine.models.llm.lora import Adapted, apply_lora
-from hwbench_gui.engine.models.torch_measure import DistContext
+from hwbench_gui.engine.models.torch_measure import DistContext, max_over_ranks, time_steps
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
 from hwbench_gui.engine.spec.precision import Precision, apply_torch, from_key
 
@@ -287,31 +287,11 @@ def _measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, dev
     last: list[Any] = [None]
 
     def run_steps(n: int) -> tuple[float, list[float], float]:
-        events = [torch.cuda.Event(enable_timing=True) for _ in range(n + 1)] if cuda else []
-        step_s: list[float] = []
-        sync()
-        start = prev = time.perf_counter()
-        for i in range(n):
-            if cuda:
-                events[i].record()
-            last[0] = step()
-            if not cuda:
-                now = time.perf_counter()
-                step_s.append(now - prev)
-                prev = now
-            progress.step()
-        if cuda:
-            events[n].record()
-        sync()
-        seconds = time.perf_counter() - start
-        if cuda:
-            step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(n)]
+        seconds, step_s, last[0] = time_steps(step, n, cuda=cuda, sync=sync, progress=progress)
         return seconds, step_s, 0.0
 
     def agree(n: int) -> int:
-        count = torch.tensor([n], device=device)
-        torch.distributed.all_reduce(count, op=torch.distributed.ReduceOp.MAX)
-        return int(count.item())
+        return max_over_ranks(n, device)
 
     windows = time_windows(run_steps, params, reporter, on_gpu=cuda, agree=agree if dist is not None else None,
                            progress=progress)
