@@ -191,6 +191,9 @@ def test_shipped_reference_documents_load_and_stay_published():
     lambda_tf32 = next(d for d in found.docs if d["id"] == "published-lambda-h200-resnet50-train-tf32")
     assert lambda_tf32["precision"] == "TF32" and lambda_tf32["figure"]["value"] == 2259
     assert any("FP32" in w for w in lambda_tf32["warnings"])
+    mlperf = next(d for d in found.docs if d["benchmark"]["id"] == "llm.infer")
+    assert mlperf["precision"] == "FP8" and mlperf["params"]["model"] == "llama-3.1-8b"
+    assert mlperf["figure"]["value"] == 5777 and mlperf["figures"]["MLPerf server: output tokens/s"]["value"] == 5103
 
 
 def test_shipped_h200_measurements_are_measured_documents():
