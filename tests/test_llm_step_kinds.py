@@ -1,6 +1,6 @@
-"""llm.infer's one-token step kinds on the CPU: step=fused (the whole step compiled with gpt-fast's Inductor
-settings) generates the same greedy tokens as the eager step from the same filled cache, and no kind's warm-up
-overwrites a position the run has filled."""
+"""llm.infer's one-token step kinds on the CPU: step=fused (the block's step compiled with gpt-fast's Inductor
+settings) generates the same greedy tokens as the eager step from the same filled cache, one compilation serves
+every block, and no kind's warm-up overwrites a position the run has filled."""
 
 from __future__ import annotations
 
@@ -35,7 +35,13 @@ def test_the_fused_step_generates_what_the_eager_step_does():
     model = llm.build(TINY, torch.float32, "cpu", rope_positions=64, seed=1)
     prompt = torch.randint(0, TINY.vocab, (2, 8), generator=torch.Generator().manual_seed(0))
     eager, at_eager = _generate(model, "eager", prompt, 6)
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
     fused, at_fused = _generate(model, "fused", prompt, 6)
+    # the blocks share code and shapes: one graph compiled for all of them, not one per block
+    assert TINY.layers > 1 and counters["stats"]["unique_graphs"] == 1
     assert at_eager == at_fused == 14
     assert torch.equal(fused, eager)
     # The tokens depend on the cache: a different prompt gives a different continuation.

@@ -203,7 +203,7 @@ def test_timeout_kills_the_group_even_when_sigterm_is_ignored(tmp_path):
     result, recorder = run("test.hang", tmp_path)
     doc = result.document
     assert doc["status"] == "failed" and doc["error_kind"] == "timeout"
-    assert doc["timeout_s"] == 1.5 and "timed out after 1.5 s" in doc["reason"]
+    assert doc["timeout_s"] == 1.5 and "timed out after 1.5 s while waiting for nothing (25% done)" in doc["reason"]
     assert doc["exit_signal"] == "SIGKILL"  # SIGTERM was ignored: only the escalation ended it
     assert len(recorder.pids) == 2 and recorder.pids[0] == recorder.pids[1]
     assert_all_gone(recorder.pids)

@@ -64,7 +64,7 @@ def _hang(params, reporter):
     # Ignores SIGTERM so that only the runner's SIGKILL escalation can end it.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     reporter.metric("pid", os.getpid(), "")
-    reporter.progress(0.1, "hanging")
+    reporter.progress(0.25, "waiting for nothing")
     while True:
         time.sleep(0.05)
 

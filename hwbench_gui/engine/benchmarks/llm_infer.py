@@ -138,12 +138,12 @@ class Stepper:
     """One decoding step of every sequence in ``cache``: logits, greedy next token fed back, position + 1.
 
     ``mode``: "eager" runs PyTorch's kernels one by one; "graph" captures the step once in a CUDA graph and
-    replays it (no launch overhead per kernel); "compile" runs the model's step through ``torch.compile``
-    (Inductor's fused kernels, default mode, never max-autotune) and, on a GPU, captures that in a CUDA graph
-    likewise; "fused" compiles the whole step (logits, argmax, the token fed back, the position advanced) as one
-    graph with :data:`FUSED_INDUCTOR_OPTIONS`, residuals and biases added outside the matmuls so that every
-    one-row matmul becomes a tuned reduction (``Decoder.decode``'s ``split``), and captures it in a CUDA graph
-    (what mode="reduce-overhead" does, done by hand: one graph, no CUDA-graph trees)."""
+    replays it (no launch overhead per kernel); "compile" runs each block's step through ``torch.compile``
+    (Inductor's fused kernels, default mode, never max-autotune; one compilation for every block) and, on a GPU,
+    captures the whole step in a CUDA graph likewise; "fused" compiles the block's step with
+    :data:`FUSED_INDUCTOR_OPTIONS`, residuals and biases added outside the matmuls so that every one-row matmul
+    becomes a tuned reduction (``Decoder.decode``'s ``split``), and captures the step in a CUDA graph (what
+    mode="reduce-overhead" does, done by hand: one graph, no CUDA-graph trees)."""
 
     def __init__(self, torch: Any, model: Any, cache: Any, batch: int, mode: str):
         self.torch = torch
@@ -161,18 +161,19 @@ class Stepper:
             # Every Stepper (each depth, each serving concurrency) compiles the same code for new shapes: past
             # Dynamo's default of 8 recompilations it would fall back to eager kernels and the figure would not say.
             torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
-        if mode == "fused":
-            fused = torch.compile(lambda tokens, position: step(tokens, position, model.decode, True),
-                                  fullgraph=True, dynamic=False, options=FUSED_INDUCTOR_OPTIONS)
+            # One block's step compiled once: the blocks share code and shapes, so the compilation (and in
+            # step=fused the tuning of every kernel) is done for one block, not repeated for all of them.
+            layer = torch.compile(type(model.blocks[0]).decode, fullgraph=True, dynamic=False,
+                                  options=FUSED_INDUCTOR_OPTIONS if mode == "fused" else None)
+
+            def decode(tokens: Any, position: Any, cache: Any, split: bool) -> Any:
+                return model.decode(tokens, position, cache, split=split, layer=layer)
 
             def body() -> None:
-                fused(self.tokens, self.position)
+                step(self.tokens, self.position, decode, mode == "fused")
         else:
-            decode = torch.compile(model.decode, fullgraph=True, dynamic=False) if mode == "compile" \
-                else model.decode
-
             def body() -> None:
-                step(self.tokens, self.position, decode, False)
+                step(self.tokens, self.position, model.decode, False)
 
         self.body = body
 
@@ -386,7 +387,7 @@ def _windows(fn: Callable[[], None], clock: Clock, repeats: int, reporter: Repor
 
 
 def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: Any, held: Storage, device: str,
-           step_mode: str, clock: Clock, sync: Callable[[], None], reporter: Reporter
+           step_mode: str, clock: Clock, sync: Callable[[], None], reporter: Reporter, say: Callable[[str], None]
            ) -> tuple[dict[str, Any], dict[str, Any]]:
     """pp and tg at one depth: the cache filled, then the prompt's and the generation's timed windows. Each
     row's ``work`` is the FLOPs (pp) or bytes (tg) of one window, what its bound divides."""
@@ -394,6 +395,7 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
 
     arch, pp, tg, batch = model.arch, params["pp"], params["tg"], params["batch"]
     cache = KVCache.allocate(arch, batch, depth + max(pp, tg), dtype, device)
+    say(f"depth {depth}: filling the cache and preparing the prompt pass")
     _fill(torch, model, cache, depth, FILL_CHUNK["cpu" if device == "cpu" else "cuda"], batch)
     prompt = torch.randint(0, arch.vocab, (batch, pp), device=device)
 
@@ -407,7 +409,11 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
     seconds = _windows(process, clock, params["repeats"], reporter, sync)
     pp_row = {"depth": depth, "tokens_per_s": [batch * pp / s for s in seconds], "window_seconds": seconds,
               "work": ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch, "work_unit": "FLOP"}
+    say(f"depth {depth}: {'compiling' if step_mode in ('compile', 'fused') else 'preparing'} the one-token step "
+        f"(step={step_mode})")
+    built = time.perf_counter()
     stepper = Stepper(torch, model, cache, batch, step_mode)
+    built = time.perf_counter() - built
 
     def generate() -> None:
         stepper.at(depth)
@@ -418,7 +424,7 @@ def _depth(torch: Any, model: Any, depth: int, params: dict[str, Any], dtype: An
     step_bytes = sum(ar.bytes_per_step(arch, held.weights, held.element_bytes, depth + i, batch)
                      for i in range(tg))
     tg_row = {"depth": depth, "tokens_per_s": [batch * tg / s for s in seconds], "window_seconds": seconds,
-              "work": step_bytes, "work_unit": "byte"}
+              "work": step_bytes, "work_unit": "byte", "step_build_s": built}
     return pp_row, tg_row
 
 
@@ -546,7 +552,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     bandwidth = limits.bandwidth_bytes_per_s
     with torch.no_grad():
         for depth in depths:
-            pp_row, tg_row = _depth(torch, model, depth, params, dtype, held, device, step_mode, clock, sync, reporter)
+            pp_row, tg_row = _depth(torch, model, depth, params, dtype, held, device, step_mode, clock, sync, reporter,
+                                    steps.say)
             pp_row["bound_tokens_per_s"] = batch * pp / (batch * limits.prompt_seconds(arch, pp, depth, 1))
             tg_row["bound_tokens_per_s"] = batch * tg * bandwidth / tg_row["work"]
             for key, row in (("pp", pp_row), ("tg", tg_row)):

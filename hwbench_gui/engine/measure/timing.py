@@ -68,6 +68,10 @@ class Steps:
         self.done = min(self.total, self.done + 1)
         self.reporter.progress(self.done / self.total, message)
 
+    def say(self, message: str) -> None:
+        """What the step under way is doing, at the fraction done so far (a long compile is not a hang)."""
+        self.reporter.progress(self.done / self.total, message)
+
 
 def time_cpu(fn: Callable[[], Any], *, repeats: int, inner: int = 1, warmup: int = 1) -> list[float]:
     """Seconds per call of ``fn``, one figure per repeat, wall clock (``perf_counter``)."""

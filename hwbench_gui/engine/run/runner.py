@@ -191,6 +191,8 @@ class _Run:
     telemetry_result: tuple[dict[str, Any] | None, str | None] = (None, "the benchmark did not start")
     telemetry_whole_run: dict[str, Any] | None = None
     phases: list[dict[str, Any]] = field(default_factory=list)
+    #: the child's last progress event: a timeout's reason says what the run was doing when it was stopped
+    last_progress: dict[str, Any] | None = None
     _queue: queue.Queue = field(default_factory=queue.Queue)
     _readers: list[threading.Thread] = field(default_factory=list)
     _open_streams: int = 0
@@ -269,6 +271,8 @@ class _Run:
                 self.outcome = event["outcome"]
             else:
                 self.log_tail.append(f"[runner] malformed result event: {line[:200]}")
+        elif kind == "progress":
+            self.last_progress = event
         elif kind == "phase":
             self.phases.append({**event, "t": event.get("t") if isinstance(event.get("t"), (int, float))
                                 else time.time()})
@@ -340,8 +344,8 @@ class _Run:
         if self.stop_reason == "cancelled":
             return "cancelled", "cancelled by the user", "cancelled"
         if self.stop_reason == "timeout":
-            return ("failed", f"timed out after {self.limit_s:g} s; the benchmark's processes were killed",
-                    "timeout")
+            return ("failed", f"timed out after {self.limit_s:g} s{self._while()}; the benchmark's processes were "
+                    "killed", "timeout")
         if self.error is not None:
             return "failed", str(self.error.get("message") or "the benchmark failed"), \
                 str(self.error.get("kind") or "exception")
@@ -351,6 +355,17 @@ class _Run:
             last = next((line for line in reversed(self.log_tail) if line.strip()), None)
             reason += f"; last log line: {last.strip()}" if last else ""
         return "failed", reason, "crash"
+
+
+    def _while(self) -> str:
+        """" while <the child's last progress message> (<fraction> done)", or "" before any progress."""
+        event = self.last_progress or {}
+        message = str(event.get("message") or "").strip()
+        if not message:
+            return ""
+        fraction = event.get("fraction")
+        done = f" ({fraction:.0%} done)" if isinstance(fraction, (int, float)) and 0 <= fraction <= 1 else ""
+        return f" while {message}{done}"
 
 
 def describe_exit(returncode: int) -> str:

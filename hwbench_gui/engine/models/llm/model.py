@@ -143,6 +143,35 @@ class Block(nn.Module):
         x = _residual_linear(x, self.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
         return self.mlp(self.mlp_norm(x), residual=x)
 
+    def decode(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None, keys: torch.Tensor,
+               values: torch.Tensor, at: torch.Tensor, hidden_after: torch.Tensor, split: bool = False) -> torch.Tensor:
+        """The block's step for one new position per sequence (``x`` ``[B, 1, hidden]``) at ``at`` (``[1]``, on
+        the device): its key and value written into this block's cache ``keys``/``values`` ``[B, kv_heads,
+        positions, head_dim]``, attention over the whole cache with ``hidden_after`` (0 or -inf per position)
+        added to the scores. Every shape is fixed by the cache (see :meth:`Decoder.decode`)."""
+        a = self.arch
+        batch = x.shape[0]
+        groups = a.heads // a.kv_heads
+        q, k, v = self.qkv_heads(self.attn_norm(x), cos, sin, split)
+        # index_put_ (not index_copy_): torch.compile writes it in place instead of copying the cache
+        keys[:, :, at] = k
+        values[:, :, at] = v
+        # One query row per head against the cache: batched matmuls split the long key axis across the
+        # GPU (a fused attention kernel would give each key/value head one block and idle the rest).
+        grouped = q.reshape(batch, a.kv_heads, groups, a.head_dim)
+        scores = torch.matmul(grouped, keys.transpose(-1, -2))
+        # scale, mask and widening to FP32 in one kernel
+        weights = torch.add(hidden_after, scores, alpha=1.0 / math.sqrt(a.head_dim)).softmax(dim=-1).to(values.dtype)
+        # Weighted values block by block, the blocks summed in FP32: one matmul over the whole context would
+        # give each key/value head a single block of the GPU to read it with (no split over the long axis).
+        blocks = keys.shape[2] // ATTENTION_BLOCK
+        per_block = torch.matmul(
+            weights.view(batch, a.kv_heads, groups, blocks, ATTENTION_BLOCK).transpose(2, 3),
+            values.view(batch, a.kv_heads, blocks, ATTENTION_BLOCK, a.head_dim))
+        y = per_block.sum(dim=2, dtype=torch.float32).to(values.dtype).reshape(batch, 1, a.q_size)
+        x = _residual_linear(x, self.out, y, split)
+        return self.mlp(self.mlp_norm(x), residual=x, split=split)
+
     def qkv_heads(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None, split: bool = False):
         """q ``[B, heads, T, D]``, k and v ``[B, kv_heads, T, D]`` (views), q and k rotated together where
         positions are rotary (one set of elementwise kernels for both: fewer launches per generated token)."""
@@ -256,46 +285,27 @@ class Decoder(nn.Module):
         """The output projection's matrix ``[vocab, hidden]`` (the token table when tied)."""
         return self.embed.weight if self.head is None else self.head.weight
 
-    def decode(self, tokens: torch.Tensor, position: torch.Tensor, cache: KVCache, split: bool = False
-               ) -> torch.Tensor:
+    def decode(self, tokens: torch.Tensor, position: torch.Tensor, cache: KVCache, split: bool = False,
+               layer=None) -> torch.Tensor:
         """Logits ``[B, vocab]`` of one new token per sequence (``tokens`` ``[B, 1]``) at ``position`` (a
         0-d long tensor on the device, the same for every sequence). Attention reads the whole static cache
         with positions after ``position`` masked: shapes never change, so a CUDA graph can replay it.
 
         ``split``: residuals and biases added after their matmuls, never by them (addmm). Eagerly that is two
         kernels instead of one; under torch.compile with coordinate-descent tuning it lets Inductor make every
-        one-row matmul a tuned Triton reduction with the add, the norm's scale and the activation fused in."""
-        a = self.arch
-        batch = tokens.shape[0]
-        groups = a.heads // a.kv_heads
+        one-row matmul a tuned Triton reduction with the add, the norm's scale and the activation fused in.
+
+        ``layer``: what runs each block's step in place of :meth:`Block.decode` (same arguments), e.g. that
+        function compiled once: every block has the same shapes, so one compilation serves them all."""
         at = position.view(1)
         x = self._embed(tokens, at)
         cos, sin = self._rope(at)
         # Positions after ``position`` get -inf before the softmax; 0 elsewhere.
         hidden_after = torch.zeros(cache.positions, device=tokens.device).masked_fill_(
             torch.arange(cache.positions, device=tokens.device) > position, float("-inf"))
-        scale = 1.0 / math.sqrt(a.head_dim)
+        step = Block.decode if layer is None else layer
         for index, block in enumerate(self.blocks):
-            q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin, split)
-            keys, values = cache.k[index], cache.v[index]
-            # index_put_ (not index_copy_): torch.compile writes it in place instead of copying the cache
-            keys[:, :, at] = k
-            values[:, :, at] = v
-            # One query row per head against the cache: batched matmuls split the long key axis across the
-            # GPU (a fused attention kernel would give each key/value head one block and idle the rest).
-            grouped = q.reshape(batch, a.kv_heads, groups, a.head_dim)
-            scores = torch.matmul(grouped, keys.transpose(-1, -2))
-            # scale, mask and widening to FP32 in one kernel
-            weights = torch.add(hidden_after, scores, alpha=scale).softmax(dim=-1).to(values.dtype)
-            # Weighted values block by block, the blocks summed in FP32: one matmul over the whole context would
-            # give each key/value head a single block of the GPU to read it with (no split over the long axis).
-            blocks = cache.positions // ATTENTION_BLOCK
-            per_block = torch.matmul(
-                weights.view(batch, a.kv_heads, groups, blocks, ATTENTION_BLOCK).transpose(2, 3),
-                values.view(batch, a.kv_heads, blocks, ATTENTION_BLOCK, a.head_dim))
-            y = per_block.sum(dim=2, dtype=torch.float32).to(values.dtype).reshape(batch, 1, a.q_size)
-            x = _residual_linear(x, block.out, y, split)
-            x = block.mlp(block.mlp_norm(x), residual=x, split=split)
+            x = step(block, x, cos, sin, cache.k[index], cache.v[index], at, hidden_after, split)
         return self._logits(x)[:, 0]
 
 
