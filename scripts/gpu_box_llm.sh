@@ -11,7 +11,7 @@
 #          settings: coordinate-descent-tuned Triton GEMVs, adds fused; in a CUDA graph)
 # fp8:     precision=fp8 (block matmul weights FP8 e4m3, per-channel scales, torch._scaled_mm) with step=fused
 #          (FP8_STEP=compile or graph to choose), depth 0
-# infer:   (not in the default list) llm.infer's defaults: depths 0/4096/16384 and the serving sweep 1..256
+# infer:   llm.infer's defaults (step=auto: fused on a GPU): depths 0/4096/16384 and the serving sweep 1..256
 # peer:    scripts/llm_peer.py: generate eager and static cache + torch.compile (reduce-overhead), depth 0
 #          (PEER_DEPTHS=0,4096 adds a depth)
 # Documents go to FOLDER (default $OUT, else /tmp/hwbench-llm-results) as they come, with the log and summary.
@@ -54,9 +54,9 @@ compile)
 fused)
   bench 170 model="$MODEL" precision=bf16 step=fused depths=0,16384 serve=false ;;
 fp8)
-  bench 130 model="$MODEL" precision=fp8 step="${FP8_STEP:-fused}" depths=0 serve=false ;;
+  bench 100 model="$MODEL" precision=fp8 step="${FP8_STEP:-fused}" depths=0 serve=false ;;
 infer)
-  bench 420 model="$MODEL" precision=bf16 ;;
+  bench 330 model="$MODEL" precision=bf16 ;;
 peer)
   limit=$(allow 150)
   if (( limit < 30 )); then say "peer skipped (budget spent)"; continue; fi

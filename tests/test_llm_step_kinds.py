@@ -47,3 +47,19 @@ def test_the_fused_step_generates_what_the_eager_step_does():
     # The tokens depend on the cache: a different prompt gives a different continuation.
     other, _ = _generate(model, "eager", (prompt + 1) % TINY.vocab, 6)
     assert not torch.equal(other, eager)
+
+
+def test_the_compiled_prompt_pass_equals_the_eager_one():
+    model = llm.build(TINY, torch.float32, "cpu", rope_positions=64, seed=2)
+    prompt = torch.randint(0, TINY.vocab, (2, 8), generator=torch.Generator().manual_seed(3))
+    layer = torch.compile(llm.Block.prefill, fullgraph=True, dynamic=False)
+    out = []
+    with torch.inference_mode():
+        for run_layer in (None, layer):
+            cache = llm.KVCache.allocate(TINY, 2, 32, torch.float32, "cpu")
+            model(prompt[:, :4], cache=cache, start=0)  # a depth filled first, as llm.infer does
+            logits = model(prompt[:, 4:], cache=cache, start=4, last_only=True, layer=run_layer)
+            out.append((logits, cache.k[:, :, :, :8].clone(), cache.v[:, :, :, :8].clone()))
+    for eager, compiled in zip(out[0], out[1]):
+        torch.testing.assert_close(compiled, eager, rtol=1e-4, atol=1e-5)
+    assert out[1][1][:, :, :, 4:].abs().sum() > 0  # the compiled pass wrote its positions into the cache

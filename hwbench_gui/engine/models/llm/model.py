@@ -143,6 +143,25 @@ class Block(nn.Module):
         x = _residual_linear(x, self.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
         return self.mlp(self.mlp_norm(x), residual=x)
 
+    def prefill(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None, keys: torch.Tensor,
+                values: torch.Tensor, start: int, mask: torch.Tensor) -> torch.Tensor:
+        """The block over ``x`` ``[B, T, hidden]`` placed after ``start`` positions already in this block's cache
+        ``keys``/``values``: their keys and values written there, attention over the cache so far with ``mask``
+        (``[groups × T, start + T]``, True where a query may see a key)."""
+        a = self.arch
+        batch, length, _ = x.shape
+        seen = start + length
+        q, k, v = self.qkv_heads(self.attn_norm(x), cos, sin)
+        keys[:, :, start:seen] = k
+        values[:, :, start:seen] = v
+        # Each key/value head's query heads become rows of one query block: the cache is read once
+        # per key/value head, never copied out per query head.
+        grouped = q.reshape(batch, a.kv_heads, (a.heads // a.kv_heads) * length, a.head_dim)
+        y = F.scaled_dot_product_attention(grouped, keys[:, :, :seen], values[:, :, :seen], attn_mask=mask)
+        y = y.view(batch, a.heads, length, a.head_dim)
+        x = _residual_linear(x, self.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
+        return self.mlp(self.mlp_norm(x), residual=x)
+
     def decode(self, x: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None, keys: torch.Tensor,
                values: torch.Tensor, at: torch.Tensor, hidden_after: torch.Tensor, split: bool = False) -> torch.Tensor:
         """The block's step for one new position per sequence (``x`` ``[B, 1, hidden]``) at ``at`` (``[1]``, on
@@ -245,36 +264,27 @@ class Decoder(nn.Module):
         return F.linear(x, self.embed.weight) if self.head is None else self.head(x)
 
     def forward(self, tokens: torch.Tensor, cache: KVCache | None = None, start: int = 0,
-                last_only: bool = False, hidden_only: bool = False) -> torch.Tensor:
+                last_only: bool = False, hidden_only: bool = False, layer=None) -> torch.Tensor:
         """Logits ``[B, T, vocab]`` (``[B, 1, vocab]`` with ``last_only``) of ``tokens`` ``[B, T]`` placed
         after ``start`` positions already in ``cache``; without a cache, positions start at zero.
         ``hidden_only``: the final norm's output ``[B, T, hidden]`` instead of the logits (training's
-        fused output projection and loss take it with :meth:`output_weight`)."""
+        fused output projection and loss take it with :meth:`output_weight`). ``layer``: what runs each block
+        with a cache in place of :meth:`Block.prefill` (same arguments), e.g. that function compiled once."""
         a = self.arch
-        batch, length = tokens.shape
+        length = tokens.shape[1]
         positions = torch.arange(start, start + length, device=tokens.device)
         x = self._embed(tokens, positions)
         cos, sin = self._rope(positions)
         groups = a.heads // a.kv_heads
+        mask = None
         if cache is not None:
             seen = start + length
             key_positions = torch.arange(seen, device=tokens.device)
             mask = (key_positions[None, :] <= positions[:, None]).repeat(groups, 1)
+        prefill = Block.prefill if layer is None else layer
         for index, block in enumerate(self.blocks):
-            if cache is None:
-                x = block(x, cos, sin)
-                continue
-            q, k, v = block.qkv_heads(block.attn_norm(x), cos, sin)
-            cache.k[index, :, :, start:seen] = k
-            cache.v[index, :, :, start:seen] = v
-            # Each key/value head's query heads become rows of one query block: the cache is read once
-            # per key/value head, never copied out per query head.
-            grouped = q.reshape(batch, a.kv_heads, groups * length, a.head_dim)
-            y = F.scaled_dot_product_attention(grouped, cache.k[index, :, :, :seen], cache.v[index, :, :, :seen],
-                                               attn_mask=mask)
-            y = y.view(batch, a.heads, length, a.head_dim)
-            x = _residual_linear(x, block.out, y.transpose(1, 2).reshape(batch, length, a.q_size))
-            x = block.mlp(block.mlp_norm(x), residual=x)
+            x = block(x, cos, sin) if cache is None else \
+                prefill(block, x, cos, sin, cache.k[index], cache.v[index], start, mask)
         if last_only:
             x = x[:, -1:]
         if hidden_only:
