@@ -25,6 +25,15 @@ Counting conventions, stated once:
   (:func:`compiled_saved_bytes_per_token_layer`: 2·hidden + 2·intermediate bytes a token and layer
   fewer in full training, 20 GiB of Llama-3.2-1B's 32 × 2048 tokens). The autocast weight copies are
   saved for the backward either way; the norms' outputs and the rotated q/k are saved either way.
+* FP8 (full training only, :mod:`.fp8_training`): the blocks' q/k/v, out, up and down matmuls take the FP32
+  master weight and a 16-bit input and save exactly those (the weight by reference: no autocast copy of the
+  block matrices; the input as the BF16 path saves it), casting to FP8 again in the backward. The saved
+  activations are therefore the BF16 path's; what FP8 adds is transient, one matmul at a time: the FP8 copies
+  of one product's operands, counted at the widest matmul's backward (the gradient, the input and the weight in
+  FP8 and each once more transposed, 2 · (T·out + T·in + out·in) bytes), plus, eager, the one FP32 temporary a
+  cast divides in (4 bytes an element of the largest cast; a compiled block fuses it into the cast's kernel).
+  Where the compiled partitioner keeps an FP8 copy instead of the 16-bit input, the estimate counts more than
+  the step holds.
 """
 
 from __future__ import annotations
@@ -80,6 +89,8 @@ class Dims:
     outside_bytes_per_token: float = 0.0
     adapted: tuple[tuple[int, int], ...] = ()
     compiled: bool = False  # the saved bytes are a compiled block's (:func:`compiled_saved_bytes_per_token_layer`)
+    #: (in_features, out_features) of one layer's q/k/v, out, up and down matrices (what FP8 multiplies).
+    block_matrices: tuple[tuple[int, int], ...] = ()
 
 
 def attention_flops_per_token(layers: int, heads: int, head_dim: int, seq: int) -> int:
@@ -113,6 +124,28 @@ def flops_per_token(dims: Dims, seq: int, method: str, rank: int = 0) -> int:
     if method == "lora":
         return lora_flops_per_token(dims, seq, rank)
     raise ValueError(f"unknown training method {method!r} (full, lora)")
+
+
+def block_matmul_params(dims: Dims) -> int:
+    """Elements of every block's q/k/v, out, up and down matrices (all layers): what FP8 training multiplies."""
+    return dims.layers * sum(n_in * n_out for n_in, n_out in dims.block_matrices)
+
+
+def fp8_flops_per_token(dims: Dims) -> int:
+    """Of full training's FLOPs per token, those FP8 runs (the block matmuls': forward, input and weight
+    gradients, 6 · their parameters); the rest (attention, the output projection) runs in BF16."""
+    return 6 * block_matmul_params(dims)
+
+
+def fp8_cast_bytes(dims: Dims, tokens: int) -> float:
+    """The transient bytes of FP8's casts at their largest, one matmul's backward (see the module's docstring):
+    FP8 copies of the gradient, the input and the weight, each once more transposed, and eager the FP32
+    temporary of the largest cast."""
+    most = 0.0
+    for n_in, n_out in dims.block_matrices:
+        sizes = (tokens * n_out, tokens * n_in, n_out * n_in)
+        most = max(most, 2.0 * sum(sizes) + (0.0 if dims.compiled else 4.0 * max(sizes)))
+    return most
 
 
 def mfu(tokens_per_s: float, flops_per_token_: float, peak_tflops: float | None) -> float | None:
@@ -182,20 +215,29 @@ def loss_bytes(tokens: int, hidden: int, vocab: int, chunk_tokens: int | None, h
 
 def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, checkpointing: bool,
                     chunk_tokens: int | None, lora_params: int = 0, sharding: str = "none",
-                    world: int = 1) -> TrainingMemory:
+                    world: int = 1, fp8: bool = False) -> TrainingMemory:
     """The peak memory of one micro-batch's step on one GPU: states by the scheme in the module's
     docstring, activations of ``micro_batch · seq`` tokens (all layers; with checkpointing every
     layer's input plus one layer's saved tensors while it is recomputed), :func:`loss_bytes`.
     ``sharding``: "none" (one GPU), "ddp" (gradients live in DDP's buckets the whole step), "fsdp"
-    (states and gradients divided by ``world``; one layer's weights gathered, and the next prefetched)."""
+    (states and gradients divided by ``world``; one layer's weights gathered, and the next prefetched).
+    ``fp8``: the block matmuls in FP8 (full training only; the module's docstring says what that changes)."""
     tokens = micro_batch * seq
+    if fp8 and method != "full":
+        raise ValueError("FP8 training is counted for full training only")
     share = float(world) if sharding == "fsdp" else 1.0
     if method == "full":
         memory = TrainingMemory("mixed-precision AdamW: FP32 master weights under autocast, 16 bytes a parameter")
         memory.persistent["weights (FP32)"] = dims.params * 4.0 / share
         memory.persistent["AdamW moments (FP32)"] = dims.params * 8.0 / share
         grads = {"gradients (FP32)": dims.params * 4.0 / share}
-        memory.forward["autocast 16-bit weight copies"] = dims.matmul_params * float(AUTOCAST_COPY_BYTES)
+        if fp8:
+            memory.scheme += "; the blocks' matmuls in FP8 from the FP32 masters (no 16-bit copy of them)"
+            memory.forward["autocast 16-bit weight copies (outside the blocks)"] = (
+                (dims.matmul_params - block_matmul_params(dims)) * float(AUTOCAST_COPY_BYTES))
+            memory.forward["FP8 casts of one matmul's backward (transient)"] = fp8_cast_bytes(dims, tokens)
+        else:
+            memory.forward["autocast 16-bit weight copies"] = dims.matmul_params * float(AUTOCAST_COPY_BYTES)
         if sharding == "fsdp":
             memory.forward["gathered layers (2 at a time, FP32)"] = 2.0 * 4 * dims.params / max(1, dims.layers)
     elif method == "lora":
@@ -358,7 +400,8 @@ def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: st
                                                                         compiled=compiled),
                 checkpoint_bytes_per_token_layer=float(residual * arch.hidden),
                 outside_bytes_per_token=saved_bytes_per_token_outside(arch, method, norm_out),
-                adapted=lora_shapes(arch) if method == "lora" else (), compiled=compiled)
+                adapted=lora_shapes(arch) if method == "lora" else (), compiled=compiled,
+                block_matrices=lora_shapes(arch)[:len(LORA_TARGETS)])
 
 
 @dataclass(frozen=True)
@@ -381,11 +424,11 @@ class Fit:
 
 
 def what_fits(archs: list[Architecture], memory_bytes: float, seq: int, lora_rank: int,
-              fit_fraction: float, compiled: bool = True) -> list[Fit]:
+              fit_fraction: float, compiled: bool = True, fp8: bool = False) -> list[Fit]:
     """For each architecture and method (full, LoRA), what a GPU of ``memory_bytes`` holds at ``seq``
     (``fit_fraction`` of it usable: the CUDA context and workspaces take the rest), its blocks ``compiled``
     (``llm.train``'s default on a GPU) or eager. ``peak_checkpointed_bytes`` is 0 when even checkpointed
-    micro-batch 1 does not fit."""
+    micro-batch 1 does not fit. ``fp8``: full training's rows with the block matmuls in FP8 (LoRA's stay BF16)."""
     budget = memory_bytes * fit_fraction
     out = []
     for arch in archs:
@@ -396,7 +439,7 @@ def what_fits(archs: list[Architecture], memory_bytes: float, seq: int, lora_ran
             def at(micro_batch: int, checkpointing: bool = False) -> TrainingMemory:
                 return training_memory(dims, method=method, micro_batch=micro_batch, seq=seq,
                                        checkpointing=checkpointing, chunk_tokens=chunk_tokens(arch.vocab),
-                                       lora_params=adapters)
+                                       lora_params=adapters, fp8=fp8 and method == "full")
 
             plain, checkpointed = at(1).total, at(1, True).total
             out.append(Fit(arch.name, method, dims.params, plain, checkpointed if checkpointed <= budget else 0.0,
