@@ -178,3 +178,42 @@ def test_the_benchmark_runs_tiny_in_fp8_on_the_cpu_when_asked():
     assert outcome.figures["fp8_matmul_tflops"]["value"] > 0 and outcome.figures["matmul_tflops"]["value"] > 0
     assert outcome.figures["fp8_matmul_tflops"]["precision"] == FP8.label
     assert any("emulates FP8" in w for w in outcome.warnings)
+
+
+def h100_fp8_document(precision: str = "fp8"):
+    """The document of a gpt2-124m run on an H100 at 463,000 tokens/s (median), built as the runner builds it."""
+    from datetime import datetime, timezone
+
+    from hwbench_gui.engine.results.document import build_document
+    from hwbench_gui.engine.run.protocol import outcome_to_json
+
+    params = llm_train.BENCHMARK.resolve_params({"model": "gpt2-124m", "micro_batch": 16, "precision": precision})
+    gpt2 = architectures.builtin("gpt2-124m")
+    tokens = 16 * 1024
+    seconds = [10 * tokens / r for r in (400_000, 450_000, 463_000, 470_000, 480_000)]
+    run = TimedRun(batch=tokens, steps=50, total_s=sum(seconds), step_s=[0.03] * 50, window_s=seconds,
+                   window_steps=[10] * 5, peak_allocated_bytes=10 * ta.GIB, total_memory_bytes=80 * ta.GIB)
+    fp8_matmul = {"value": 1500.0, "unit": "TFLOP/s"} if precision == "fp8" else None
+    outcome = llm_train._outcome(gpt2, {**params, "compile": True}, [run], "cuda:0 (NVIDIA H100 80GB HBM3)", {}, [],
+                                 {"value": 800.0, "unit": "TFLOP/s"}, device_name="NVIDIA H100 80GB HBM3",
+                                 fp8_matmul=fp8_matmul)
+    machine = {"inventory": {"hostname": "box", "gpus": [{"name": "NVIDIA H100 80GB HBM3"}]}, "inventory_reason": None,
+               "software": {}, "software_reason": None}
+    return build_document(llm_train.BENCHMARK, params, status="ok",
+                          started_at=datetime(2026, 12, 5, tzinfo=timezone.utc), duration_s=60.0,
+                          outcome=outcome_to_json(outcome), machine=machine)
+
+
+def test_an_fp8_document_reads_as_fp8_in_the_report_and_pairs_only_with_fp8():
+    from hwbench_gui.engine.reports import compare, llm_train_section
+
+    fp8_doc, bf16_doc = h100_fp8_document(), h100_fp8_document("bf16-amp")
+    assert fp8_doc["precision"] == FP8.label
+    row = llm_train_section.build([fp8_doc])[0]
+    assert row.configuration.startswith("gpt2-124m · full · FP8 · seq 1024")
+    mfu = 463_000 * (509_607_936 / 1979e12 + 344_830_464 / 989.5e12)
+    assert row.mfu_datasheet == f"{mfu:.1%} of 1979 FP8 (block matmuls) and 989.5 BF16 (the rest) TFLOP/s (datasheet)"
+    assert row.mfu_measured.endswith("of 1500 FP8 (block matmuls) and 800 BF16 (the rest) TFLOP/s (measured)")
+    assert compare.comparability_key(fp8_doc) != compare.comparability_key(bf16_doc)
+    assert compare.comparability_key(fp8_doc) == compare.comparability_key(h100_fp8_document())
+    assert "full training with FP8 block matmuls" in fp8_doc["details"]["summary"][0]

@@ -25,7 +25,7 @@ import torch
 from torch import nn
 
 from hwbench_gui.engine.models.llm.fp8 import BLOCK_MATMULS
-from hwbench_gui.engine.spec.precision import BF16
+from hwbench_gui.engine.spec.precision import BF16, FP32
 
 E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
 #: Scales never fall below this: an all-zero tensor or row would otherwise divide by zero.
@@ -41,7 +41,7 @@ PRECISION_DETAILS = {
                      f"torch._scaled_mm, FP32 accumulation, {OTHER_LABEL} results",
     "forward": "input e4m3 × weight e4m3",
     "backward": "gradient e5m2 × weight e4m3 (input gradient), gradient e5m2 × input e4m3 (weight gradient)",
-    "master_weights_and_adamw": "FP32",
+    "master_weights_and_adamw": FP32.label,
     "embeddings_norms_biases": f"{OTHER_LABEL} autocast (FP32 parameters)",
     "attention": f"{OTHER_LABEL} autocast",
     "output_projection_and_loss": f"{OTHER_LABEL} autocast, FP32 loss",
