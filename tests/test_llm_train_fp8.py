@@ -217,3 +217,30 @@ def test_an_fp8_document_reads_as_fp8_in_the_report_and_pairs_only_with_fp8():
     assert compare.comparability_key(fp8_doc) != compare.comparability_key(bf16_doc)
     assert compare.comparability_key(fp8_doc) == compare.comparability_key(h100_fp8_document())
     assert "full training with FP8 block matmuls" in fp8_doc["details"]["summary"][0]
+
+
+def test_fp8_blocks_save_the_bf16_paths_activations_and_no_copy_of_their_matrices():
+    """What autograd saves, parameters aside: per token exactly the BF16 path's activations (the estimate's), and
+    in all the BF16 path's less autocast's 16-bit copies of the block matrices (2 bytes each)."""
+    from hwbench_gui.engine.spec.precision import BF16_AMP
+
+    def saved(precision, length):
+        built = training.build(TINY, _resolved(device="cpu", seq=64) | {"compile": False}, CPU, precision, None,
+                               "none")
+        parameters = {p.untyped_storage().data_ptr() for p in built.decoder.parameters()}
+        storages = {}
+
+        def pack(t):
+            if t.untyped_storage().data_ptr() not in parameters:
+                storages[t.untyped_storage().data_ptr()] = t.untyped_storage().nbytes()
+            return t
+
+        ids = torch.randint(0, TINY.vocab, (1, length), generator=torch.Generator().manual_seed(1))
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t), torch.autocast("cpu", dtype=torch.bfloat16):
+            built.decoder(ids, hidden_only=True)
+        return sum(storages.values())
+
+    dims = ta.dims_of(TINY, "full", 0, "cpu")
+    per_token = (saved(FP8, 64) - saved(FP8, 32)) / 32
+    assert per_token == TINY.layers * dims.saved_bytes_per_token_layer + dims.outside_bytes_per_token
+    assert saved(BF16_AMP, 32) - saved(FP8, 32) == 2 * ta.block_matmul_params(dims)
