@@ -111,7 +111,8 @@ def estimate(arch: Any, params: dict[str, Any], micro_batch: int, sharding: str 
              world: int = 1) -> ta.TrainingMemory:
     """The memory estimate of ``params`` at ``micro_batch`` on a GPU (the arithmetic, no torch), its blocks
     compiled or eager as the run will build them (compile=auto compiles on a GPU)."""
-    dims = ta.dims_of(arch, params["method"], params["lora_rank"], compiled=compiles_on_gpu(params))
+    dims = ta.dims_of(arch, params["method"], params["lora_rank"], compiled=compiles_on_gpu(params),
+                      fp8=is_fp8(params))
     lora_params = sum(params["lora_rank"] * (i + o) for i, o in dims.adapted)
     return ta.training_memory(dims, method=params["method"], micro_batch=micro_batch, seq=params["seq"],
                               checkpointing=params["checkpointing"], chunk_tokens=ta.chunk_tokens(arch.vocab),

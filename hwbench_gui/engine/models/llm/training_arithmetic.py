@@ -27,13 +27,13 @@ Counting conventions, stated once:
   saved for the backward either way; the norms' outputs and the rotated q/k are saved either way.
 * FP8 (full training only, :mod:`.fp8_training`): the blocks' q/k/v, out, up and down matmuls take the FP32
   master weight and a 16-bit input and save exactly those (the weight by reference: no autocast copy of the
-  block matrices; the input as the BF16 path saves it), casting to FP8 again in the backward. The saved
-  activations are therefore the BF16 path's; what FP8 adds is transient, one matmul at a time: the FP8 copies
-  of one product's operands, counted at the widest matmul's backward (the gradient, the input and the weight in
-  FP8 and each once more transposed, 2 · (T·out + T·in + out·in) bytes), plus, eager, the one FP32 temporary a
-  cast divides in (4 bytes an element of the largest cast; a compiled block fuses it into the cast's kernel).
-  Where the compiled partitioner keeps an FP8 copy instead of the 16-bit input, the estimate counts more than
-  the step holds.
+  block matrices; the input as the BF16 path saves it), casting to FP8 again in the backward. Eager, the saved
+  activations are therefore the BF16 path's; compiled, fewer (the partitioner recomputes the 16-bit inputs
+  with their casts: :func:`compiled_saved_bytes_per_token_layer`). What FP8 adds is transient, one matmul at a
+  time: the FP8 copies of one product's operands, counted at the widest matmul's backward (the gradient, the
+  input and the weight in FP8 and each once more transposed, 2 · (T·out + T·in + out·in) bytes), plus, eager,
+  the one FP32 temporary a cast divides in (4 bytes an element of the largest cast; a compiled block fuses it
+  into the cast's kernel).
 """
 
 from __future__ import annotations
@@ -308,7 +308,7 @@ def lora_shapes(arch: Architecture) -> tuple[tuple[int, int], ...]:
 
 def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_output: bool = False,
                                 lora_rank: int = 0, low_bytes: int = 2, norm_input_bytes: int = 4,
-                                compiled: bool = False) -> float:
+                                compiled: bool = False, fp8: bool = False) -> float:
     """Bytes one block of :mod:`.model` keeps for its backward per token (no checkpointing), counted from
     what each operation saves under autocast (eager PyTorch, flash attention; ``compiled``: what
     AOTAutograd's min-cut partitioner saves instead, see :func:`compiled_saved_bytes_per_token_layer`):
@@ -325,9 +325,11 @@ def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_outp
     * the MLP's up output and the activation's output (SwiGLU: gate and up 2 · 2I, silu 2I, product 2I;
       GELU: 2I, 2I);
     * LoRA: each adapter's r-wide intermediate.
+
+    Eager FP8 blocks (``fp8``) save exactly this: the FP8 matmul keeps the 16-bit input the BF16 one keeps.
     """
     if compiled:
-        return compiled_saved_bytes_per_token_layer(arch, method, lora_rank, low_bytes)
+        return compiled_saved_bytes_per_token_layer(arch, method, lora_rank, low_bytes, fp8)
     h, q, kv, inner = arch.hidden, arch.q_size, arch.kv_size, arch.intermediate
     stats = 8 if arch.norm == "layernorm" else 4
     norm_out = 4 * h if norm_saves_output and arch.norm == "rmsnorm" else 0
@@ -341,7 +343,7 @@ def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_outp
 
 
 def compiled_saved_bytes_per_token_layer(arch: Architecture, method: str, lora_rank: int = 0,
-                                        low_bytes: int = 2) -> float:
+                                        low_bytes: int = 2, fp8: bool = False) -> float:
     """Bytes one block keeps per token when it is compiled (``torch.compile``): AOTAutograd's min-cut
     partitioner saves the fewest bytes from which the backward can recompute cheap elementwise work. Read
     from the backward graph of a compiled block (tests/test_llm_train_compiled_saved.py counts them on the
@@ -356,7 +358,9 @@ def compiled_saved_bytes_per_token_layer(arch: Architecture, method: str, lora_r
       output is the attention kernel's input);
     * SwiGLU: gate and up (2 · 2I) and the product (2I, the down matrix's input); SiLU's output is
       recomputed. GELU: the up output and GELU's output (2I each), as eager;
-    * LoRA: each adapter's r-wide intermediate.
+    * LoRA: each adapter's r-wide intermediate;
+    * ``fp8`` (the block matmuls in FP8): the norms' outputs and the down matrix's input are not kept (2 · 2h +
+      2I bytes fewer, counted on the CPU as the rest).
     """
     h, q, kv, inner = arch.hidden, arch.q_size, arch.kv_size, arch.intermediate
     stats = 8 if arch.norm == "layernorm" else 4
@@ -367,6 +371,13 @@ def compiled_saved_bytes_per_token_layer(arch: Architecture, method: str, lora_r
     attention = low_bytes * q + 4 * arch.heads
     mlp = (3 if arch.mlp == "swiglu" else 2) * low_bytes * inner
     adapters = len(LORA_TARGETS) * low_bytes * lora_rank if method == "lora" else 0
+    if fp8:
+        # An FP8 matmul's 16-bit input feeds only its FP8 cast in the backward, which the partitioner fuses with
+        # recomputing the input: the two norms' outputs (the q/k/v and MLP-up inputs, from the kept stream, the
+        # out-projection's output and the statistics) and the down matrix's input (from gate and up, or the up
+        # output) are not kept. Attention's output, the out matrix's input, is the attention kernel's own.
+        matmul_inputs = 0
+        mlp -= low_bytes * inner
     return float(norms + matmul_inputs + qkv + attention + mlp + adapters)
 
 
@@ -385,11 +396,12 @@ def saved_bytes_per_token_outside(arch: Architecture, method: str, norm_saves_ou
 
 
 def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: str = "cuda",
-            compiled: bool = False) -> Dims:
+            compiled: bool = False, fp8: bool = False) -> Dims:
     """The numbers :func:`training_memory` and the FLOPs read, for ``arch`` trained by ``method`` on a
     ``device_type`` device (the CPU's RMSNorm saves more, see :func:`saved_bytes_per_token_layer`), its
     blocks ``compiled`` or eager. Checkpointing keeps each block's input: the residual stream, FP32 in full
-    training, 16-bit in LoRA; the block being recomputed saves what the compiled or eager block saves."""
+    training, 16-bit in LoRA; the block being recomputed saves what the compiled or eager block saves. ``fp8``:
+    the block matmuls in FP8 (full training)."""
     residual = 4 if method == "full" else 2
     norm_out = device_type == "cpu" and method == "full"
     norm_input = 4 if method == "full" or device_type != "cpu" or arch.norm == "rmsnorm" else 2
@@ -397,7 +409,7 @@ def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: st
                 vocab=arch.vocab, params=arithmetic.total_params(arch), matmul_params=arithmetic.matmul_params(arch),
                 saved_bytes_per_token_layer=saved_bytes_per_token_layer(arch, method, norm_out, lora_rank,
                                                                         norm_input_bytes=norm_input,
-                                                                        compiled=compiled),
+                                                                        compiled=compiled, fp8=fp8),
                 checkpoint_bytes_per_token_layer=float(residual * arch.hidden),
                 outside_bytes_per_token=saved_bytes_per_token_outside(arch, method, norm_out),
                 adapted=lora_shapes(arch) if method == "lora" else (), compiled=compiled,
@@ -433,7 +445,7 @@ def what_fits(archs: list[Architecture], memory_bytes: float, seq: int, lora_ran
     out = []
     for arch in archs:
         for method in ("full", "lora"):
-            dims = dims_of(arch, method, lora_rank, compiled=compiled)
+            dims = dims_of(arch, method, lora_rank, compiled=compiled, fp8=fp8 and method == "full")
             adapters = sum(lora_rank * (i + o) for i, o in dims.adapted)
 
             def at(micro_batch: int, checkpointing: bool = False) -> TrainingMemory:
