@@ -126,10 +126,10 @@ def is_fp8(params: dict[str, Any]) -> bool:
 def check_fp8(arch: Any, params: dict[str, Any]) -> None:
     """ParamError with the reason when ``precision=fp8`` cannot train ``arch`` as ``params`` ask."""
     if params["method"] != "full":
-        raise ParamError("precision=fp8 trains fully only (method=full): LoRA's value is a frozen 16-bit base "
-                         "whose weight gradients are never computed, so FP8 would speed only its forward and input "
-                         "gradients, and needs the base stored in FP8 with its own backward (a frozen FP8 base with "
-                         "BF16 adapters, as QLoRA does in 4 bits): not built; use precision=bf16-amp")
+        raise ParamError("precision=fp8 is built for full training (method=full) only: FP8 LoRA is another design, "
+                         "the frozen base stored in FP8 (half the memory of the BF16 base) with BF16 adapters and an "
+                         "FP8 backward for the input gradients only, not built here; use precision=bf16-amp for "
+                         "LoRA")
     from hwbench_gui.engine.models.llm.fp8_training import ALIGN, misaligned
 
     shapes = dict(zip(ta.LORA_TARGETS, ta.lora_shapes(arch)))
