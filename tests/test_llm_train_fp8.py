@@ -244,3 +244,10 @@ def test_fp8_blocks_save_the_bf16_paths_activations_and_no_copy_of_their_matrice
     per_token = (saved(FP8, 64) - saved(FP8, 32)) / 32
     assert per_token == TINY.layers * dims.saved_bytes_per_token_layer + dims.outside_bytes_per_token
     assert saved(BF16_AMP, 32) - saved(FP8, 32) == 2 * ta.block_matmul_params(dims)
+
+
+def test_a_gpu_without_fp8_tensor_cores_is_refused_before_any_step(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA A100-SXM4-80GB")
+    with pytest.raises(BenchmarkUnavailable, match="precision=fp8: FP8 needs compute capability 8.9 or newer .*8.0"):
+        training.search_micro_batch(TINY, _resolved(), torch.device("cuda", 0), FP8, None, start=1, limit=4)

@@ -46,6 +46,16 @@ def low_dtype(precision: Precision) -> torch.dtype:
     return getattr(torch, precision.autocast_dtype) if precision.autocast_dtype else fp8_training.OTHER_DTYPE
 
 
+def require_fp8(device: torch.device) -> None:
+    """BenchmarkUnavailable with the reason when ``device`` cannot multiply in FP8 (a GPU below compute
+    capability 8.9, a PyTorch without torch._scaled_mm there)."""
+    from hwbench_gui.engine.models.llm.fp8 import unavailable_reason
+
+    why_not = unavailable_reason(str(device) if device.type == "cuda" else "cpu")
+    if why_not:
+        raise BenchmarkUnavailable(f"precision=fp8: {why_not}")
+
+
 class Checkpointed(nn.Module):
     """A block whose activations are recomputed in the backward pass (non-reentrant checkpoint)."""
 
@@ -196,6 +206,8 @@ def search_micro_batch(arch: Architecture, params: dict[str, Any], device: torch
     compiled step keeps fewer tensors, and halves the batch if it does not."""
     from hwbench_gui.engine.measure.largest_fit import search_max_batch
 
+    if precision is FP8:
+        require_fp8(device)  # before the first try, whose failure would read as something else
     eager = {**params, "compile": False}
     built = build(arch, eager, device, precision, None, "none")
     scaler = torch.amp.GradScaler(device.type) if precision.loss_scaling else None
@@ -235,11 +247,7 @@ def measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, devi
     if cuda and low_dtype(precision) == torch.bfloat16 and not torch.cuda.is_bf16_supported():
         raise BenchmarkUnavailable(f"{torch.cuda.get_device_name(device)} has no BF16 support; use precision=fp16-amp")
     if precision is FP8:
-        from hwbench_gui.engine.models.llm.fp8 import unavailable_reason
-
-        why_not = unavailable_reason(str(device) if cuda else "cpu")
-        if why_not:
-            raise BenchmarkUnavailable(f"precision=fp8: {why_not}")
+        require_fp8(device)
     micro_batch = params["micro_batch"]
     retries: list[int] = []
     while True:
