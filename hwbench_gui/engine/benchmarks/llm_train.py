@@ -38,6 +38,8 @@ MATMUL_N = {"cuda": 8192, "cpu": 512}
 FP8_CPU_MATMUL_N = 128
 MATMUL_REPEAT_S = {"cuda": 0.05, "cpu": 0.1}
 MATMUL_REPEATS = 10
+FP8_ON_CPU = ("precision=fp8 on the CPU: PyTorch emulates FP8 products there, so this run checks the numerics, not "
+              "a speed anyone would train at")
 #: One-GPU documents read for the scaling efficiency are at most this large.
 BASELINE_MAX_BYTES = 8 << 20
 
@@ -238,8 +240,7 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
     where = f"cuda:{device.index} ({torch.cuda.get_device_name(device)})" if cuda else \
         f"cpu ({torch.get_num_threads()} threads)"
     if is_fp8(params) and not cuda:
-        warnings.append("precision=fp8 on the CPU: PyTorch emulates FP8 products there, so this run checks the "
-                        "numerics, not a speed anyone would train at")
+        warnings.append(FP8_ON_CPU)
     matmul, fp8_matmul = _measure_matmuls(torch, device, params["precision"])
     return _outcome(arch, params, [run], where, details, warnings, matmul, device_name=_gpu_name(torch, device),
                     fp8_matmul=fp8_matmul)
@@ -524,6 +525,8 @@ def _run_multi(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto
     warnings = sorted({r["teardown_warning"] for r in records if "teardown_warning" in r})
     if asked_auto and kind == CPU:
         warnings.append("no GPU found (device=auto): ran on the CPU")
+    if is_fp8(params) and kind == CPU:
+        warnings.append(FP8_ON_CPU)
     single_rate = _single_rate(params, warnings)
     device = torch.device("cuda", 0) if kind == CUDA else torch.device("cpu")
     matmul, fp8_matmul = _measure_matmuls(torch, device, params["precision"])
