@@ -5,6 +5,8 @@
 # calls when one call may last at most 10 minutes:
 #   bash scripts/gpu_box_llm_train.sh                      (groups: gpt2 llama1b llama8b summary)
 #   bash scripts/gpu_box_llm_train.sh gpt2 llama1b         then: llama8b summary
+#   bash scripts/gpu_box_llm_train.sh fp8 summary          gpt2-124m and llama-3.2-1b with precision=fp8 (FP8 block
+#                                                          matmuls; no peer: the box has no torchao to build one)
 #   PEER=0 bash scripts/gpu_box_llm_train.sh               (hwbench only)
 # Targets (issue #35): gpt2-124m BF16 seq 1024 MFU >= 0.40; llama-3.2-1b BF16 seq 2048 MFU >= 0.40;
 # llama-3.1-8b LoRA seq 2048 runs on one GPU with MFU >= 0.35; each >= 1.0 x the peer; peak memory within
@@ -62,12 +64,15 @@ llama1b)
   train llama1b 300 model=llama-3.2-1b method=full precision=bf16-amp seq=2048 ;;
 llama8b)
   train llama8b 360 model=llama-3.1-8b method=lora precision=bf16-amp seq=2048 ;;
+fp8)
+  PEER=0 train gpt2_fp8 240 model=gpt2-124m method=full precision=fp8 seq=1024
+  PEER=0 train llama1b_fp8 300 model=llama-3.2-1b method=full precision=fp8 seq=2048 ;;
 summary)
   say "summary: MFU against the datasheet and the measured matmul, peak vs estimate, hwbench / peer"
   python3 - "$HWBENCH_RESULTS_DIR" <<'EOF' 2>&1 | tee -a "$LOG"
 import json, os, sys
 folder = sys.argv[1]
-targets = {"gpt2": 0.40, "llama1b": 0.40, "llama8b": 0.35}
+targets = {"gpt2": 0.40, "llama1b": 0.40, "llama8b": 0.35, "gpt2_fp8": None, "llama1b_fp8": None}
 for name, target in targets.items():
     path = os.path.join(folder, f"{name}.hwbench.json")
     if not os.path.exists(path):
@@ -90,10 +95,15 @@ for name, target in targets.items():
                      f"(OOM at {p['out_of_memory_at']}): hwbench / peer = {rate / p['tokens_per_s']:.2f}")
         else:
             line += f"; peer failed: {p.get('error')} (OOM at {p.get('out_of_memory_at')})"
+    bf16 = os.path.join(folder, f"{name.removesuffix('_fp8')}.hwbench.json")
+    if name.endswith("_fp8") and os.path.exists(bf16):
+        other = json.load(open(bf16))
+        if other.get("status") == "ok":
+            line += f"; FP8 / BF16-AMP tokens/s = {rate / other['figure']['value']:.2f}"
     print(line)
 EOF
   copy_out "$LOG" ;;
 *)
-  echo "unknown group $group (gpt2 llama1b llama8b summary)" >&2 ;;
+  echo "unknown group $group (gpt2 llama1b llama8b fp8 summary)" >&2 ;;
 esac
 done

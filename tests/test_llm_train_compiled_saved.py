@@ -44,18 +44,25 @@ def test_the_estimate_of_a_compiled_run_says_so_and_counts_compiled_blocks():
     assert llm_train.estimate(LLAMA_1B, dict(params), 32).total == compiled.total  # compile=auto: compiled on a GPU
 
 
-def _saved_bytes_per_token(arch, method: str) -> float:
+def _saved_bytes_per_token(arch, method: str, fp8: bool = False) -> float:
     torch = pytest.importorskip("torch")
     from hwbench_gui.engine.models.llm import model as llm_model
     from hwbench_gui.engine.models.llm.lora import apply_lora
 
-    batch, seq = 3, 100  # 300 tokens: no weight has a dimension of 3 or 300
+    # 300 tokens (48 in FP8: a multiple of 16, few: the CPU emulates FP8 products slowly): no weight has a
+    # dimension of 3, 300 or 48
+    batch, seq = 3, 16 if fp8 else 100
     dtype = torch.float32 if method == "full" else torch.bfloat16
     decoder = llm_model.build(arch, dtype, "cpu", rope_positions=seq)
     decoder.train()
     if method == "lora":
         apply_lora(decoder, 16, 32.0, ta.LORA_TARGETS)
     block = decoder.blocks[0]
+    if fp8:
+        from hwbench_gui.engine.models.llm.fp8_training import convert_block
+
+        convert_block(block)
+    torch._dynamo.reset()  # after a block of other sizes, dynamo would compile this one with dynamic shapes
     block.compile()
     cos, sin = decoder._rope(torch.arange(seq))
     storages: dict[int, int] = {}
@@ -82,3 +89,16 @@ def test_a_compiled_block_saves_what_the_arithmetic_counts():
     expected = ta.dims_of(arch, "full", compiled=True).saved_bytes_per_token_layer
     assert expected == 8728
     assert _saved_bytes_per_token(arch, "full") == expected
+
+
+def test_a_compiled_fp8_block_saves_what_the_arithmetic_counts():
+    from hwbench_gui.engine.models.llm import fp8
+
+    if fp8.unavailable_reason("cpu"):
+        pytest.skip(fp8.unavailable_reason("cpu"))
+    arch = replace(GPT2, name="probe", vocab=512, hidden=64, layers=1, heads=2, kv_heads=2, head_dim=32,
+                   intermediate=256, max_positions=256)
+    expected = ta.dims_of(arch, "full", compiled=True, fp8=True).saved_bytes_per_token_layer
+    # the BF16 block's less the two LayerNorms' 16-bit outputs (2 · 2 · 64) and GELU's output (2 · 256)
+    assert expected == ta.dims_of(arch, "full", compiled=True).saved_bytes_per_token_layer - 768 == 1432
+    assert _saved_bytes_per_token(arch, "full", fp8=True) == expected

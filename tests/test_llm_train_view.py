@@ -39,3 +39,17 @@ def test_before_a_run_the_page_shows_what_trains_on_this_gpu(qtbot):
     assert "Llama 3: full llama-3.2-1b, LoRA llama-3.1-8b; Qwen2.5: full none, LoRA qwen2.5-7b" in view.summary.text()
     view.show_machine(None, "no NVIDIA GPU found")
     assert "no NVIDIA GPU found" in view.summary.text() and view.fits.rowCount() == 0
+
+
+def test_training_page_shows_an_fp8_run_against_both_peaks(qtbot):
+    from test_llm_train_fp8 import h100_fp8_document
+
+    view = TrainingView()
+    qtbot.addWidget(view)
+    view.set_document(h100_fp8_document())
+    text = view.summary.text()
+    assert "gpt2-124m · full · FP8 · seq 1024" in text
+    assert "dense BF16 peak 989.5 and FP8 peak 1979 TFLOP/s (datasheet)" in text
+    assert "autocast 16-bit weight copies (outside the blocks)" in view.memory.text()
+    assert "FP8 casts of one matmul's backward (transient)" in view.memory.text()
+    assert "full training with FP8 block matmuls" in view.fits_title.text()

@@ -24,17 +24,22 @@ from hwbench_gui.engine.models.common import GIB, OutOfMemoryError, TimedRun, wi
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
-from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP16, FP16_AMP, from_key
+from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP8, FP16, FP16_AMP, from_key
 
 BENCH_ID = "llm.train"
-PRECISION_KEYS = (BF16_AMP.key, FP16_AMP.key)
+PRECISION_KEYS = (BF16_AMP.key, FP16_AMP.key, FP8.key)
 #: Share of a GPU's memory the pre-run estimate may fill before the run is refused (the CUDA context,
 #: cuBLAS workspaces and the allocator's rounding take the rest).
 FIT_FRACTION = 0.92
 #: The matmul the run measures for its own MFU denominator: n × n × n, back-to-back for about this long.
 MATMUL_N = {"cuda": 8192, "cpu": 512}
+#: The CPU's FP8 product is PyTorch's emulation, some 10,000 times slower than its BF16 one: a smaller n keeps the
+#: measurement to seconds (it is a numerics check's denominator there, not a figure).
+FP8_CPU_MATMUL_N = 128
 MATMUL_REPEAT_S = {"cuda": 0.05, "cpu": 0.1}
 MATMUL_REPEATS = 10
+FP8_ON_CPU = ("precision=fp8 on the CPU: PyTorch emulates FP8 products there, so this run checks the numerics, not "
+              "a speed anyone would train at")
 #: One-GPU documents read for the scaling efficiency are at most this large.
 BASELINE_MAX_BYTES = 8 << 20
 
@@ -47,8 +52,12 @@ def _params() -> tuple[Param, ...]:
         Param("method", "choice", "full", "full = every parameter trains (mixed-precision AdamW, FP32 master "
               "weights); lora = the base frozen in 16 bits, low-rank adapters on q/k/v, out, up, down train.",
               choices=("full", "lora")),
-        Param("precision", "choice", BF16_AMP.key, "Autocast: bf16-amp, or fp16-amp (with loss scaling). FP8 "
-              "training is not built.", choices=PRECISION_KEYS),
+        Param("precision", "choice", BF16_AMP.key, "Autocast: bf16-amp, or fp16-amp (with loss scaling); fp8 = "
+              "each block's q/k/v, out, up and down matmuls in FP8 (tensorwise dynamic scaling as torchao's "
+              "default recipe: e4m3 forward, e5m2 gradients, torch._scaled_mm), the rest BF16-AMP, FP32 master "
+              "weights: full training only, on a GPU of compute capability 8.9+ (Ada, Hopper, Blackwell); on the "
+              "CPU only with device=cpu, as a numerics check (PyTorch emulates FP8 there: no speed figure).",
+              choices=PRECISION_KEYS),
         Param("seq", "int", 1024, "Sequence length in tokens (1024, 2048, 4096 are the usual).", minimum=16,
               maximum=1 << 17, unit="tokens"),
         Param("micro_batch", "int", 0, "Sequences per forward pass per GPU; 0 = the largest that fits (one GPU: "
@@ -104,11 +113,34 @@ def estimate(arch: Any, params: dict[str, Any], micro_batch: int, sharding: str 
              world: int = 1) -> ta.TrainingMemory:
     """The memory estimate of ``params`` at ``micro_batch`` on a GPU (the arithmetic, no torch), its blocks
     compiled or eager as the run will build them (compile=auto compiles on a GPU)."""
-    dims = ta.dims_of(arch, params["method"], params["lora_rank"], compiled=compiles_on_gpu(params))
+    dims = ta.dims_of(arch, params["method"], params["lora_rank"], compiled=compiles_on_gpu(params),
+                      fp8=is_fp8(params))
     lora_params = sum(params["lora_rank"] * (i + o) for i, o in dims.adapted)
     return ta.training_memory(dims, method=params["method"], micro_batch=micro_batch, seq=params["seq"],
                               checkpointing=params["checkpointing"], chunk_tokens=ta.chunk_tokens(arch.vocab),
-                              lora_params=lora_params, sharding=sharding, world=world)
+                              lora_params=lora_params, sharding=sharding, world=world, fp8=is_fp8(params))
+
+
+def is_fp8(params: dict[str, Any]) -> bool:
+    return params.get("precision") == FP8.key
+
+
+def check_fp8(arch: Any, params: dict[str, Any]) -> None:
+    """ParamError with the reason when ``precision=fp8`` cannot train ``arch`` as ``params`` ask."""
+    if params["method"] != "full":
+        raise ParamError("precision=fp8 is built for full training (method=full) only: FP8 LoRA is another design, "
+                         "the frozen base stored in FP8 (half the memory of the BF16 base) with BF16 adapters and an "
+                         "FP8 backward for the input gradients only, not built here; use precision=bf16-amp for "
+                         "LoRA")
+    from hwbench_gui.engine.models.llm.fp8_training import ALIGN, misaligned
+
+    shapes = dict(zip(ta.LORA_TARGETS, ta.lora_shapes(arch)))
+    bad = misaligned(shapes, params["seq"])
+    if bad:
+        raise ParamError(f"precision=fp8: torch._scaled_mm multiplies dimensions that are multiples of {ALIGN} only, "
+                         f"and {arch.name} has {', '.join(b.replace('tokens per micro-batch', 'seq') for b in bad)} "
+                         f"(give a seq that is a multiple of {ALIGN}; a model whose matrices are not cannot train in "
+                         "FP8 here)")
 
 
 def flops_per_token(arch: Any, params: dict[str, Any]) -> int:
@@ -116,13 +148,24 @@ def flops_per_token(arch: Any, params: dict[str, Any]) -> int:
     return ta.flops_per_token(dims, params["seq"], params["method"], params["lora_rank"])
 
 
+def fp8_flops_per_token(arch: Any, params: dict[str, Any]) -> int:
+    """Of :func:`flops_per_token`, those an FP8 run multiplies in FP8 (0 otherwise)."""
+    return ta.fp8_flops_per_token(ta.dims_of(arch, params["method"])) if is_fp8(params) else 0
+
+
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     if importlib.util.find_spec("torch") is None:
         raise BenchmarkUnavailable("PyTorch is not installed")
     arch = _arch(params)
+    if is_fp8(params):
+        check_fp8(arch, params)
     asked = parse(params["device"], allow=(AUTO, CPU, CUDA))
     params = {**params, "device": str(resolve_auto(asked))}
     kind, _ = split_device(params["device"])
+    if is_fp8(params) and kind == CPU and asked.kind == AUTO:
+        raise BenchmarkUnavailable("precision=fp8 needs a GPU with FP8 tensor cores (compute capability 8.9+) and "
+                                   "no GPU was found: the CPU only emulates FP8 (a numerics check, not a speed "
+                                   "figure); give device=cpu to run it there anyway")
     params["compile"] = kind == CUDA if params["compile"] == "auto" else params["compile"] == "true"
     if multigpu.is_rank_process():
         return _rank_main(arch, params, reporter)
@@ -196,23 +239,33 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
         params = {**params, "micro_batch": run.batch // (params["grad_accum"] * params["seq"])}
     where = f"cuda:{device.index} ({torch.cuda.get_device_name(device)})" if cuda else \
         f"cpu ({torch.get_num_threads()} threads)"
-    matmul = _measure_matmul(torch, device, params["precision"])
-    return _outcome(arch, params, [run], where, details, warnings, matmul, device_name=_gpu_name(torch, device))
+    if is_fp8(params) and not cuda:
+        warnings.append(FP8_ON_CPU)
+    matmul, fp8_matmul = _measure_matmuls(torch, device, params["precision"])
+    return _outcome(arch, params, [run], where, details, warnings, matmul, device_name=_gpu_name(torch, device),
+                    fp8_matmul=fp8_matmul)
 
 
 def _gpu_name(torch: Any, device: Any) -> str | None:
     return torch.cuda.get_device_name(device) if device.type == "cuda" else None
 
 
-def _measure_matmul(torch: Any, device: Any, precision_key: str) -> dict[str, Any]:
-    """This device's 16-bit matmul rate, measured now with gpu.matmul's operands: back-to-back n³ products
+def _measure_matmuls(torch: Any, device: Any, precision_key: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The 16-bit matmul rate of the run's autocast type and, for precision=fp8, the FP8 rate (tensorwise scales,
+    as the blocks multiply)."""
+    if precision_key == FP8.key:
+        return _measure_matmul(torch, device, BF16.label), _measure_matmul(torch, device, FP8.label)
+    autocast = from_key(precision_key).autocast_dtype
+    return _measure_matmul(torch, device, next(p.label for p in (BF16, FP16) if p.tensor_dtype == autocast)), None
+
+
+def _measure_matmul(torch: Any, device: Any, label: str) -> dict[str, Any]:
+    """This device's matmul rate in ``label``, measured now with gpu.matmul's operands: back-to-back n³ products
     (sustained, power-limited as training is), the MFU denominator beside the datasheet's."""
     from hwbench_gui.engine.benchmarks.gpu_matmul import make_operands
 
-    autocast = from_key(precision_key).autocast_dtype
-    label = next(p.label for p in (BF16, FP16) if p.tensor_dtype == autocast)
     kind = device.type
-    n = MATMUL_N[kind]
+    n = FP8_CPU_MATMUL_N if kind == "cpu" and label == FP8.label else MATMUL_N[kind]
     try:
         fn, _inputs = make_operands(label, n, str(device))
         timer = time_cuda if kind == "cuda" else time_cpu
@@ -226,44 +279,71 @@ def _measure_matmul(torch: Any, device: Any, precision_key: str) -> dict[str, An
                     f"sample, after the timed steps (gpu.matmul's operands, sustained mode)"}
 
 
+def _at_peaks(fpt: int, fp8_fpt: int, peak: float | None, fp8_peak: float | None) -> float | None:
+    """Seconds one token's FLOPs take at the given peaks (TFLOP/s): the FP8 share at ``fp8_peak``, the rest at
+    ``peak``; None where a needed peak is unknown."""
+    if not peak or (fp8_fpt and not fp8_peak):
+        return None
+    return (fpt - fp8_fpt) / (peak * 1e12) + (fp8_fpt / (fp8_peak * 1e12) if fp8_fpt else 0.0)
+
+
 def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: str, details: dict[str, Any],
              warnings: list[str], matmul: dict[str, Any], *, device_name: str | None,
-             single_rate: float | None = None, sharding: str = "none") -> Outcome:
+             single_rate: float | None = None, sharding: str = "none",
+             fp8_matmul: dict[str, Any] | None = None) -> Outcome:
     world = len(ranks)
     run = ranks[0]
     samples = window_rates(ranks)
     rate = median(samples)
     fpt = flops_per_token(arch, params)
+    fp8_fpt = fp8_flops_per_token(arch, params)
     precision = from_key(params["precision"])
+    low = BF16 if fp8_fpt else next(p for p in (BF16, FP16) if p.tensor_dtype == precision.autocast_dtype)
     figures: dict[str, dict[str, Any]] = {}
     sheet = datasheets.lookup(device_name)
-    peak = sheet.peak_tflops(precision.autocast_dtype.replace("bfloat16", "bf16").replace("float16", "fp16")) \
-        if sheet else None
+    peak = sheet.peak_tflops(low.label) if sheet else None
+    fp8_peak = sheet.peak_tflops(FP8.label) if sheet and fp8_fpt else None
+    # FP8 runs: MFU = tokens/s per GPU × (FP8 FLOPs per token / FP8 peak + the other FLOPs / BF16 peak), the
+    # fraction of the time the step would take if every FLOP ran at the peak of the precision it ran in.
+    against = (f"the block matmuls' {fp8_fpt:,} FLOPs per token against the {FP8.label} figure, the other "
+               f"{fpt - fp8_fpt:,} against the {low.label} one") if fp8_fpt else ""
     model_tflops = [r * fpt / 1e12 for r in samples]
     figures["model_tflops"] = figure(model_tflops, "TFLOP/s",
                                      what=f"model FLOP/s: tokens/s × {fpt:,} FLOPs per token, all GPUs")
     per_gpu = [r / world for r in samples]
-    if peak:
-        figures["mfu_datasheet"] = figure([r * fpt / (peak * 1e12) for r in per_gpu], "fraction", show=True,
+    sheet_s = _at_peaks(fpt, fp8_fpt, peak, fp8_peak)
+    if sheet_s:
+        peaks = f"dense {low.label} peak {peak:g}" + (f" and {FP8.label} peak {fp8_peak:g}" if fp8_fpt else "")
+        figures["mfu_datasheet"] = figure([r * sheet_s for r in per_gpu], "fraction", show=True,
                                           peak_tflops=peak, source=sheet.source, gpu_model=sheet.model,
-                                          what=f"MFU against the {sheet.model}'s dense {precision.label[:4]} peak "
-                                               f"{peak:g} TFLOP/s (datasheet)")
+                                          what=f"MFU against the {sheet.model}'s {peaks} TFLOP/s (datasheet)"
+                                               + (f": {against}" if fp8_fpt else ""),
+                                          **({"fp8_peak_tflops": fp8_peak} if fp8_fpt else {}))
     else:
+        reason = ("the CPU has no datasheet tensor peak in hwbench" if device_name is None
+                  else datasheets.unknown_reason(device_name) if sheet is None
+                  else f"the {sheet.model} datasheet gives no dense {FP8.label if peak else low.label} peak")
         figures["mfu_datasheet"] = {"value": None, "unit": "fraction", "show": True,
-                                    "what": "MFU against the datasheet's dense peak",
-                                    "reason": ("the CPU has no datasheet tensor peak in hwbench" if device_name is None
-                                               else datasheets.unknown_reason(device_name))}
+                                    "what": "MFU against the datasheet's dense peak", "reason": reason}
     measured = matmul.get("value")
+    fp8_measured = (fp8_matmul or {}).get("value")
     figures["matmul_tflops"] = matmul
-    if measured:
-        figures["mfu_measured_matmul"] = figure([r * fpt / (measured * 1e12) for r in per_gpu], "fraction",
+    if fp8_matmul is not None:
+        figures["fp8_matmul_tflops"] = fp8_matmul
+    measured_s = _at_peaks(fpt, fp8_fpt, measured, fp8_measured)
+    if measured_s:
+        rates = f"{measured:.4g} TFLOP/s {low.label}" + (
+            f" and {fp8_measured:.4g} TFLOP/s {FP8.label}" if fp8_fpt else "")
+        figures["mfu_measured_matmul"] = figure([r * measured_s for r in per_gpu], "fraction",
                                                 matmul_tflops=measured, show=True,
-                                                what=f"MFU against the {measured:.4g} TFLOP/s matmul rate "
-                                                     "measured in this run")
+                                                what=f"MFU against the {rates} matmul rate measured in this run"
+                                                     + (f": {against}" if fp8_fpt else ""),
+                                                **({"fp8_matmul_tflops": fp8_measured} if fp8_fpt else {}))
     else:
+        missing = matmul if not measured else (fp8_matmul or {})
         figures["mfu_measured_matmul"] = {"value": None, "unit": "fraction", "show": True,
                                           "what": "MFU against the matmul rate measured in this run",
-                                          "reason": matmul.get("reason", "matmul not measured")}
+                                          "reason": missing.get("reason", "matmul not measured")}
     figures["step_time"] = {"unit": "ms", "higher_is_better": False, "samples": [s * 1e3 for s in run.step_s],
                             "what": "one optimizer step (rank 0)"}
     tokens_per_step = run.batch * world
@@ -297,8 +377,20 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     if value is not None and value > 1.0:
         warnings.append(f"MFU {value:.0%} of the datasheet peak is above 100 %: the peak or the FLOP count is wrong")
     method_word = "full training" if params["method"] == "full" else f"LoRA (rank {params['lora_rank']})"
+    in_precision = (f"{precision.label}: each block's q/k/v, out, up and down matmuls in {FP8.label} (tensorwise "
+                    "dynamic scaling, one FP32 scale per tensor from its amax at every step; input and weight e4m3 "
+                    "forward, gradient e5m2 backward; torch._scaled_mm, FP32 accumulation, BF16 results), FP32 "
+                    f"master weights and AdamW, everything else {BF16_AMP.label} (torch.autocast)") if fp8_fpt \
+        else f"{precision.label} (torch.autocast)"
+    mfu_text = (f"MFU = tokens/s per GPU × ({FP8.label} FLOPs per token / {FP8.label} peak + other FLOPs per token / "
+                f"{BF16.label} peak): the block matmuls' {fp8_fpt:,} FLOPs per token (6 × their parameters) against "
+                f"the {FP8.label} figure, attention's and the output projection's {fpt - fp8_fpt:,} against the "
+                f"{BF16.label} one, each against the datasheet's dense peaks and against the matmul rates measured "
+                f"in this run ({FP8.label} with tensorwise scales, as the blocks multiply)") if fp8_fpt else (
+        "MFU = tokens/s per GPU × FLOPs per token / peak, against the datasheet's dense peak and against the matmul "
+        "rate measured in this run")
     text = (
-        f"{arch.name} {method_word}, {precision.label} (torch.autocast), sequence {params['seq']}, micro-batch "
+        f"{arch.name} {method_word}, {in_precision}, sequence {params['seq']}, micro-batch "
         f"{params['micro_batch']} × grad_accum {params['grad_accum']} × {world} GPU(s) = {tokens_per_step:,} tokens "
         f"per optimizer step, random token ids made on the device once, next-token cross-entropy. "
         f"{'Activation checkpointing per block. ' if params['checkpointing'] else ''}"
@@ -311,13 +403,13 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
         + ("6 × matmul parameters + 12 · layers · heads · head_dim · seq" if params["method"] == "full" else
            "frozen base: 4 × matmul parameters + 12 · layers · heads · head_dim · seq + the adapters' "
            "6 · r · (in + out)")
-        + "; recomputation not counted). MFU = tokens/s per GPU × FLOPs per token / peak, against the datasheet's "
-        "dense peak and against the matmul rate measured in this run. Memory estimate: "
+        + f"; recomputation not counted). {mfu_text}. Memory estimate: "
         f"{memory.scheme}; " + "; ".join(memory.lines()) + "."
     )
     fits = _what_fits(run.total_memory_bytes, params)
     details = {**details, **fits, "model": arch.name, "architecture_source": arch.source, "method": params["method"],
-               "flops_per_token": fpt, "world_size": world, "tokens_per_step": tokens_per_step,
+               "flops_per_token": fpt, **({"fp8_flops_per_token": fp8_fpt} if fp8_fpt else {}),
+               "world_size": world, "tokens_per_step": tokens_per_step,
                "memory_estimate": memory.to_json(), "window_s": run.window_s, "window_steps": run.window_steps,
                "total_tokens_per_s": sum(r.images for r in ranks) / max(r.total_s for r in ranks),
                "final_loss": run.final_loss, **run.extra}
@@ -341,17 +433,19 @@ def _what_fits(memory_bytes: float | None, params: dict[str, Any]) -> dict[str, 
 
     archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
     fits = ta.what_fits(archs, memory_bytes, params["seq"], params["lora_rank"], FIT_FRACTION,
-                        compiled=compiles_on_gpu(params))
+                        compiled=compiles_on_gpu(params), fp8=is_fp8(params))
     largest = ta.largest_trainable(fits, FAMILIES)
     gib = memory_bytes / GIB
     picked = "; ".join(f"{family}: full {picks['full'] or 'none'}, LoRA {picks['lora'] or 'none'}"
                        for family, picks in largest.items())
-    lines = [f"largest that trains on one {gib:.0f} GiB GPU at seq {params['seq']} (estimate): {picked}"]
+    how = f"estimate; full training with {FP8.label} block matmuls, LoRA in {BF16.label}" if is_fp8(params) \
+        else "estimate"
+    lines = [f"largest that trains on one {gib:.0f} GiB GPU at seq {params['seq']} ({how}): {picked}"]
     rows = [{"model": f.model, "method": f.method, "params": f.params, "peak_gib_micro_batch_1": f.peak_bytes / GIB,
              "peak_gib_checkpointed": f.peak_checkpointed_bytes / GIB if f.peak_checkpointed_bytes else None,
              "largest_micro_batch": f.largest_micro_batch, "verdict": f.verdict} for f in fits]
     return {"what_fits": {"memory_gib": gib, "seq": params["seq"], "usable_fraction": FIT_FRACTION, "rows": rows,
-                          "largest_trainable": largest}, "summary": lines}
+                          "largest_trainable": largest, "fp8_full_training": is_fp8(params)}, "summary": lines}
 
 
 def largest_summary(memory_bytes: float, seq: int = 2048, lora_rank: int = 16) -> str:
@@ -431,12 +525,15 @@ def _run_multi(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto
     warnings = sorted({r["teardown_warning"] for r in records if "teardown_warning" in r})
     if asked_auto and kind == CPU:
         warnings.append("no GPU found (device=auto): ran on the CPU")
+    if is_fp8(params) and kind == CPU:
+        warnings.append(FP8_ON_CPU)
     single_rate = _single_rate(params, warnings)
     device = torch.device("cuda", 0) if kind == CUDA else torch.device("cpu")
-    matmul = _measure_matmul(torch, device, params["precision"])
+    matmul, fp8_matmul = _measure_matmuls(torch, device, params["precision"])
     details = {**lead["details"], "backend": "NCCL" if kind == CUDA else "gloo"}
     return _outcome(arch, params, ranks, f"{lead['where']} and {len(ranks) - 1} more rank(s)", details, warnings,
-                    matmul, device_name=lead.get("gpu_name"), single_rate=single_rate, sharding=sharding)
+                    matmul, device_name=lead.get("gpu_name"), single_rate=single_rate, sharding=sharding,
+                    fp8_matmul=fp8_matmul)
 
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.spec.precision import BF16, FP8
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 TRAIN_ID = "llm.train"
@@ -66,13 +67,17 @@ class TrainRow:
 
 
 def _fraction(doc: dict[str, Any], name: str, limit_key: str, limit_unit: str) -> str:
+    """``"41.2% of 989.5 TFLOP/s (datasheet)"``; an FP8 run's names both limits its FLOPs were split between."""
     entry = (doc.get("figures") or {}).get(name)
     if not isinstance(entry, dict):
         return "—"
     value = entry.get("value")
     if not describe.is_number(value):
         return f"not measured: {entry.get('reason') or 'no limit'}"
-    limit = entry.get(limit_key)
+    limit, fp8_limit = entry.get(limit_key), entry.get(f"fp8_{limit_key}")
+    if describe.is_number(limit) and describe.is_number(fp8_limit):
+        return (f"{value:.1%} of {fp8_limit:.4g} {FP8.label} (block matmuls) and {limit:.4g} {BF16.label} (the rest) "
+                f"{limit_unit}")
     return f"{value:.1%}" + (f" of {limit:.4g} {limit_unit}" if describe.is_number(limit) else "")
 
 
@@ -180,5 +185,7 @@ def chart(docs: Sequence[dict[str, Any]]) -> Any | None:
     return Chart("llm_train", "Language-model training: tokens/s and MFU", figure,
                  "Newest run of each configuration. MFU = tokens/s per GPU × model FLOPs per token (6N + attention; "
                  "a frozen-base LoRA step 4N + attention + the adapters') ÷ the peak: the datasheet's dense peak in "
-                 "the run's precision, and the matmul rate the same run measured. A bar missing: that limit is not "
-                 "known here (the CPU has no datasheet peak).")
+                 f"the run's precision, and the matmul rate the same run measured ({FP8.label} runs: the block "
+                 f"matmuls' FLOPs against the {FP8.label} peak or rate, the rest against the {BF16.label} one). A bar "
+                 "missing: "
+                 "that limit is not known here (the CPU has no datasheet peak).")

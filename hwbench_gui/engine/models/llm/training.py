@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from hwbench_gui.engine.models.common import OutOfMemoryError, StepProgress, TimedRun, time_windows
+from hwbench_gui.engine.models.llm import fp8_training
 from hwbench_gui.engine.models.llm import model as llm_model
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
 from hwbench_gui.engine.models.llm.architectures import Architecture
@@ -30,7 +31,7 @@ from hwbench_gui.engine.models.llm.linear_cross_entropy import linear_cross_entr
 from hwbench_gui.engine.models.llm.lora import Adapted, apply_lora
 from hwbench_gui.engine.models.torch_measure import DistContext, max_over_ranks, time_steps
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
-from hwbench_gui.engine.spec.precision import Precision, apply_torch, from_key
+from hwbench_gui.engine.spec.precision import FP8, Precision, apply_torch, from_key
 
 #: AdamW as GPT-2/Llama pre-training sets it (the rate does not depend on the values).
 LEARNING_RATE = 3e-4
@@ -38,6 +39,21 @@ BETAS = (0.9, 0.95)
 WEIGHT_DECAY = 0.1
 #: Times the compiled step halves an eager-found micro-batch that does not fit compiled.
 COMPILED_OOM_RETRIES = 2
+
+
+def low_dtype(precision: Precision) -> torch.dtype:
+    """The 16-bit type a step's autocast computes in: the precision's own, BF16 around FP8's block matmuls."""
+    return getattr(torch, precision.autocast_dtype) if precision.autocast_dtype else fp8_training.OTHER_DTYPE
+
+
+def require_fp8(device: torch.device) -> None:
+    """BenchmarkUnavailable with the reason when ``device`` cannot multiply in FP8 (a GPU below compute
+    capability 8.9, a PyTorch without torch._scaled_mm there)."""
+    from hwbench_gui.engine.models.llm.fp8 import unavailable_reason
+
+    why_not = unavailable_reason(str(device) if device.type == "cuda" else "cpu")
+    if why_not:
+        raise BenchmarkUnavailable(f"precision=fp8: {why_not}")
 
 
 class Checkpointed(nn.Module):
@@ -80,16 +96,19 @@ class Built:
 
 def build(arch: Architecture, params: dict[str, Any], device: torch.device, precision: Precision,
           dist: DistContext | None, sharding: str) -> Built:
-    """The model for ``params["method"]``: full = FP32 master weights (autocast computes in 16 bits);
-    lora = the base in the autocast type, frozen, with FP32 adapters on q/k/v, out, up and down."""
+    """The model for ``params["method"]``: full = FP32 master weights (autocast computes in 16 bits; under FP8
+    each block's q/k/v, out, up and down multiply in FP8, :mod:`.fp8_training`); lora = the base in the autocast
+    type, frozen, with FP32 adapters on q/k/v, out, up and down."""
     lora = params["method"] == "lora"
-    low = getattr(torch, precision.autocast_dtype)
+    low = low_dtype(precision)
     decoder = llm_model.build(arch, low if lora else torch.float32, device, rope_positions=params["seq"],
                               seed=1234)
     decoder.train()
     adapted = apply_lora(decoder, params["lora_rank"], params["lora_alpha"], ta.LORA_TARGETS) if lora else None
     blocks = decoder.blocks
     for i in range(len(blocks)):
+        if precision is FP8:
+            fp8_training.convert_block(blocks[i])
         if params["checkpointing"]:
             blocks[i] = Checkpointed(blocks[i])
         if params["compile"]:
@@ -135,7 +154,7 @@ def make_step(built: Built, precision: Precision, device: torch.device, batches:
     """One optimizer step over every micro-batch of ``batches`` (gradients accumulated; DDP synchronises
     on the last only). Returns the loss of the last micro-batch (not synchronised)."""
     module, optimizer = built.module, built.optimizer
-    autocast = torch.autocast(device.type, dtype=getattr(torch, precision.autocast_dtype))
+    autocast = torch.autocast(device.type, dtype=low_dtype(precision))
     no_sync = getattr(module, "no_sync", None)
     accum = len(batches)
 
@@ -187,6 +206,8 @@ def search_micro_batch(arch: Architecture, params: dict[str, Any], device: torch
     compiled step keeps fewer tensors, and halves the batch if it does not."""
     from hwbench_gui.engine.measure.largest_fit import search_max_batch
 
+    if precision is FP8:
+        require_fp8(device)  # before the first try, whose failure would read as something else
     eager = {**params, "compile": False}
     built = build(arch, eager, device, precision, None, "none")
     scaler = torch.amp.GradScaler(device.type) if precision.loss_scaling else None
@@ -223,8 +244,10 @@ def measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, devi
     precision = from_key(params["precision"])
     applied = apply_torch(precision, device.type)
     cuda = device.type == "cuda"
-    if cuda and precision.autocast_dtype == "bfloat16" and not torch.cuda.is_bf16_supported():
+    if cuda and low_dtype(precision) == torch.bfloat16 and not torch.cuda.is_bf16_supported():
         raise BenchmarkUnavailable(f"{torch.cuda.get_device_name(device)} has no BF16 support; use precision=fp16-amp")
+    if precision is FP8:
+        require_fp8(device)
     micro_batch = params["micro_batch"]
     retries: list[int] = []
     while True:
@@ -250,6 +273,8 @@ def measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, devi
                                f"{peak / ta.GIB:.1f} GiB of {total / ta.GIB:.1f} GiB); a smaller micro_batch, "
                                "checkpointing=true or method=lora needs less") from None
     details["precision_settings"] = applied.settings
+    if precision is FP8:
+        details["precision"] = dict(fp8_training.PRECISION_DETAILS)
     details["micro_batch_halved_from"] = retries
     return run, details
 

@@ -25,6 +25,15 @@ Counting conventions, stated once:
   (:func:`compiled_saved_bytes_per_token_layer`: 2·hidden + 2·intermediate bytes a token and layer
   fewer in full training, 20 GiB of Llama-3.2-1B's 32 × 2048 tokens). The autocast weight copies are
   saved for the backward either way; the norms' outputs and the rotated q/k are saved either way.
+* FP8 (full training only, :mod:`.fp8_training`): the blocks' q/k/v, out, up and down matmuls take the FP32
+  master weight and a 16-bit input and save exactly those (the weight by reference: no autocast copy of the
+  block matrices; the input as the BF16 path saves it), casting to FP8 again in the backward. Eager, the saved
+  activations are therefore the BF16 path's; compiled, fewer (the partitioner recomputes the 16-bit inputs
+  with their casts: :func:`compiled_saved_bytes_per_token_layer`). What FP8 adds is transient, one matmul at a
+  time: the FP8 copies of one product's operands, counted at the widest matmul's backward (the gradient, the
+  input and the weight in FP8 and each once more transposed, 2 · (T·out + T·in + out·in) bytes), plus, eager,
+  the one FP32 temporary a cast divides in (4 bytes an element of the largest cast; a compiled block fuses it
+  into the cast's kernel).
 """
 
 from __future__ import annotations
@@ -80,6 +89,8 @@ class Dims:
     outside_bytes_per_token: float = 0.0
     adapted: tuple[tuple[int, int], ...] = ()
     compiled: bool = False  # the saved bytes are a compiled block's (:func:`compiled_saved_bytes_per_token_layer`)
+    #: (in_features, out_features) of one layer's q/k/v, out, up and down matrices (what FP8 multiplies).
+    block_matrices: tuple[tuple[int, int], ...] = ()
 
 
 def attention_flops_per_token(layers: int, heads: int, head_dim: int, seq: int) -> int:
@@ -113,6 +124,28 @@ def flops_per_token(dims: Dims, seq: int, method: str, rank: int = 0) -> int:
     if method == "lora":
         return lora_flops_per_token(dims, seq, rank)
     raise ValueError(f"unknown training method {method!r} (full, lora)")
+
+
+def block_matmul_params(dims: Dims) -> int:
+    """Elements of every block's q/k/v, out, up and down matrices (all layers): what FP8 training multiplies."""
+    return dims.layers * sum(n_in * n_out for n_in, n_out in dims.block_matrices)
+
+
+def fp8_flops_per_token(dims: Dims) -> int:
+    """Of full training's FLOPs per token, those FP8 runs (the block matmuls': forward, input and weight
+    gradients, 6 · their parameters); the rest (attention, the output projection) runs in BF16."""
+    return 6 * block_matmul_params(dims)
+
+
+def fp8_cast_bytes(dims: Dims, tokens: int) -> float:
+    """The transient bytes of FP8's casts at their largest, one matmul's backward (see the module's docstring):
+    FP8 copies of the gradient, the input and the weight, each once more transposed, and eager the FP32
+    temporary of the largest cast."""
+    most = 0.0
+    for n_in, n_out in dims.block_matrices:
+        sizes = (tokens * n_out, tokens * n_in, n_out * n_in)
+        most = max(most, 2.0 * sum(sizes) + (0.0 if dims.compiled else 4.0 * max(sizes)))
+    return most
 
 
 def mfu(tokens_per_s: float, flops_per_token_: float, peak_tflops: float | None) -> float | None:
@@ -182,20 +215,29 @@ def loss_bytes(tokens: int, hidden: int, vocab: int, chunk_tokens: int | None, h
 
 def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, checkpointing: bool,
                     chunk_tokens: int | None, lora_params: int = 0, sharding: str = "none",
-                    world: int = 1) -> TrainingMemory:
+                    world: int = 1, fp8: bool = False) -> TrainingMemory:
     """The peak memory of one micro-batch's step on one GPU: states by the scheme in the module's
     docstring, activations of ``micro_batch · seq`` tokens (all layers; with checkpointing every
     layer's input plus one layer's saved tensors while it is recomputed), :func:`loss_bytes`.
     ``sharding``: "none" (one GPU), "ddp" (gradients live in DDP's buckets the whole step), "fsdp"
-    (states and gradients divided by ``world``; one layer's weights gathered, and the next prefetched)."""
+    (states and gradients divided by ``world``; one layer's weights gathered, and the next prefetched).
+    ``fp8``: the block matmuls in FP8 (full training only; the module's docstring says what that changes)."""
     tokens = micro_batch * seq
+    if fp8 and method != "full":
+        raise ValueError("FP8 training is counted for full training only")
     share = float(world) if sharding == "fsdp" else 1.0
     if method == "full":
         memory = TrainingMemory("mixed-precision AdamW: FP32 master weights under autocast, 16 bytes a parameter")
         memory.persistent["weights (FP32)"] = dims.params * 4.0 / share
         memory.persistent["AdamW moments (FP32)"] = dims.params * 8.0 / share
         grads = {"gradients (FP32)": dims.params * 4.0 / share}
-        memory.forward["autocast 16-bit weight copies"] = dims.matmul_params * float(AUTOCAST_COPY_BYTES)
+        if fp8:
+            memory.scheme += "; the blocks' matmuls in FP8 from the FP32 masters (no 16-bit copy of them)"
+            memory.forward["autocast 16-bit weight copies (outside the blocks)"] = (
+                (dims.matmul_params - block_matmul_params(dims)) * float(AUTOCAST_COPY_BYTES))
+            memory.forward["FP8 casts of one matmul's backward (transient)"] = fp8_cast_bytes(dims, tokens)
+        else:
+            memory.forward["autocast 16-bit weight copies"] = dims.matmul_params * float(AUTOCAST_COPY_BYTES)
         if sharding == "fsdp":
             memory.forward["gathered layers (2 at a time, FP32)"] = 2.0 * 4 * dims.params / max(1, dims.layers)
     elif method == "lora":
@@ -266,7 +308,7 @@ def lora_shapes(arch: Architecture) -> tuple[tuple[int, int], ...]:
 
 def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_output: bool = False,
                                 lora_rank: int = 0, low_bytes: int = 2, norm_input_bytes: int = 4,
-                                compiled: bool = False) -> float:
+                                compiled: bool = False, fp8: bool = False) -> float:
     """Bytes one block of :mod:`.model` keeps for its backward per token (no checkpointing), counted from
     what each operation saves under autocast (eager PyTorch, flash attention; ``compiled``: what
     AOTAutograd's min-cut partitioner saves instead, see :func:`compiled_saved_bytes_per_token_layer`):
@@ -283,9 +325,11 @@ def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_outp
     * the MLP's up output and the activation's output (SwiGLU: gate and up 2 · 2I, silu 2I, product 2I;
       GELU: 2I, 2I);
     * LoRA: each adapter's r-wide intermediate.
+
+    Eager FP8 blocks (``fp8``) save exactly this: the FP8 matmul keeps the 16-bit input the BF16 one keeps.
     """
     if compiled:
-        return compiled_saved_bytes_per_token_layer(arch, method, lora_rank, low_bytes)
+        return compiled_saved_bytes_per_token_layer(arch, method, lora_rank, low_bytes, fp8)
     h, q, kv, inner = arch.hidden, arch.q_size, arch.kv_size, arch.intermediate
     stats = 8 if arch.norm == "layernorm" else 4
     norm_out = 4 * h if norm_saves_output and arch.norm == "rmsnorm" else 0
@@ -299,7 +343,7 @@ def saved_bytes_per_token_layer(arch: Architecture, method: str, norm_saves_outp
 
 
 def compiled_saved_bytes_per_token_layer(arch: Architecture, method: str, lora_rank: int = 0,
-                                        low_bytes: int = 2) -> float:
+                                        low_bytes: int = 2, fp8: bool = False) -> float:
     """Bytes one block keeps per token when it is compiled (``torch.compile``): AOTAutograd's min-cut
     partitioner saves the fewest bytes from which the backward can recompute cheap elementwise work. Read
     from the backward graph of a compiled block (tests/test_llm_train_compiled_saved.py counts them on the
@@ -314,7 +358,9 @@ def compiled_saved_bytes_per_token_layer(arch: Architecture, method: str, lora_r
       output is the attention kernel's input);
     * SwiGLU: gate and up (2 · 2I) and the product (2I, the down matrix's input); SiLU's output is
       recomputed. GELU: the up output and GELU's output (2I each), as eager;
-    * LoRA: each adapter's r-wide intermediate.
+    * LoRA: each adapter's r-wide intermediate;
+    * ``fp8`` (the block matmuls in FP8): the norms' outputs and the down matrix's input are not kept (2 · 2h +
+      2I bytes fewer, counted on the CPU as the rest).
     """
     h, q, kv, inner = arch.hidden, arch.q_size, arch.kv_size, arch.intermediate
     stats = 8 if arch.norm == "layernorm" else 4
@@ -325,6 +371,13 @@ def compiled_saved_bytes_per_token_layer(arch: Architecture, method: str, lora_r
     attention = low_bytes * q + 4 * arch.heads
     mlp = (3 if arch.mlp == "swiglu" else 2) * low_bytes * inner
     adapters = len(LORA_TARGETS) * low_bytes * lora_rank if method == "lora" else 0
+    if fp8:
+        # An FP8 matmul's 16-bit input feeds only its FP8 cast in the backward, which the partitioner fuses with
+        # recomputing the input: the two norms' outputs (the q/k/v and MLP-up inputs, from the kept stream, the
+        # out-projection's output and the statistics) and the down matrix's input (from gate and up, or the up
+        # output) are not kept. Attention's output, the out matrix's input, is the attention kernel's own.
+        matmul_inputs = 0
+        mlp -= low_bytes * inner
     return float(norms + matmul_inputs + qkv + attention + mlp + adapters)
 
 
@@ -343,11 +396,12 @@ def saved_bytes_per_token_outside(arch: Architecture, method: str, norm_saves_ou
 
 
 def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: str = "cuda",
-            compiled: bool = False) -> Dims:
+            compiled: bool = False, fp8: bool = False) -> Dims:
     """The numbers :func:`training_memory` and the FLOPs read, for ``arch`` trained by ``method`` on a
     ``device_type`` device (the CPU's RMSNorm saves more, see :func:`saved_bytes_per_token_layer`), its
     blocks ``compiled`` or eager. Checkpointing keeps each block's input: the residual stream, FP32 in full
-    training, 16-bit in LoRA; the block being recomputed saves what the compiled or eager block saves."""
+    training, 16-bit in LoRA; the block being recomputed saves what the compiled or eager block saves. ``fp8``:
+    the block matmuls in FP8 (full training)."""
     residual = 4 if method == "full" else 2
     norm_out = device_type == "cpu" and method == "full"
     norm_input = 4 if method == "full" or device_type != "cpu" or arch.norm == "rmsnorm" else 2
@@ -355,10 +409,11 @@ def dims_of(arch: Architecture, method: str, lora_rank: int = 0, device_type: st
                 vocab=arch.vocab, params=arithmetic.total_params(arch), matmul_params=arithmetic.matmul_params(arch),
                 saved_bytes_per_token_layer=saved_bytes_per_token_layer(arch, method, norm_out, lora_rank,
                                                                         norm_input_bytes=norm_input,
-                                                                        compiled=compiled),
+                                                                        compiled=compiled, fp8=fp8),
                 checkpoint_bytes_per_token_layer=float(residual * arch.hidden),
                 outside_bytes_per_token=saved_bytes_per_token_outside(arch, method, norm_out),
-                adapted=lora_shapes(arch) if method == "lora" else (), compiled=compiled)
+                adapted=lora_shapes(arch) if method == "lora" else (), compiled=compiled,
+                block_matrices=lora_shapes(arch)[:len(LORA_TARGETS)])
 
 
 @dataclass(frozen=True)
@@ -381,22 +436,22 @@ class Fit:
 
 
 def what_fits(archs: list[Architecture], memory_bytes: float, seq: int, lora_rank: int,
-              fit_fraction: float, compiled: bool = True) -> list[Fit]:
+              fit_fraction: float, compiled: bool = True, fp8: bool = False) -> list[Fit]:
     """For each architecture and method (full, LoRA), what a GPU of ``memory_bytes`` holds at ``seq``
     (``fit_fraction`` of it usable: the CUDA context and workspaces take the rest), its blocks ``compiled``
     (``llm.train``'s default on a GPU) or eager. ``peak_checkpointed_bytes`` is 0 when even checkpointed
-    micro-batch 1 does not fit."""
+    micro-batch 1 does not fit. ``fp8``: full training's rows with the block matmuls in FP8 (LoRA's stay BF16)."""
     budget = memory_bytes * fit_fraction
     out = []
     for arch in archs:
         for method in ("full", "lora"):
-            dims = dims_of(arch, method, lora_rank, compiled=compiled)
+            dims = dims_of(arch, method, lora_rank, compiled=compiled, fp8=fp8 and method == "full")
             adapters = sum(lora_rank * (i + o) for i, o in dims.adapted)
 
             def at(micro_batch: int, checkpointing: bool = False) -> TrainingMemory:
                 return training_memory(dims, method=method, micro_batch=micro_batch, seq=seq,
                                        checkpointing=checkpointing, chunk_tokens=chunk_tokens(arch.vocab),
-                                       lora_params=adapters)
+                                       lora_params=adapters, fp8=fp8 and method == "full")
 
             plain, checkpointed = at(1).total, at(1, True).total
             out.append(Fit(arch.name, method, dims.params, plain, checkpointed if checkpointed <= budget else 0.0,
