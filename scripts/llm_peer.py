@@ -4,11 +4,13 @@ LlamaForCausalLM of the same architecture, at llm.infer's settings (batch 1, gre
     python3 scripts/llm_peer.py --model llama-3.1-8b --out /tmp/peer.json            (GPU box)
     python3 scripts/llm_peer.py --model tiny --device cpu --tg 8 --pp 32 --out /tmp/peer.json   (a check)
 
-Two variants, each in its own try (a failure is recorded with its message, never hidden):
+Three variants, each in its own try (a failure is recorded with its message, never hidden):
 - ``eager``: ``generate`` with transformers' default (dynamic) cache and no compilation.
 - ``static_compile``: what transformers' documentation recommends for speed ("LLM inference optimization"):
   ``cache_implementation="static"`` and the forward compiled with ``torch.compile(mode="reduce-overhead",
-  fullgraph=True)``.
+  fullgraph=True)`` (with transformers 5.17 on an H100 it ends in a CUDA-graphs "overwritten tensor" error).
+- ``static_auto``: ``cache_implementation="static"`` alone: transformers 5 then compiles the forward itself
+  (``generate``'s automatic compilation with its ``CompileConfig``).
 Figures (tokens/s, median and p5-p95 over ``--repeats`` windows after warm-up): tg N = N new tokens after
 the context (``generate`` with N + 1 new tokens minus the same with 1, so the prompt's processing is not
 counted), pp N = a prompt of N tokens processed by ``generate`` with one new token. Depths other than 0
@@ -142,6 +144,11 @@ def main() -> int:
                 if variant == "eager":
                     model.forward = forward
                     figures = measure(torch, model, args.device, args, {})
+                elif variant == "static_auto":
+                    # transformers 5 compiles the forward itself when the cache is static (its CompileConfig),
+                    # marking each CUDA-graph step as it goes: what its documentation recommends today
+                    model.forward = forward
+                    figures = measure(torch, model, args.device, args, {"cache_implementation": "static"})
                 elif variant == "static_compile":
                     model.forward = torch.compile(forward, mode="reduce-overhead", fullgraph=True)
                     figures = measure(torch, model, args.device, args, {"cache_implementation": "static"})
