@@ -146,7 +146,8 @@ def _show_result(widget, bench_id: str, pump) -> None:
     widget.results.selectRow(newest)
     pump(300)
     pages = [widget.bottom.widget(i) for i in range(widget.bottom.count())]
-    page = {"health.burnin": widget.health, "datapath.analyze": widget.pipeline}.get(bench_id)
+    page = {"health.burnin": widget.health, "datapath.analyze": widget.pipeline, "llm.infer": widget.llm_view,
+            "llm.train": widget.training_view}.get(bench_id)
     if page in pages:
         widget.bottom.setCurrentWidget(page)
 

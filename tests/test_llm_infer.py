@@ -149,6 +149,12 @@ def test_the_language_model_page_draws_a_result(small_document, qtbot):
     assert [not c.isHidden() for c in view.columns] == [True, True, True]
     assert "of its bound" in view.summary.text() and "Serving:" in view.summary.text()
     assert "dashed: bound" in view.titles[0].text()
+    depths = [row["depth"] for row in small_document["details"]["tg"]]
+    ticks = view.plots[0].getAxis("bottom")._tickLevels[0]
+    assert [x for x, _ in ticks] == depths  # ticks at the depths measured, not pyqtgraph's round numbers
+    from hwbench_gui.ui.benchmarks.llm_view import depth_tick
+
+    assert [depth_tick(d) for d in (0, 1000, 4096, 16384)] == ["0", "1000", "4k", "16k"]
 
 
 def test_what_fits_one_device_and_all_of_them():

@@ -18,6 +18,13 @@ from hwbench_gui.ui.theme import ERROR_COLOR, plot_colors
 BENCH_ID = llm_section.LLM_ID
 
 
+def depth_tick(depth: float) -> str:
+    """A context depth as a tick label: whole multiples of 1024 as "4k", "16k"; others as they are."""
+    if depth >= 1024 and depth % 1024 == 0:
+        return f"{depth / 1024:g}k"
+    return f"{depth:g}"
+
+
 def summary_text(document: dict[str, Any]) -> str:
     """One line: each figure's fraction of its bound and the serving verdict."""
     runs = llm_section.build([document])
@@ -91,6 +98,8 @@ class LlmView(QWidget):
             plot.setYRange(0, 1.1 * top, padding=0)
             if len(measured[0].x) == 1:
                 plot.setXRange(measured[0].x[0] - 1, measured[0].x[0] + 1)
+            # ticks at the depths measured, 4096 as "4k": automatic ticks of 5000s run together on a narrow chart
+            plot.getAxis("bottom").setTicks([[(x, depth_tick(x)) for x in measured[0].x], []])
         if spec.target_y is not None:
             plot.addItem(pg.InfiniteLine(spec.target_y, angle=0, pen=pg.mkPen(ERROR_COLOR, width=1,
                                                                              style=Qt.PenStyle.DotLine)))
