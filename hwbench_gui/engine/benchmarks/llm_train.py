@@ -11,9 +11,7 @@ when it does not. torch is imported inside the run only.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-from pathlib import Path
 from typing import Any
 
 from hwbench_gui.engine.inventory import datasheets
@@ -567,51 +565,28 @@ def _single_rate(params: dict[str, Any], warnings: list[str]) -> float | None:
 
 
 def _rank_main(arch: Any, params: dict[str, Any], reporter: Reporter) -> Outcome:
-    """One rank: join the process group, measure, write ``rank<N>.json`` for the launcher."""
+    """One rank: join the process group, measure, write ``rank<N>.json`` for the launcher
+    (:func:`multigpu.run_rank`, as the model benchmarks' ranks do)."""
     import torch
 
     from hwbench_gui.engine.models.llm import training
-    from hwbench_gui.engine.models.torch_measure import DistContext
 
-    rank, local_rank, world = (int(os.environ[k]) for k in ("RANK", "LOCAL_RANK", "WORLD_SIZE"))
-    out = Path(os.environ[multigpu.OUT_ENV])
-    ctx = DistContext(rank, local_rank, world)
+    _, local_rank, world = multigpu.rank_identity()
     device = _device(torch, params, local_rank)
     if device.type == "cpu":  # torchrun's one-thread default would starve a rank; more would oversubscribe
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", world))))
-    grouped = world > 1
-    try:
-        if grouped:
-            torch.distributed.init_process_group("nccl" if device.type == "cuda" else "gloo")
-        run, details = training.measure(arch, params, reporter, device, ctx if grouped else None,
-                                        params["sharding"] if grouped else "none")
-        runs = [run.to_json()]
-        if grouped:
-            gathered: list[Any] = [None] * world
-            torch.distributed.all_gather_object(gathered, run.to_json())
-            runs = gathered
+
+    def measure(dist: Any) -> tuple[TimedRun, dict[str, Any]]:
+        run, details = training.measure(arch, params, reporter, device, dist,
+                                        params["sharding"] if dist is not None else "none")
         where = f"cuda:{device.index} ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else \
             f"cpu ({torch.get_num_threads()} threads)"
-        record = {"rank": rank, "runs": runs, "details": details, "where": where,
-                  "gpu_name": _gpu_name(torch, device)}
-    except OutOfMemoryError as exc:
-        _write(out, rank, {"rank": rank, "error_kind": "out_of_memory", "message": str(exc)})
-        raise
-    except Exception as exc:
-        _write(out, rank, {"rank": rank, "error_kind": "exception", "message": f"{type(exc).__name__}: {exc}"})
-        raise
-    finally:
-        if grouped and torch.distributed.is_initialized():
-            torch.distributed.destroy_process_group()
-    _write(out, rank, record)
-    return Outcome(figure_name="rank throughput", unit="tokens/s", samples=TimedRun.from_json(runs[0]).window_rates(),
-                   method="One rank of a multi-GPU llm.train run.", details=details, device=where)
+        return run, {"details": details, "where": where, "gpu_name": _gpu_name(torch, device)}
 
-
-def _write(folder: Path, rank: int, record: dict[str, Any]) -> None:
-    tmp = folder / f".rank{rank}.json.tmp"
-    tmp.write_text(json.dumps(record))
-    tmp.replace(folder / f"rank{rank}.json")
+    record = multigpu.run_rank("nccl" if device.type == "cuda" else "gloo", measure)
+    return Outcome(figure_name="rank throughput", unit="tokens/s",
+                   samples=TimedRun.from_json(record["runs"][0]).window_rates(),
+                   method="One rank of a multi-GPU llm.train run.", details=record["details"], device=record["where"])
 
 
 def _availability() -> str | None:

@@ -44,26 +44,50 @@ def rank_main(bench_id: str, spec: ModelSpec, params: dict[str, Any], reporter: 
 
     from hwbench_gui.engine.models import torch_measure as model_torch
 
-    rank, local_rank = int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"])
-    world = int(os.environ["WORLD_SIZE"])
+    rank, local_rank, world = rank_identity()
+    kind, base = split_device(params["device"])
+    if world > 1 and kind == CUDA:
+        torch.cuda.set_device(base + local_rank)
+
+    def measure(dist: Any) -> tuple[TimedRun, dict[str, Any]]:
+        run, details, where = model_torch.measure(spec, params, _RankReporter(reporter, rank), dist=dist)
+        return run, {"details": details, "where": where}
+
+    record = run_rank("nccl" if kind == CUDA else "gloo", measure)
+    run = TimedRun.from_json(record["runs"][0])  # this rank's own run (rank 0 lists every rank's, its own first)
+    return build_outcome(spec, params, run, framework_label=f"PyTorch {torch.__version__} (rank {rank})",
+                         device_label=record["where"], method_extra="One rank of a DDP run.",
+                         details=record["details"], warnings=[])
+
+
+def rank_identity() -> tuple[int, int, int]:
+    """This rank's (RANK, LOCAL_RANK, WORLD_SIZE), as the launcher set them."""
+    return int(os.environ["RANK"]), int(os.environ["LOCAL_RANK"]), int(os.environ["WORLD_SIZE"])
+
+
+def run_rank(backend: str, measure: Any) -> dict[str, Any]:
+    """What every rank of a launched run does around its measurement: join the process group (``backend``; alone,
+    none), ``measure(dist)`` with ``dist`` a :class:`DistContext` when grouped else None, returning (its
+    :class:`TimedRun`, more fields of its record), gather every rank's run into rank 0's record, write
+    ``rank<N>.json`` for :func:`launch` (or the error's kind and message, then raise it) and leave the group.
+    Returns the record."""
+    import torch
+
+    from hwbench_gui.engine.models.torch_measure import DistContext
+
+    rank, local_rank, world = rank_identity()
     out = Path(os.environ[OUT_ENV])
-    ctx = model_torch.DistContext(rank, local_rank, world)
-    reporter = _RankReporter(reporter, rank)
     grouped = world > 1
     try:
         if grouped:
-            kind, base = split_device(params["device"])
-            backend = "nccl" if kind == CUDA else "gloo"
-            if backend == "nccl":
-                torch.cuda.set_device(base + local_rank)
             torch.distributed.init_process_group(backend)
-        run, details, where = model_torch.measure(spec, params, reporter, dist=ctx if grouped else None)
+        run, extra = measure(DistContext(rank, local_rank, world) if grouped else None)
         runs = [run.to_json()]
         if grouped:
             gathered: list[Any] = [None] * world
             torch.distributed.all_gather_object(gathered, run.to_json())
-            runs = gathered
-        record = {"rank": rank, "runs": runs if rank == 0 else [run.to_json()], "details": details, "where": where}
+            runs = gathered if rank == 0 else [run.to_json()]
+        record = {"rank": rank, "runs": runs, **extra}
     except OutOfMemoryError as exc:
         _write(out, rank, {"rank": rank, "error_kind": "out_of_memory", "message": str(exc)})
         raise
@@ -74,8 +98,7 @@ def rank_main(bench_id: str, spec: ModelSpec, params: dict[str, Any], reporter: 
         if grouped and torch.distributed.is_initialized():
             torch.distributed.destroy_process_group()
     _write(out, rank, record)
-    return build_outcome(spec, params, run, framework_label=f"PyTorch {torch.__version__} (rank {rank})",
-                         device_label=where, method_extra="One rank of a DDP run.", details=details, warnings=[])
+    return record
 
 
 class _RankReporter:
