@@ -7,7 +7,7 @@
 #   LLM_GROUPS="fused summary" bash scripts/gpu_box_llm.sh   (some of them)
 # graph:   llm.infer llama-3.1-8b BF16, step=graph (PyTorch's kernels in a CUDA graph), depths 0 and 16384
 # compile: the same at depth 0 with step=compile (torch.compile default mode, cuBLAS matmuls, in a CUDA graph)
-# fused:   the same at depths 0 and 16384 with step=fused (the whole step compiled with gpt-fast's Inductor
+# fused:   the same at depths 0 and 16384 with step=fused (each block's step compiled once with gpt-fast's Inductor
 #          settings: coordinate-descent-tuned Triton GEMVs, adds fused; in a CUDA graph)
 # fp8:     precision=fp8 (block matmul weights FP8 e4m3, per-channel scales, torch._scaled_mm) with step=fused
 #          (FP8_STEP=compile or graph to choose), depth 0
