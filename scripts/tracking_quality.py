@@ -84,6 +84,7 @@ def run_sequence(spec, detector_name: str, use_appearance: bool = True, rejoin: 
     tracker = None if rejoin else Tracker(occlusion_aware=bool(getattr(detector, "merges_objects", False)),
                                           rejoin_frames=0)
     pipeline = TrackingPipeline(detector, tracker=tracker, use_appearance=use_appearance)
+    pipeline.set_frame_rate(spec.fps)
     gt_rows, hyp_rows = [], []
     for n, frame, gt in synthetic.render(spec):
         result = pipeline.step(frame)
