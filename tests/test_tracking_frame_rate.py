@@ -85,3 +85,35 @@ def test_pipeline_counts_standing_still_in_pixels_per_second():
     pipeline.set_frame_rate(30.0)
     assert slow_at_10 == pytest.approx(3 * pipeline.still_speed)
     assert pipeline.detector.fps == 30.0  # the detector follows the source's rate
+
+
+def _seconds_lived_unseen(fps: float, **options) -> float:
+    """Seconds a confirmed track lives after its detections stop, the tracker at ``fps``: 8 frames of
+    a steady 20×50 box in mid-frame, then nothing."""
+    from hwbench_gui.demos.tracking.deepsort import Detection, Tracker
+
+    tracker = Tracker(n_init=1, occlusion_aware=True, **options)
+    tracker.set_frame_rate(fps)
+    for _ in range(8):
+        tracker.predict()
+        tracker.update([Detection(np.array([100.0, 100, 120, 150]))], frame_wh=(320, 240))
+    for frame in range(1, 200):
+        tracker.predict()
+        tracker.update([], frame_wh=(320, 240))
+        if not tracker.tracks:
+            return frame / fps
+    return 200 / fps
+
+
+def test_tracker_ages_are_seconds_at_any_frame_rate():
+    """max_age 25 frames at 25 fps is one second: a track lost in mid-frame is deleted after its
+    26th frame unseen at 25 fps, the 11th at 10 fps and the 31st at 30 fps; rejoin_frames and the
+    growing gates follow (known answers)."""
+    from hwbench_gui.demos.tracking.deepsort import Tracker
+
+    assert [_seconds_lived_unseen(fps, max_age=25) * fps for fps in (25.0, 10.0, 30.0)] == \
+        pytest.approx([26, 11, 31])
+    tracker = Tracker(max_age=25, max_age_held=75, rejoin_frames=100, reid_growth=0.1, rejoin_growth=0.03)
+    tracker.set_frame_rate(10.0)
+    assert (tracker.max_age, tracker.max_age_held, tracker.rejoin_frames) == (10, 30, 40)
+    assert (tracker.reid_growth, tracker.rejoin_growth) == pytest.approx((0.25, 0.075))

@@ -107,13 +107,15 @@ class TrackingPipeline:
         self._threadpools = ThreadpoolController()
 
     def set_frame_rate(self, fps: float) -> None:
-        """The source's frames per second: the motion detector learns its background, and a track
-        counts as standing still, by seconds, not frames (:meth:`MotionDetector.set_frame_rate`)."""
+        """The source's frames per second: the motion detector learns its background, a track counts
+        as standing still and the tracker's ages run by seconds, not frames
+        (:meth:`MotionDetector.set_frame_rate`, :meth:`Tracker.set_frame_rate`)."""
         if not fps > 0:
             raise ValueError(f"fps must be > 0, got {fps}")
         self.fps = float(fps)
         if hasattr(self.detector, "set_frame_rate"):
             self.detector.set_frame_rate(fps)
+        self.tracker.set_frame_rate(fps)
 
     @property
     def still_speed(self) -> float:
