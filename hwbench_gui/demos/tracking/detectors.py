@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 
 from hwbench_gui.demos.tracking import darknet
-from hwbench_gui.demos.tracking.blobs import split_blob
+from hwbench_gui.demos.tracking.blobs import PersonHeights, split_blob, split_stacked
 from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES  # noqa: F401 (re-exported)
 from hwbench_gui.engine.spec.precision import FP16, FP32, TF32, apply_torch
 
@@ -97,8 +97,13 @@ class MotionDetector:
     is not a figure either. ``split_figures`` (default) cuts a blob at the dips of its row and column
     profiles into the upright figures it holds (:func:`~.blobs.split_blob`; people side by side touch
     and are one blob from the moment they enter); the parts of one blob carry its number in
-    :attr:`Detections.blobs`. ``keep_still`` (default): the ``keep_boxes`` given to :meth:`detect`
-    (tracks that stopped) are kept out of MOG2's learning, so a person who stops does not fade
+    :attr:`Detections.blobs`. ``split_stacked`` (default) then cuts a part taller than ``stack_ratio``
+    times a person standing at its bottom row into the person in front and the one behind
+    (:func:`~.blobs.split_stacked`; :attr:`heights` learns a person's height per image row from the
+    blobs shaped like one person): from an elevated camera people one behind the other overlap in
+    height, not width, often without the dip the profiles need (on the tuning scene kinds, 3 seeds:
+    MOTA 0.889 → 0.923, ids per identity 1.33 → 1.18). ``keep_still`` (default): the ``keep_boxes``
+    given to :meth:`detect` (tracks that stopped) are kept out of MOG2's learning, so a person who stops does not fade
     into the background while tracked.
 
     Score is the fraction of the box covered by foreground; ``conf_threshold`` filters on it. The
@@ -119,7 +124,7 @@ class MotionDetector:
                  noise_k: float = 4.0, drop_ghosts: bool = True, shadows: bool = True,
                  shadow_threshold: float = 0.5, light_compensation: bool = True, split_figures: bool = True,
                  keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6,
-                 split_min_aspect: float = 1.3) -> None:
+                 split_min_aspect: float = 1.3, split_stacked: bool = True, stack_ratio: float = 1.35) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
@@ -128,6 +133,8 @@ class MotionDetector:
         self.light_compensation, self.split_figures = light_compensation, split_figures
         self.keep_still, self.keep_diff = keep_still, keep_diff
         self.split_max_dip, self.split_min_aspect = split_max_dip, split_min_aspect
+        self.split_stacked, self.stack_ratio = split_stacked, stack_ratio
+        self.heights = PersonHeights()  # in the model's pixels (the frame scaled by ``scale``)
         self.var_threshold, self.scale = var_threshold, scale
         self.still_learnt_s = still_learnt_s
         self.start_s, self.start_learnt_s = start_s, start_learnt_s
@@ -177,6 +184,7 @@ class MotionDetector:
         self._oldest = 0  # index in _samples replaced next, once there are ``samples`` of them
         self._model: np.ndarray | None = None
         self._recent: deque[np.ndarray] = deque(maxlen=self.motion_lag)
+        self.heights.reset()
 
     def detect(self, frame: np.ndarray, keep_boxes: np.ndarray | None = None) -> Detections:
         """Blobs of this frame. ``keep_boxes`` (xyxy, frame pixels): where tracked objects stand
@@ -223,6 +231,10 @@ class MotionDetector:
             if self.split_figures:
                 blob = labels[y:y + h, x:x + w] == i
                 parts = split_blob(blob, self.split_max_dip, self.split_min_aspect, max(3, round(12 * self.scale)))
+                if len(parts) == 1:
+                    self.heights.add(x, y, x + w, y + h)
+                if self.split_stacked:
+                    parts = [q for part in parts for q in self._unstack(blob, x, y, part)]
             else:
                 blob, parts = None, [(0, 0, w, h)]
             for px1, py1, px2, py2 in parts:
@@ -242,6 +254,12 @@ class MotionDetector:
         keep = nms_numpy(boxes_a, scores_a, self.nms_threshold)
         return Detections(boxes_a[keep], scores_a[keep], np.zeros(len(keep), np.int64),
                           np.asarray(blobs, np.int64)[keep] if self.split_figures else None)
+
+    def _unstack(self, blob: np.ndarray, x: int, y: int, part) -> list[tuple[int, int, int, int]]:
+        """``part`` of a blob, or the two people stacked in it (:func:`~.blobs.split_stacked`)."""
+        px1, py1, px2, py2 = part
+        two = split_stacked(blob[py1:py2, px1:px2], x + px1, y + py1, self.heights, self.stack_ratio)
+        return [part] if two is None else [(px1 + a, py1 + b, px1 + c, py1 + d) for a, b, c, d in two]
 
     @property
     def keeps_still_objects(self) -> bool:
