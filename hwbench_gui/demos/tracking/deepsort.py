@@ -225,8 +225,8 @@ class Track:
 
     def recent_speed(self, frames: int = 5) -> float:
         """Pixels per frame its detections' centre moved over its last ``frames`` detections (the
-        Kalman velocity takes some 15 frames to settle after a stop; the background model learns a
-        standing figure in about 20)."""
+        Kalman velocity takes some 15 frames to settle after a stop, longer than the background model
+        took to learn a standing figure as first shipped)."""
         if len(self.trail) <= frames:
             return float("inf")
         (x0, y0), (x1, y1) = self.trail[-1 - frames], self.trail[-1]

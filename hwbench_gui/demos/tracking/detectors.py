@@ -190,8 +190,8 @@ class MotionDetector:
         """Blobs of this frame. ``keep_boxes`` (xyxy, frame pixels): where tracked objects stand
         still (MOG2 only): MOG2 learns the background image there instead of the frame, and those
         pixels are foreground where the frame differs from that image, so a person who stops is
-        not learnt into the background (MOG2 does that within about 20 frames at the default
-        learning rate) while a track covers them."""
+        not learnt into the background (MOG2 does that within ``still_learnt_s``) while a track
+        covers them."""
         if self.scale != 1.0:
             frame = cv2.resize(frame, None, fx=self.scale, fy=self.scale, interpolation=cv2.INTER_AREA)
         self._frames += 1
