@@ -106,12 +106,6 @@ class MotionDetector:
     given to :meth:`detect` (tracks that stopped) are kept out of MOG2's learning, so a person who stops does not fade
     into the background while tracked.
 
-    ``stabilise`` (default): a camera that shakes a little (up to ``max_shake_px``) has each frame
-    moved back onto the background model before subtraction (:meth:`_shake`), and the boxes moved
-    with the frame again, so the edges of a swaying background are not figures (held-out kind with
-    a 2 px shake, 3 seeds: MOTA 0.764 → 0.764, IDF1 0.815 → 0.804, ids per identity 1.96 → 1.92:
-    MOG2's mixture had already learnt that sway); about 2 ms of CPU a 768×576 frame.
-
     Score is the fraction of the box covered by foreground; ``conf_threshold`` filters on it. The
     model runs on the frame scaled by ``scale``. Frame 1 yields no detections: there is no
     background to compare it with yet.
@@ -130,8 +124,7 @@ class MotionDetector:
                  noise_k: float = 4.0, drop_ghosts: bool = True, shadows: bool = True,
                  shadow_threshold: float = 0.5, light_compensation: bool = True, split_figures: bool = True,
                  keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6,
-                 split_min_aspect: float = 1.3, split_stacked: bool = True, stack_ratio: float = 1.35,
-                 stabilise: bool = True, max_shake_px: float = 8.0, min_shake_peak: float = 0.85) -> None:
+                 split_min_aspect: float = 1.3, split_stacked: bool = True, stack_ratio: float = 1.35) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
@@ -141,7 +134,6 @@ class MotionDetector:
         self.keep_still, self.keep_diff = keep_still, keep_diff
         self.split_max_dip, self.split_min_aspect = split_max_dip, split_min_aspect
         self.split_stacked, self.stack_ratio = split_stacked, stack_ratio
-        self.stabilise, self.max_shake_px, self.min_shake_peak = stabilise, max_shake_px, min_shake_peak
         self.heights = PersonHeights()  # in the model's pixels (the frame scaled by ``scale``)
         self.var_threshold, self.scale = var_threshold, scale
         self.still_learnt_s = still_learnt_s
@@ -193,9 +185,6 @@ class MotionDetector:
         self._model: np.ndarray | None = None
         self._recent: deque[np.ndarray] = deque(maxlen=self.motion_lag)
         self.heights.reset()
-        self.shift = (0.0, 0.0)  # this frame's offset from the background model (stabilise), frame pixels
-        self._window: np.ndarray | None = None
-        self._last_foreground: np.ndarray | None = None  # the last frame's mask, for _shake
 
     def detect(self, frame: np.ndarray, keep_boxes: np.ndarray | None = None) -> Detections:
         """Blobs of this frame. ``keep_boxes`` (xyxy, frame pixels): where tracked objects stand
@@ -208,15 +197,6 @@ class MotionDetector:
         self._frames += 1
         if self._mog is not None and self.light_compensation and self._background_image is not None:
             frame = self._compensate(frame, self._background_image)
-        shift = self._shake(frame) if self.stabilise and self._mog is not None else None
-        if shift is not None:
-            # Into the background model's place: the shaking camera's frame moved back by its offset.
-            frame = cv2.warpAffine(frame, np.float32([[1, 0, -shift[0]], [0, 1, -shift[1]]]),
-                                   (frame.shape[1], frame.shape[0]), borderMode=cv2.BORDER_REPLICATE)
-            if keep_boxes is not None and len(keep_boxes):
-                keep_boxes = np.asarray(keep_boxes, np.float64).reshape(-1, 4) - \
-                    np.tile(np.array(shift) / self.scale, 2)
-        self.shift = (0.0, 0.0) if shift is None else (shift[0] / self.scale, shift[1] / self.scale)
         kept = self._keep_mask(frame, keep_boxes)
         if kept is not None:
             fed = frame.copy()
@@ -236,12 +216,10 @@ class MotionDetector:
             return Detections()
         mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, self._kernel_open)
         mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, self._kernel_close)
-        self._last_foreground = mask
         n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
         if self._mog is None:
             self._learn(frame, (n, labels, stats))
-        if self._mog is not None and (self.light_compensation or self.stabilise or kept is not None or
-                                      (self.drop_ghosts and n > 1)):
+        if self._mog is not None and (self.light_compensation or kept is not None or (self.drop_ghosts and n > 1)):
             self._background_image = self._mog.getBackgroundImage()
         ghost = self._ghosts(frame, labels, np.ones(n, bool), n, self._background_image) \
             if self._mog is not None and self.drop_ghosts and n > 1 else np.zeros(n, bool)
@@ -273,7 +251,6 @@ class MotionDetector:
         if not boxes:
             return Detections()
         boxes_a, scores_a = np.asarray(boxes, np.float32) / self.scale, np.asarray(scores, np.float32)
-        boxes_a += np.tile(np.float32(self.shift), 2)  # back where the people are in the frame given
         keep = nms_numpy(boxes_a, scores_a, self.nms_threshold)
         return Detections(boxes_a[keep], scores_a[keep], np.zeros(len(keep), np.int64),
                           np.asarray(blobs, np.int64)[keep] if self.split_figures else None)
@@ -298,30 +275,6 @@ class MotionDetector:
         for x1, y1, x2, y2 in np.asarray(keep_boxes, np.float64).reshape(-1, 4) * self.scale:
             kept[max(0, int(y1)):min(h, int(np.ceil(y2))), max(0, int(x1)):min(w, int(np.ceil(x2)))] = True
         return kept if kept.any() else None
-
-    def _shake(self, frame: np.ndarray) -> tuple[float, float] | None:
-        """(dx, dy) in model pixels by which ``frame`` is offset from the background model (phase
-        correlation of the two, the last frame's foreground replaced by the background so that people
-        walking do not pull it), or None: no model yet, an offset under a quarter pixel, one beyond
-        ``max_shake_px`` (a camera that moved, or a frame full of moving people: not a shake), or a
-        correlation peak under ``min_shake_peak`` (1: the frames agree exactly once shifted)."""
-        if self._background_image is None:
-            return None
-        background = cv2.cvtColor(self._background_image, cv2.COLOR_BGR2GRAY)
-        gray = cv2.cvtColor(frame, cv2.COLOR_BGR2GRAY)
-        if self._last_foreground is not None and self._last_foreground.shape == gray.shape:
-            people = cv2.dilate(self._last_foreground, self._kernel_keep) > 0
-            gray[people] = background[people]
-        background, gray = background.astype(np.float32), gray.astype(np.float32)
-        if self._window is None or self._window.shape != gray.shape:
-            self._window = cv2.createHanningWindow((gray.shape[1], gray.shape[0]), cv2.CV_32F)
-        (dx, dy), peak = cv2.phaseCorrelate(background, gray, self._window)
-        size = float(np.hypot(dx, dy))
-        # A weak peak is no shift: a person coming out from behind a post pulled a still frame by a
-        # pixel at a peak of 0.5-0.8; the test clip's real shakes peak at 0.9 or more.
-        if size < 0.25 or size > self.max_shake_px * self.scale or peak < self.min_shake_peak:
-            return None
-        return float(dx), float(dy)
 
     def _compensate(self, frame: np.ndarray, background: np.ndarray) -> np.ndarray:
         """``frame`` scaled to the background model's brightness: the median ratio of the two over a
