@@ -117,3 +117,17 @@ def test_tracker_ages_are_seconds_at_any_frame_rate():
     tracker.set_frame_rate(10.0)
     assert (tracker.max_age, tracker.max_age_held, tracker.rejoin_frames) == (10, 30, 40)
     assert (tracker.reid_growth, tracker.rejoin_growth) == pytest.approx((0.25, 0.075))
+
+
+def test_a_scene_kind_renders_the_same_scene_at_another_frame_rate():
+    """Speeds are in m/s: at 10 fps the clip lasts as long and every walker covers the same ground
+    as at its own 25 fps, in 2.5 times fewer frames."""
+    from hwbench_gui.demos.tracking import scenes
+
+    own, slow = scenes.scene_spec("street-level-25fps", 0), scenes.scene_spec("street-level-25fps", 0, fps=10.0)
+    assert (own.fps, slow.fps) == (25.0, 10.0)
+    assert own.n_frames / own.fps == pytest.approx(slow.n_frames / slow.fps)
+    for a, b in zip(own.figures, slow.figures):
+        walked_a, walked_b = np.nanmax(a.path[:, 4]), np.nanmax(b.path[:, 4])
+        assert walked_b == pytest.approx(walked_a, rel=0.05)
+        assert np.isfinite(b.path[:, 0]).sum() == pytest.approx(np.isfinite(a.path[:, 0]).sum() / 2.5, rel=0.05)
