@@ -92,3 +92,103 @@ def split_blob(mask: np.ndarray, max_dip: float = 0.6, min_aspect: float = 1.3, 
         else:
             parts += [halves[1], halves[2]]
     return done
+
+
+class PersonHeights:
+    """How tall a person whose feet are on image row ``y`` looks, learnt from the blobs a fixed camera
+    sees. On a ground plane a person's height in the image is linear in their foot row (both are
+    ``F · size / depth``), near or far, level camera or elevated: ``h = slope · y + offset``, fitted
+    by least squares to the last ``capacity`` blobs shaped like one upright person (height / width in
+    ``aspect``), those more than ``max_residual`` off the first fit dropped and the line fitted again.
+    Blobs of two people side by side are too wide and of two stacked (one behind the other, seen
+    from above) too tall to be samples. No estimate until ``min_samples`` have been seen, nor where
+    the row does not tell the height: when the median relative distance of the samples from the
+    line exceeds ``max_spread`` (people of heights far apart on the same rows; adults differ by
+    about ±10 %)."""
+
+    def __init__(self, capacity: int = 400, min_samples: int = 40, aspect: tuple[float, float] = (1.9, 3.6),
+                 max_residual: float = 0.2, refit_every: int = 20, max_spread: float = 0.1) -> None:
+        self.capacity, self.min_samples, self.aspect = capacity, min_samples, aspect
+        self.max_residual, self.refit_every, self.max_spread = max_residual, refit_every, max_spread
+        self.reset()
+
+    def reset(self) -> None:
+        self._samples: list[tuple[float, float]] = []
+        self._fit: tuple[float, float] | None = None
+        self._added = 0
+
+    def add(self, x1: float, y1: float, x2: float, y2: float) -> None:
+        """One blob's box; kept when it is shaped like one upright person."""
+        w, h = x2 - x1, y2 - y1
+        if w <= 0 or not self.aspect[0] <= h / w <= self.aspect[1]:
+            return
+        self._samples.append((float(y2), float(h)))
+        if len(self._samples) > self.capacity:
+            del self._samples[0]
+        self._added += 1
+        if len(self._samples) >= self.min_samples and self._added % self.refit_every == 0:
+            self._refit()
+
+    def _refit(self) -> None:
+        y, h = np.asarray(self._samples).T
+        slope, offset = self._line(y, h)
+        good = np.abs(h - (slope * y + offset)) <= self.max_residual * h
+        if good.sum() >= self.min_samples // 2:
+            slope, offset = self._line(y[good], h[good])
+        fitted = slope * y + offset
+        spread = float(np.median(np.abs(h - fitted) / np.maximum(fitted, 1e-6)))
+        self._fit = (slope, offset) if spread <= self.max_spread else None
+
+    @staticmethod
+    def _line(y: np.ndarray, h: np.ndarray) -> tuple[float, float]:
+        if np.ptp(y) < 1e-6:  # all on one row: a height, no slope
+            return 0.0, float(np.median(h))
+        slope, offset = np.polyfit(y, h, 1)
+        return float(slope), float(offset)
+
+    def expected(self, foot_y: float) -> float | None:
+        """Expected height (px) of a person with feet on row ``foot_y``; None before enough samples."""
+        if self._fit is None:
+            return None
+        slope, offset = self._fit
+        h = slope * foot_y + offset
+        return float(h) if h > 0 else None
+
+    def head_to_height(self, head_y: float) -> float | None:
+        """Expected height of a person whose head is on row ``head_y``: h = slope · (head_y + h) + offset."""
+        if self._fit is None or self._fit[0] >= 1.0:
+            return None
+        slope, offset = self._fit
+        h = (slope * head_y + offset) / (1.0 - slope)
+        return float(h) if h > 0 else None
+
+
+def split_stacked(mask: np.ndarray, x: int, y: int, heights: PersonHeights, stack_ratio: float = 1.5,
+                  min_side_px: int = 3) -> list[tuple[int, int, int, int]] | None:
+    """Two boxes (in ``mask``'s pixels, exclusive ends) for a blob taller than ``stack_ratio`` times
+    the expected height of a person standing at its bottom row: one person in front (the blob's
+    bottom, the expected height tall) and one behind (its top, as tall as a person whose head is
+    there), each as wide as the blob's pixels in its rows; None when the blob is not that tall (or
+    no heights are known yet). ``mask``: the blob's pixels in its bounding box, whose top-left is
+    (``x``, ``y``) in the frame ``heights`` was learnt in."""
+    box = _tight(mask)
+    if box is None:
+        return None
+    x1, y1, x2, y2 = box
+    front = heights.expected(y + y2)
+    behind = heights.head_to_height(y + y1)
+    if front is None or behind is None or y2 - y1 < stack_ratio * front:
+        return None
+    parts = []
+    for top, bottom in ((y1, min(y2, y1 + int(round(behind)))), (max(y1, y2 - int(round(front))), y2)):
+        # Columns from the rows of this person alone where they exist (above the front person's head,
+        # below the back person's feet), else from all its rows.
+        own = (top, min(bottom, y2 - int(round(front)))) if top == y1 else (max(top, y1 + int(round(behind))), bottom)
+        rows = mask[own[0]:own[1]] if own[1] - own[0] >= min_side_px else mask[top:bottom]
+        cols = np.flatnonzero(rows.any(axis=0))
+        if bottom - top < min_side_px or not len(cols):
+            return None
+        parts.append((int(cols[0]), top, int(cols[-1]) + 1, bottom))
+    if any((b - t) < heights.aspect[0] * (r - left) for left, t, r, b in parts):
+        return None  # a part wider than one person: a crowd, which the tracker's merged blobs handle
+    return parts

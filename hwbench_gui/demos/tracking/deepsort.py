@@ -225,8 +225,8 @@ class Track:
 
     def recent_speed(self, frames: int = 5) -> float:
         """Pixels per frame its detections' centre moved over its last ``frames`` detections (the
-        Kalman velocity takes some 15 frames to settle after a stop; the background model learns a
-        standing figure in about 20)."""
+        Kalman velocity takes some 15 frames to settle after a stop, longer than the background model
+        took to learn a standing figure as first shipped)."""
         if len(self.trail) <= frames:
             return float("inf")
         (x0, y0), (x1, y1) = self.trail[-1 - frames], self.trail[-1]
@@ -380,6 +380,13 @@ class Tracker:
     lost one (kept ``rejoin_frames`` frames after it died unseen) or of one unseen all its life, that it
     looks like (cosine distance ≤ ``rejoin_cosine``) and that could have walked to it (:meth:`_rejoin`,
     ``rejoin_radius``); ``rejoin_frames=0`` turns this off.
+
+    Ages are given in frames at ``fps`` (25: the rate they were tuned at) and mean seconds: what
+    decides whether a person hidden behind a post comes back under their id is how long they were
+    hidden, not how many frames the camera took meanwhile. :meth:`set_frame_rate` (the pipeline
+    calls it with the source's rate) keeps ``max_age``, ``max_age_held`` and ``rejoin_frames`` at
+    the same seconds, and the gates that grow with every frame unseen (``reid_growth`` and
+    ``rejoin_growth`` heights a frame at ``fps``) at the same growth per second.
     """
 
     def __init__(self, max_cosine_distance: float = 0.2, nn_budget: int | None = 30, max_iou_distance: float = 0.7,
@@ -387,21 +394,41 @@ class Tracker:
                  occlusion_aware: bool = False, held_coverage: float = 0.5, max_age_held: int = 90,
                  reid_radius: float = 0.5, reid_min_area: float = 0.2, cut_ratio: float = 0.7,
                  border_px: float = 8.0, split_iou: float = 0.3, rejoin_frames: int = 125,
-                 rejoin_cosine: float = 0.25, rejoin_radius: float = 0.6) -> None:
-        self.rejoin_frames, self.rejoin_cosine, self.rejoin_radius = rejoin_frames, rejoin_cosine, rejoin_radius
+                 rejoin_cosine: float = 0.25, rejoin_radius: float = 0.6, reid_growth: float = 0.1,
+                 rejoin_growth: float = 0.03, fps: float = 25.0) -> None:
+        if not fps > 0:
+            raise ValueError(f"fps must be > 0, got {fps}")
+        self.fps = float(fps)
+        # What the frame counts and per-frame growths mean, in seconds (see the class's doc).
+        self._per_s = {"max_age": max_age / fps, "max_age_held": max_age_held / fps,
+                       "rejoin_frames": rejoin_frames / fps}
+        self._growth_per_s = {"reid_growth": reid_growth * fps, "rejoin_growth": rejoin_growth * fps}
+        self.rejoin_cosine, self.rejoin_radius = rejoin_cosine, rejoin_radius
         self.lost: list[LostTrack] = []
         self.frame_count = 0
         self.cut_ratio, self.border_px = cut_ratio, border_px
         self.split_iou = split_iou
-        self.occlusion_aware, self.held_coverage, self.max_age_held = occlusion_aware, held_coverage, max_age_held
+        self.occlusion_aware, self.held_coverage = occlusion_aware, held_coverage
         self.reid_radius, self.reid_min_area = reid_radius, reid_min_area
         self.kf = KalmanFilter()
         self.metric = NearestNeighborDistance(nn_budget)
         self.max_cosine_distance, self.max_iou_distance = max_cosine_distance, max_iou_distance
-        self.max_age, self.n_init = max_age, n_init
+        self.n_init = n_init
         self.gating_threshold = gating_threshold
         self.tracks: list[Track] = []
         self._next_id = 1
+        self.set_frame_rate(fps)
+
+    def set_frame_rate(self, fps: float) -> None:
+        """The source's frames per second: ages and growing gates keep their meaning in seconds."""
+        if not fps > 0:
+            raise ValueError(f"fps must be > 0, got {fps}")
+        self.fps = float(fps)
+        self.max_age, self.max_age_held, self.rejoin_frames = (int(round(self._per_s[k] * fps)) for k in
+                                                               ("max_age", "max_age_held", "rejoin_frames"))
+        self.reid_growth, self.rejoin_growth = (self._growth_per_s[k] / fps for k in ("reid_growth", "rejoin_growth"))
+        for t in self.tracks:
+            t.max_age = self.max_age
 
     def reset(self) -> None:
         self.tracks, self._next_id = [], 1
@@ -478,7 +505,7 @@ class Tracker:
         all of ``track``'s life) it looks like and could be: appearance within ``rejoin_cosine`` of
         that track's gallery; a height from half to 1.5 times that of its last full view (a person
         coming out from behind something is first seen in part; people near and far differ more);
-        and a first centre within ``rejoin_radius`` heights (plus 0.03 of a height per frame since)
+        and a first centre within ``rejoin_radius`` heights (plus ``rejoin_growth`` of a height per frame since)
         of the segment from where that view was to where its velocity would have taken it (a person
         hidden may have walked on or stopped). The closest in appearance wins."""
         if not track.features:
@@ -504,7 +531,8 @@ class Tracker:
             end = start + np.asarray(velocity, float) * max(0, gap - track.age + 1)
             seg = end - start
             share = float(np.clip(np.dot(first - start, seg) / max(1e-9, float(np.dot(seg, seg))), 0.0, 1.0))
-            if np.linalg.norm(first - (start + share * seg)) > max(h_lost, height) * (self.rejoin_radius + 0.03 * gap):
+            reach = max(h_lost, height) * (self.rejoin_radius + self.rejoin_growth * gap)
+            if np.linalg.norm(first - (start + share * seg)) > reach:
                 continue
             cost = float(1.0 - (gallery @ feats.T).max())
             if cost <= best_cost:
@@ -645,9 +673,9 @@ class Tracker:
         Mahalanobis gate. A figure coming out of a blob or from behind a pillar is first seen in
         part: its box's height and aspect are far from the prediction and the 4-d gate refuses it,
         although it is near where the track predicted it and looks the same; without this it is born
-        again under a new id. The gate: centres within ``reid_radius`` track heights, plus a tenth
-        of a height per frame unseen (the prediction drifts while it coasts), and a box of at least
-        ``reid_min_area`` of the track's area (slivers at the frame's edge or beside a pillar look
+        again under a new id. The gate: centres within ``reid_radius`` track heights, plus
+        ``reid_growth`` of a height per frame unseen (the prediction drifts while it coasts), and a
+        box of at least ``reid_min_area`` of the track's area (slivers at the frame's edge or beside a pillar look
         like anyone: matching them swapped ids on the older generated sequences)."""
         if not track_indices or not detection_indices:
             return [], list(track_indices), list(detection_indices)
@@ -661,7 +689,7 @@ class Tracker:
         unseen = np.array([t.time_since_update for t in tracks])
         centres_d = np.array([detections[i].xyah[:2] for i in detection_indices])
         dist = np.linalg.norm(centres_t[:, None, :] - centres_d[None, :, :], axis=2)
-        cost[dist > (heights * (self.reid_radius + 0.1 * unseen))[:, None]] = INFTY_COST
+        cost[dist > (heights * (self.reid_radius + self.reid_growth * unseen))[:, None]] = INFTY_COST
         area_t = np.array([t.mean[2] * t.mean[3] ** 2 for t in tracks])
         area_d = np.array([detections[i].xyah[2] * detections[i].xyah[3] ** 2 for i in detection_indices])
         cost[area_d[None, :] < self.reid_min_area * area_t[:, None]] = INFTY_COST

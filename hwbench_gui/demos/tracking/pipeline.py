@@ -101,9 +101,26 @@ class TrackingPipeline:
         self.tracker = tracker or Tracker(occlusion_aware=bool(getattr(detector, "merges_objects", False)))
         self.stats = TimingStats()
         self.frame_index = 0
-        self.still_speed = 0.5  # px per frame: a confirmed track slower than this stands still
+        self.fps = 25.0  # the source's frames per second (set_frame_rate)
+        self.still_speed_px_s = 12.5  # a confirmed track slower than this (px per second) stands still
         self._still: dict[int, np.ndarray] = {}  # frame index → boxes of the tracks standing still after it
         self._threadpools = ThreadpoolController()
+
+    def set_frame_rate(self, fps: float) -> None:
+        """The source's frames per second: the motion detector learns its background, a track counts
+        as standing still and the tracker's ages run by seconds, not frames
+        (:meth:`MotionDetector.set_frame_rate`, :meth:`Tracker.set_frame_rate`)."""
+        if not fps > 0:
+            raise ValueError(f"fps must be > 0, got {fps}")
+        self.fps = float(fps)
+        if hasattr(self.detector, "set_frame_rate"):
+            self.detector.set_frame_rate(fps)
+        self.tracker.set_frame_rate(fps)
+
+    @property
+    def still_speed(self) -> float:
+        """Pixels per frame below which a confirmed track stands still."""
+        return self.still_speed_px_s / self.fps
 
     def reset(self) -> None:
         self.detector.reset()
@@ -203,6 +220,7 @@ def track_video(pipeline: TrackingPipeline, source: str | int, tracks_path: str 
 
     try:
         with open_source(source, camera_size_wh=None) as src:
+            pipeline.set_frame_rate(src.fps)
             for result in pipeline.run(frames(src), overlap=overlap):
                 frame = result.frame
                 if mot:

@@ -220,12 +220,15 @@ TUNING_KINDS = tuple(k for k, v in SCENE_KINDS.items() if not v.held_out)
 HELD_OUT_KINDS = tuple(k for k, v in SCENE_KINDS.items() if v.held_out)
 
 
-def scene_spec(kind: str, seed: int, seconds: float | None = None) -> SequenceSpec:
-    """One clip of scene kind ``kind`` (:data:`SCENE_KINDS`); ``seconds`` shortens or lengthens it."""
+def scene_spec(kind: str, seed: int, seconds: float | None = None, fps: float | None = None) -> SequenceSpec:
+    """One clip of scene kind ``kind`` (:data:`SCENE_KINDS`); ``seconds`` shortens or lengthens it,
+    ``fps`` renders the same scene (speeds are in m/s, pauses in seconds) at another frame rate."""
     try:
         options = dict(SCENE_KINDS[kind].options)
     except KeyError:
         raise ValueError(f"unknown scene kind {kind!r}; choose from {', '.join(SCENE_KINDS)}") from None
     if seconds is not None:
         options["seconds"] = seconds
+    if fps is not None:
+        options["fps"] = fps
     return camera_scene_spec(seed=seed, **options)

@@ -89,6 +89,7 @@ class TrackJob:
         frame_wh: list[int] = []
         try:
             with open_source(self.settings["source"], camera_size_wh=None) as src:
+                pipeline.set_frame_rate(src.fps)
                 pacer = Pacer(0.0 if (src.live or not self.settings.get("realtime", True)) else src.fps)
                 self._emit(("status", f"running {detector.name} on {self.settings['source']}"))
 
