@@ -198,6 +198,16 @@ def test_every_scene_kind_is_either_for_tuning_or_held_out():
         scenes.scene_spec("nowhere", 0)
 
 
+def test_a_kind_near_a_held_out_one_draws_seeds_of_its_own():
+    # The level-camera noise / JPEG / group kind is for tuning: its clips must not be a held-out
+    # kind's seeds rendered with other options.
+    kind = "street-level-25fps-group-noise-jpeg"
+    assert not scenes.SCENE_KINDS[kind].held_out
+    held_seeds = {scenes.scene_spec(k, s, seconds=1.0).seed for k in scenes.HELD_OUT_KINDS for s in range(3)}
+    assert {scenes.scene_spec(kind, s, seconds=1.0).seed for s in range(3)} == {1000, 1001, 1002}
+    assert not held_seeds & {1000, 1001, 1002}
+
+
 def test_perspective_people_grow_as_they_approach():
     # A 1.75 m person on the bottom row is near_height_px tall, and half that twice as far away.
     level = scenes.Camera()
