@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hwbench_gui.demos.tracking import scenes, synthetic
+from hwbench_gui.demos.tracking.appearance import ColorHogEmbedder
 from hwbench_gui.demos.tracking.deepsort import Detection, Tracker, iou_matrix
 from hwbench_gui.demos.tracking.detectors import MotionDetector
 from hwbench_gui.demos.tracking.metrics import ids_per_identity
@@ -66,6 +67,40 @@ def test_a_stop_and_go_walker_keeps_one_id():
 def test_without_keeping_the_standing_figure_the_walker_gets_a_second_id():
     # The rule broken: the detector learns the standing person into its background.
     assert len(_ids(_stop_and_go(), {"keep_still": False})[1]) == 2
+
+
+# -- appearance: what a person wears above and below the waist ---------------------------------------
+
+def _embedded(parts: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Features of the ground-truth boxes of two people 1 s apart, crossing one after the other: one
+    in a red top and blue trousers, the other in a blue top and red trousers (one colour histogram of
+    the whole person cannot tell them apart), and their identities."""
+    red, blue, skin = (40, 40, 220), (220, 60, 40), (150, 170, 200)
+    first, second = _across(1, 14.0, 1, 75), _across(2, 14.0, -1, 75, start=25)
+    first.colors, second.colors = (skin, red, blue), (skin, blue, red)
+    embedder = ColorHogEmbedder(parts=parts)
+    feats, ids = [], []
+    for _, frame, gt in synthetic.render(_scene([first, second], 75, seed=3)):
+        whole = [g for g in gt if g.visibility > 0.9 and 10 < (g.box[0] + g.box[2]) / 2 < 310]
+        if whole:
+            feats.append(embedder.embed(frame, np.array([g.box for g in whole])))
+            ids += [g.object_id for g in whole]
+    return np.concatenate(feats), np.array(ids)
+
+
+def test_people_in_swapped_colours_are_far_apart_in_appearance():
+    feats, ids = _embedded(parts=True)
+    distance = 1.0 - feats @ feats.T
+    same, other = distance[ids[:, None] == ids[None]], distance[ids[:, None] != ids[None]]
+    assert other.size and other.min() > 0.5
+    assert np.percentile(same, 90) < 0.2
+
+
+def test_one_histogram_of_the_whole_person_cannot_tell_them_apart():
+    # The rule broken: the crop's colours in one histogram, as before.
+    feats, ids = _embedded(parts=False)
+    distance = 1.0 - feats @ feats.T
+    assert distance[ids[:, None] != ids[None]].min() < 0.2
 
 
 # -- hidden behind a post ---------------------------------------------------------------------------

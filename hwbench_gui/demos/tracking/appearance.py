@@ -2,10 +2,10 @@
 
 The original Deep SORT uses a CNN trained for person re-identification (MARS). No such weights
 can be downloaded here, and a CNN with random weights would be noise dressed as a feature, so
-hwbench uses a hand-crafted descriptor instead and says so: a hue–saturation colour histogram
-(what an object wears) joined with a HOG descriptor of the crop (its outline). It tells apart
-objects of different colour or shape; it does not re-identify look-alike people the way a
-trained re-id network would.
+hwbench uses a hand-crafted descriptor instead and says so: hue–saturation colour histograms of
+the upper and the lower body (what a person wears above and below the waist) joined with a HOG
+descriptor of the crop (its outline). It tells apart objects of different colour or shape; it
+does not re-identify look-alike people the way a trained re-id network would.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-DESCRIPTION = "hand-crafted: HSV colour histogram (16×4 bins) + HOG (32×64 crop, 8 blocks); no CNN"
+DESCRIPTION = ("hand-crafted: HSV colour histograms of the upper and lower body (16×4 bins each) + HOG (32×64 crop, "
+               "8 blocks); no CNN")
 
 
 class ColorHogEmbedder:
@@ -21,9 +22,11 @@ class ColorHogEmbedder:
 
     description = DESCRIPTION
 
-    def __init__(self, hue_bins: int = 16, sat_bins: int = 4, color_weight: float = 0.8) -> None:
+    def __init__(self, hue_bins: int = 16, sat_bins: int = 4, color_weight: float = 0.8,
+                 parts: bool = True) -> None:
         self.hue_bins, self.sat_bins = hue_bins, sat_bins
         self.color_weight = color_weight
+        self.parts = parts
         # Non-overlapping 16×16 blocks: 2×4 blocks × 4 cells × 9 bins = 288 values. Overlapping blocks
         # (756 values) cost more per distance and did not track better on the generated sequences.
         # OpenCV 5 dropped HOGDescriptor (hwbench pins opencv < 5, but a GPU box may carry 5.x):
@@ -32,7 +35,8 @@ class ColorHogEmbedder:
             else None
         if self._hog is None:
             self.description = DESCRIPTION + " (HOG computed with numpy: this OpenCV has no HOGDescriptor)"
-        self.dim = hue_bins * sat_bins + (int(self._hog.getDescriptorSize()) if self._hog is not None else 288)
+        hog_dim = int(self._hog.getDescriptorSize()) if self._hog is not None else 288
+        self.dim = hue_bins * sat_bins * (2 if parts else 1) + hog_dim
 
     def embed(self, frame: np.ndarray, boxes: np.ndarray) -> np.ndarray:
         boxes = np.asarray(boxes, np.float64).reshape(-1, 4)
@@ -52,13 +56,7 @@ class ColorHogEmbedder:
         # All crops at once: one colour conversion, one bincount, one HOG pass over a strip of crops
         # (windows stepped exactly one crop apart), instead of several OpenCV calls per box.
         hsv = cv2.cvtColor(crops.reshape(n * 64, 32, 3), cv2.COLOR_BGR2HSV).reshape(n, 64 * 32, 3)
-        n_bins = self.hue_bins * self.sat_bins
-        bins = (hsv[..., 0].astype(np.int64) * self.hue_bins // 180) * self.sat_bins + \
-            hsv[..., 1].astype(np.int64) * self.sat_bins // 256 + np.arange(n)[:, None] * n_bins
-        # Dark pixels have no reliable hue: leave them out of the colour histogram.
-        bright = hsv[..., 2] > 40
-        hist = np.bincount(bins[bright], minlength=n * n_bins).reshape(n, n_bins).astype(np.float32)
-        hist = np.sqrt(hist / np.maximum(hist.sum(1, keepdims=True), 1.0))  # Hellinger: cosine on sqrt-histograms
+        hist = self._color(hsv)
         strip = cv2.cvtColor(np.ascontiguousarray(crops.transpose(1, 0, 2, 3).reshape(64, n * 32, 3)),
                              cv2.COLOR_BGR2GRAY)
         if self._hog is not None:
@@ -70,6 +68,38 @@ class ColorHogEmbedder:
         feats /= np.maximum(np.linalg.norm(feats, axis=1, keepdims=True), 1e-6)
         out[valid] = feats[valid]
         return out
+
+    def _color(self, hsv: np.ndarray) -> np.ndarray:
+        """Hue-saturation histograms of ``(n, 64 * 32, 3)`` crops: of the whole crop, or with ``parts``
+        of the upper body (rows 15-50 %) and of the lower body (rows 50-100 %), the middle half of the
+        columns each: what a person wears above and below the waist, with less of the ground beside
+        them. Two people in differently coloured clothes are about 0.7 apart (cosine) where the whole
+        crop's histogram put them 0.3 apart (ground-truth boxes of the tuning scene kinds, 5th
+        percentile); one person's boxes stay about 0.15 apart (90th percentile) either way."""
+        n_bins = self.hue_bins * self.sat_bins
+        bins = (hsv[..., 0].astype(np.int64) * self.hue_bins // 180) * self.sat_bins + \
+            hsv[..., 1].astype(np.int64) * self.sat_bins // 256
+        # Dark pixels have no reliable hue: leave them out of the colour histogram.
+        bright = hsv[..., 2] > 40
+        if not self.parts:
+            return _hellinger(bins, bright, n_bins)
+        region = np.zeros((64, 32), np.int64)  # 0: left out, 1: upper body, 2: lower body
+        region[10:32, 8:24] = 1
+        region[32:, 8:24] = 2
+        region = region.ravel()
+        upper = _hellinger(bins, bright & (region == 1), n_bins)
+        lower = _hellinger(bins, bright & (region == 2), n_bins)
+        return np.concatenate([upper, lower], 1) / np.sqrt(2.0)
+
+
+def _hellinger(bins: np.ndarray, use: np.ndarray, n_bins: int) -> np.ndarray:
+    """``(n, n_bins)`` square roots of the normalised histograms of ``bins`` (``(n, pixels)``) over
+    the pixels in ``use``: their dot product is the Bhattacharyya coefficient (cosine on these rows
+    is Hellinger's distance)."""
+    n = len(bins)
+    index = bins + np.arange(n)[:, None] * n_bins
+    hist = np.bincount(index[use], minlength=n * n_bins).reshape(n, n_bins).astype(np.float32)
+    return np.sqrt(hist / np.maximum(hist.sum(1, keepdims=True), 1.0))
 
 
 def numpy_hog(gray: np.ndarray) -> np.ndarray:
