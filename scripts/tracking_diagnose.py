@@ -13,7 +13,7 @@ joined them?). Counts per sequence:
   ``reborn_in_blob``: of those, born while a merged blob held tracks (births during merges);
   ``lost_held``: earlier ids that were held in a blob when they ended (tracks deleted while occluded);
   ``gap``: median frames between the earlier id's last and the new id's first report;
-  ``app_d``: median appearance distance new-vs-earlier (the cascade accepts <= 0.2);
+  ``app_d``: median appearance distance new-vs-earlier (the cascade accepts <= 0.3);
 - ``swap``: ids that took an object over while the earlier id was still alive.
 
     .venv/bin/python scripts/tracking_diagnose.py [--seeds 5] [--settings converge5,lanes6]

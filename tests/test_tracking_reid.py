@@ -96,6 +96,14 @@ def test_people_in_swapped_colours_are_far_apart_in_appearance():
     assert np.percentile(same, 90) < 0.2
 
 
+def test_the_cascade_accepts_one_person_and_refuses_the_other():
+    # The cascade's threshold sits between one person's spread and two people in different clothes.
+    feats, ids = _embedded(parts=True)
+    distance = 1.0 - feats @ feats.T
+    same, other = distance[ids[:, None] == ids[None]], distance[ids[:, None] != ids[None]]
+    assert np.percentile(same, 90) < Tracker().max_cosine_distance < other.min()
+
+
 def test_one_histogram_of_the_whole_person_cannot_tell_them_apart():
     # The rule broken: the crop's colours in one histogram, as before.
     feats, ids = _embedded(parts=False)
