@@ -39,6 +39,8 @@ def main() -> int:
     parser.add_argument("--monitor-csv", help="recorded telemetry CSV to show")
     parser.add_argument("--results", help="folder of result documents to show in Benchmarks and Reports")
     parser.add_argument("--compare", action="store_true", help="compare the --results documents in Reports")
+    parser.add_argument("--references", action="store_true",
+                        help="Reports: show the shipped published reference figures (compared too with --compare)")
     parser.add_argument("--run", help="benchmark id to run in the Benchmarks tab")
     parser.add_argument("--select", help="benchmark id to show (its form) in the Benchmarks tab")
     parser.add_argument("--pipeline", help="a datapath.analyze document to show in Benchmarks → Pipeline")
@@ -103,6 +105,8 @@ def main() -> int:
         if title == "Demos" and page:
             pages = [widget.tabs.tabText(i) for i in range(widget.tabs.count())]
             widget.tabs.setCurrentIndex(next(i for i, text in enumerate(pages) if text.startswith(page)))
+        if title == "Reports" and args.references:
+            widget.reference_check.setChecked(True)
         if title == "Reports" and args.compare:
             widget.wait_loaded()  # the library lists its folder on a worker thread
             widget.select_rows(range(len(widget.documents())))

@@ -196,6 +196,19 @@ def test_shipped_reference_documents_load_and_stay_published():
     assert mlperf["figure"]["value"] == 5777 and mlperf["figures"]["MLPerf server: output tokens/s"]["value"] == 5103
 
 
+def test_a_published_serving_figure_never_pairs_with_a_batch_one_figure():
+    # MLPerf's offline throughput (thousands of output tokens/s from many sequences) beside llm.infer's batch-1
+    # tg128 would read as "30 times better": the published document states its concurrency, so they stay apart
+    measured = [doc for doc in library.scan([library.reference_dir() / "h100" / "llm-2026-12-05"]).docs
+                if doc["benchmark"]["id"] == "llm.infer" and doc["precision"] == "FP8"]
+    refs = [doc for doc in library.scan([library.reference_dir()], recursive=False).docs
+            if doc["benchmark"]["id"] == "llm.infer"]
+    assert measured and refs
+    result = compare.compare(compare.sides_by_machine(measured + refs), 0)
+    for row in result.rows:
+        assert sum(cell.metric is not None for cell in row.cells) == 1, row.figure_name
+
+
 def test_shipped_h200_measurements_are_measured_documents():
     measured = library.scan([library.reference_dir() / "h200"])
     assert not measured.errors, library.errors_text(measured.errors)
