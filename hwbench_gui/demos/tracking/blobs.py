@@ -194,6 +194,11 @@ def split_stacked(mask: np.ndarray, x: int, y: int, heights: PersonHeights, stac
     return parts
 
 
+# Width / height of the narrowest upright person: :class:`PersonHeights` takes people to be 1.9-3.6
+# times as tall as wide.
+NARROWEST_PERSON = 1 / 3.6
+
+
 def colour_bins(frame_hsv: np.ndarray, hue_bins: int = 16, sat_bins: int = 4, min_value: int = 40) -> np.ndarray:
     """Hue-saturation bin (0 .. hue_bins · sat_bins - 1) of every pixel of an HSV image, -1 where it
     is too dark (value ≤ ``min_value``) to have a reliable hue: the appearance module's histogram bins."""
@@ -203,7 +208,7 @@ def colour_bins(frame_hsv: np.ndarray, hue_bins: int = 16, sat_bins: int = 4, mi
     return bins
 
 
-def split_by_colour(mask: np.ndarray, bins: np.ndarray, n_bins: int = 64, min_width: float = 1 / 3.6,
+def split_by_colour(mask: np.ndarray, bins: np.ndarray, n_bins: int = 64, min_width: float = NARROWEST_PERSON,
                     min_distance: float = 0.3,
                     min_aspect: float = 1.3, max_parts: int = 3) -> list[tuple[int, int, int, int]]:
     """Boxes (x1, y1, x2, y2 in ``mask``'s pixels, exclusive ends) of the people side by side in one
@@ -212,8 +217,7 @@ def split_by_colour(mask: np.ndarray, bins: np.ndarray, n_bins: int = 64, min_wi
 
     ``mask``: bool, the blob's pixels; ``bins``: their hue-saturation bins (:func:`colour_bins`),
     same shape. The blob's height is a person's height ``h`` (people abreast stand on the same row),
-    so the narrowest person is ``min_width`` · ``h`` wide (:class:`PersonHeights` takes upright
-    people to be 1.9-3.6 times as tall as wide). A blob at least two such people wide is cut at
+    so the narrowest person is ``min_width`` · ``h`` wide. A blob at least two such people wide is cut at
     the column where the colour histograms of its two sides differ most (Hellinger distance of the
     hue-saturation histograms of their pixels), among the cuts leaving each side at least one
     narrowest person wide, when that distance is at least ``min_distance`` and both sides are upright

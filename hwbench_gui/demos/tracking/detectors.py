@@ -17,7 +17,14 @@ import cv2
 import numpy as np
 
 from hwbench_gui.demos.tracking import darknet
-from hwbench_gui.demos.tracking.blobs import PersonHeights, colour_bins, split_blob, split_by_colour, split_stacked
+from hwbench_gui.demos.tracking.blobs import (
+    NARROWEST_PERSON,
+    PersonHeights,
+    colour_bins,
+    split_blob,
+    split_by_colour,
+    split_stacked,
+)
 from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES  # noqa: F401 (re-exported)
 from hwbench_gui.engine.spec.precision import FP16, FP32, TF32, apply_torch
 
@@ -130,7 +137,8 @@ class MotionDetector:
                  shadow_threshold: float = 0.5, light_compensation: bool = True, split_figures: bool = True,
                  keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6,
                  split_min_aspect: float = 1.3, split_stacked: bool = True, stack_ratio: float = 1.35,
-                 split_colour: bool = True, colour_distance: float = 0.3, colour_min_width: float = 1 / 3.6) -> None:
+                 split_colour: bool = True, colour_distance: float = 0.3,
+                 colour_min_width: float = NARROWEST_PERSON) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
