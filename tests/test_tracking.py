@@ -227,7 +227,9 @@ def test_ids_survive_a_crossing_with_the_motion_detector():
     from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
 
     spec = synthetic.crossing_spec(n_frames=60)
-    pipeline = TrackingPipeline(MotionDetector(scale=1.0))
+    # The colour cut would part the two (they wear different colours): off, so the tracker meets the
+    # merged blob this test is about; the test below checks the ids with the cut on.
+    pipeline = TrackingPipeline(MotionDetector(scale=1.0, split_colour=False))
     before: dict[int, set[int]] = {1: set(), 2: set()}
     after: dict[int, set[int]] = {1: set(), 2: set()}
     phase = before
@@ -246,6 +248,32 @@ def test_ids_survive_a_crossing_with_the_motion_detector():
             if iou.max() >= 0.5:
                 phase[g.object_id].add(result.tracks[int(iou.argmax())].track_id)
     assert merged_frames >= 3, "the figures must really merge into one blob for a while"
+    assert all(len(ids) == 1 for ids in before.values()) and before[1] != before[2], before
+    assert after == before
+
+
+def test_ids_survive_a_crossing_with_the_colour_cut_on():
+    """The same crossing through the demo's detector as it ships (figures in different colours cut
+    apart where they touch): one id per figure before the overlap, the same ones after it."""
+    from hwbench_gui.demos.tracking.detectors import MotionDetector
+    from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
+
+    pipeline = TrackingPipeline(MotionDetector(scale=1.0))
+    before: dict[int, set[int]] = {1: set(), 2: set()}
+    after: dict[int, set[int]] = {1: set(), 2: set()}
+    phase = before
+    for _, frame, gt in synthetic.render(synthetic.crossing_spec(n_frames=60)):
+        result = pipeline.step(frame)
+        if len(gt) == 2 and iou_matrix(np.array([gt[0].box]), np.array([gt[1].box]))[0, 0] > 0:
+            phase = after
+            continue
+        if not result.tracks:
+            continue
+        boxes = np.array([t.box for t in result.tracks])
+        for g in gt:
+            iou = iou_matrix(np.array([g.box]), boxes)[0]
+            if iou.max() >= 0.5:
+                phase[g.object_id].add(result.tracks[int(iou.argmax())].track_id)
     assert all(len(ids) == 1 for ids in before.values()) and before[1] != before[2], before
     assert after == before
 

@@ -192,3 +192,80 @@ def split_stacked(mask: np.ndarray, x: int, y: int, heights: PersonHeights, stac
     if any((b - t) < heights.aspect[0] * (r - left) for left, t, r, b in parts):
         return None  # a part wider than one person: a crowd, which the tracker's merged blobs handle
     return parts
+
+
+# Width / height of the narrowest upright person: :class:`PersonHeights` takes people to be 1.9-3.6
+# times as tall as wide.
+NARROWEST_PERSON = 1 / 3.6
+
+
+def colour_bins(frame_hsv: np.ndarray, hue_bins: int = 16, sat_bins: int = 4, min_value: int = 40) -> np.ndarray:
+    """Hue-saturation bin (0 .. hue_bins · sat_bins - 1) of every pixel of an HSV image, -1 where it
+    is too dark (value ≤ ``min_value``) to have a reliable hue: the appearance module's histogram bins."""
+    bins = (frame_hsv[..., 0].astype(np.int32) * hue_bins // 180) * sat_bins + \
+        frame_hsv[..., 1].astype(np.int32) * sat_bins // 256
+    bins[frame_hsv[..., 2] <= min_value] = -1
+    return bins
+
+
+def split_by_colour(mask: np.ndarray, bins: np.ndarray, n_bins: int = 64, min_width: float = NARROWEST_PERSON,
+                    min_distance: float = 0.3,
+                    min_aspect: float = 1.3, max_parts: int = 3) -> list[tuple[int, int, int, int]]:
+    """Boxes (x1, y1, x2, y2 in ``mask``'s pixels, exclusive ends) of the people side by side in one
+    blob, told apart by what they wear where the outline shows no dip between them (two or three
+    walking abreast at a level camera are one blob with one flat top for as long as they walk).
+
+    ``mask``: bool, the blob's pixels; ``bins``: their hue-saturation bins (:func:`colour_bins`),
+    same shape. The blob's height is a person's height ``h`` (people abreast stand on the same row),
+    so the narrowest person is ``min_width`` · ``h`` wide. A blob at least two such people wide is cut at
+    the column where the colour histograms of its two sides differ most (Hellinger distance of the
+    hue-saturation histograms of their pixels), among the cuts leaving each side at least one
+    narrowest person wide, when that distance is at least ``min_distance`` and both sides are upright
+    (height / width ≥ ``min_aspect``); then again inside each side, up to ``max_parts`` parts. One
+    person's left and right halves wear the same colours, so one person is never cut; nor are
+    people dressed alike (the blob comes back whole)."""
+    box = _tight(mask)
+    if box is None:
+        return []
+    parts, done = [box], []
+    while parts:
+        x1, y1, x2, y2 = parts.pop()
+        halves = None
+        if len(done) + len(parts) + 1 < max_parts:
+            halves = _colour_cut(mask[y1:y2, x1:x2], bins[y1:y2, x1:x2], n_bins, min_width, min_distance, min_aspect)
+        if halves is None:
+            done.append((x1, y1, x2, y2))
+        else:
+            parts += [(x1 + a, y1 + b, x1 + c, y1 + d) for a, b, c, d in halves]
+    return sorted(done)
+
+
+def _colour_cut(mask: np.ndarray, bins: np.ndarray, n_bins: int, min_width: float, min_distance: float,
+                min_aspect: float):
+    """The two tight boxes of the best colour cut of ``mask`` (:func:`split_by_colour`), or None."""
+    h, w = mask.shape
+    min_w = max(2, int(np.ceil(min_width * h)))
+    if w < 2 * min_w:
+        return None
+    use = mask & (bins >= 0)
+    cols = np.nonzero(use)[1]
+    per_col = np.bincount(cols * n_bins + bins[use], minlength=w * n_bins).reshape(w, n_bins).astype(np.float64)
+    left = np.cumsum(per_col, axis=0)[min_w - 1:w - min_w]  # histogram left of the cut after column c
+    right = per_col.sum(0) - left
+    n_left, n_right = left.sum(1, keepdims=True), right.sum(1, keepdims=True)
+    ok = (n_left[:, 0] >= min_w * min_w) & (n_right[:, 0] >= min_w * min_w)  # a figure's worth of coloured pixels
+    if not ok.any():
+        return None
+    overlap = np.sqrt(left / np.maximum(n_left, 1) * right / np.maximum(n_right, 1)).sum(1)
+    distance = np.where(ok, 1.0 - overlap, -1.0)
+    best = int(np.argmax(distance))
+    if distance[best] < min_distance:
+        return None
+    cut = min_w + best
+    a, b = _tight(mask[:, :cut]), _tight(mask[:, cut:])
+    if a is None or b is None:
+        return None
+    b = (cut + b[0], b[1], cut + b[2], b[3])
+    if any((y2 - y1) < min_aspect * (x2 - x1) for x1, y1, x2, y2 in (a, b)):
+        return None
+    return a, b
