@@ -221,20 +221,18 @@ def test_cascade_uses_appearance_to_keep_ids_when_boxes_swap_positions():
     assert swapped[tuple(left)] == ids[tuple(right)] and swapped[tuple(right)] == ids[tuple(left)]
 
 
-def test_ids_survive_a_crossing_with_the_motion_detector():
-    """Two figures walk into each other (the detector sees one blob for a few frames) and out again."""
+def _ids_across_a_crossing(split_colour: bool) -> tuple[dict[int, set[int]], dict[int, set[int]], int]:
+    """Track ids each figure of the generated crossing gets before its first overlap and after it, through the
+    demo's motion detector, and the frames of the overlap in which the detector saw one blob."""
     from hwbench_gui.demos.tracking.detectors import MotionDetector
     from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
 
-    spec = synthetic.crossing_spec(n_frames=60)
-    # The colour cut would part the two (they wear different colours): off, so the tracker meets the
-    # merged blob this test is about; the test below checks the ids with the cut on.
-    pipeline = TrackingPipeline(MotionDetector(scale=1.0, split_colour=False))
+    pipeline = TrackingPipeline(MotionDetector(scale=1.0, split_colour=split_colour))
     before: dict[int, set[int]] = {1: set(), 2: set()}
     after: dict[int, set[int]] = {1: set(), 2: set()}
     phase = before
     merged_frames = 0
-    for _, frame, gt in synthetic.render(spec):
+    for _, frame, gt in synthetic.render(synthetic.crossing_spec(n_frames=60)):
         result = pipeline.step(frame)
         if len(gt) == 2 and iou_matrix(np.array([gt[0].box]), np.array([gt[1].box]))[0, 0] > 0:
             phase = after  # from the first overlap on, ids must be the ones seen before it
@@ -247,6 +245,14 @@ def test_ids_survive_a_crossing_with_the_motion_detector():
             iou = iou_matrix(np.array([g.box]), boxes)[0]
             if iou.max() >= 0.5:
                 phase[g.object_id].add(result.tracks[int(iou.argmax())].track_id)
+    return before, after, merged_frames
+
+
+def test_ids_survive_a_crossing_with_the_motion_detector():
+    """Two figures walk into each other (the detector sees one blob for a few frames) and out again. The colour
+    cut would part the two (they wear different colours): off, so the tracker meets the merged blob this test is
+    about; the test below checks the ids with the cut on."""
+    before, after, merged_frames = _ids_across_a_crossing(split_colour=False)
     assert merged_frames >= 3, "the figures must really merge into one blob for a while"
     assert all(len(ids) == 1 for ids in before.values()) and before[1] != before[2], before
     assert after == before
@@ -255,25 +261,7 @@ def test_ids_survive_a_crossing_with_the_motion_detector():
 def test_ids_survive_a_crossing_with_the_colour_cut_on():
     """The same crossing through the demo's detector as it ships (figures in different colours cut
     apart where they touch): one id per figure before the overlap, the same ones after it."""
-    from hwbench_gui.demos.tracking.detectors import MotionDetector
-    from hwbench_gui.demos.tracking.pipeline import TrackingPipeline
-
-    pipeline = TrackingPipeline(MotionDetector(scale=1.0))
-    before: dict[int, set[int]] = {1: set(), 2: set()}
-    after: dict[int, set[int]] = {1: set(), 2: set()}
-    phase = before
-    for _, frame, gt in synthetic.render(synthetic.crossing_spec(n_frames=60)):
-        result = pipeline.step(frame)
-        if len(gt) == 2 and iou_matrix(np.array([gt[0].box]), np.array([gt[1].box]))[0, 0] > 0:
-            phase = after
-            continue
-        if not result.tracks:
-            continue
-        boxes = np.array([t.box for t in result.tracks])
-        for g in gt:
-            iou = iou_matrix(np.array([g.box]), boxes)[0]
-            if iou.max() >= 0.5:
-                phase[g.object_id].add(result.tracks[int(iou.argmax())].track_id)
+    before, after, _ = _ids_across_a_crossing(split_colour=True)
     assert all(len(ids) == 1 for ids in before.values()) and before[1] != before[2], before
     assert after == before
 
