@@ -323,13 +323,10 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
                    window_s=windows.window_s, window_steps=windows.window_steps)
     if windows.calibration:
         run.extra["calibration"] = windows.calibration
+    record_peak_memory(run, torch, device)
     if cuda:
-        run.peak_allocated_bytes = float(torch.cuda.max_memory_allocated(device))
-        run.peak_reserved_bytes = float(torch.cuda.max_memory_reserved(device))
-        run.total_memory_bytes = float(torch.cuda.get_device_properties(device).total_memory)
         where = f"cuda:{device.index} ({torch.cuda.get_device_name(device)})"
     else:
-        run.peak_reason = "peak memory is measured on CUDA devices only"
         where = f"cpu ({torch.get_num_threads()} threads)"
     if stream is not None:
         run.extra["epochs_started"] = stream.epoch + 1
@@ -471,6 +468,16 @@ def time_steps(one_step: Callable[[], Any], n: int, *, cuda: bool, sync: Callabl
     if cuda:
         step_s = [events[i].elapsed_time(events[i + 1]) / 1e3 for i in range(n)]
     return seconds, step_s, out
+
+
+def record_peak_memory(run: TimedRun, torch: Any, device: Any) -> None:
+    """The run's peak allocated and reserved bytes and the device's total on a CUDA device; elsewhere why not."""
+    if device.type == "cuda":
+        run.peak_allocated_bytes = float(torch.cuda.max_memory_allocated(device))
+        run.peak_reserved_bytes = float(torch.cuda.max_memory_reserved(device))
+        run.total_memory_bytes = float(torch.cuda.get_device_properties(device).total_memory)
+    else:
+        run.peak_reason = "peak memory is measured on CUDA devices only"
 
 
 def max_over_ranks(n: int, device: Any) -> int:

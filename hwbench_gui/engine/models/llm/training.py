@@ -29,7 +29,7 @@ from hwbench_gui.engine.models.llm import training_arithmetic as ta
 from hwbench_gui.engine.models.llm.architectures import Architecture
 from hwbench_gui.engine.models.llm.linear_cross_entropy import linear_cross_entropy
 from hwbench_gui.engine.models.llm.lora import Adapted, apply_lora
-from hwbench_gui.engine.models.torch_measure import DistContext, max_over_ranks, time_steps
+from hwbench_gui.engine.models.torch_measure import DistContext, max_over_ranks, record_peak_memory, time_steps
 from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, Reporter
 from hwbench_gui.engine.spec.precision import FP8, Precision, apply_torch, from_key
 
@@ -327,12 +327,7 @@ def _measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, dev
                    window_s=windows.window_s, window_steps=windows.window_steps)
     if windows.calibration:
         run.extra["calibration"] = windows.calibration
-    if cuda:
-        run.peak_allocated_bytes = float(torch.cuda.max_memory_allocated(device))
-        run.peak_reserved_bytes = float(torch.cuda.max_memory_reserved(device))
-        run.total_memory_bytes = float(torch.cuda.get_device_properties(device).total_memory)
-    else:
-        run.peak_reason = "peak memory is measured on CUDA devices only"
+    record_peak_memory(run, torch, device)
     details = {
         "trainable_params": built.trainable,
         "adapted_matrices": len(built.adapted.shapes) if built.adapted else 0,
