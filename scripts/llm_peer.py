@@ -41,12 +41,7 @@ def llama_config(name: str):
     arch = builtin(name)
     if arch.positional != "rope" or arch.mlp != "swiglu":
         raise SystemExit(f"{name} is not Llama-shaped (RoPE, SwiGLU): the peer runs LlamaForCausalLM only")
-    scaling = None
-    if arch.rope_scaling:
-        scaling = {"rope_type": "llama3", "factor": arch.rope_scaling.factor,
-                   "low_freq_factor": arch.rope_scaling.low_freq_factor,
-                   "high_freq_factor": arch.rope_scaling.high_freq_factor,
-                   "original_max_position_embeddings": arch.rope_scaling.original_max_positions}
+    scaling = arch.rope_scaling.to_hf() if arch.rope_scaling else None
     return LlamaConfig(vocab_size=arch.vocab, hidden_size=arch.hidden, num_hidden_layers=arch.layers,
                        num_attention_heads=arch.heads, num_key_value_heads=arch.kv_heads, head_dim=arch.head_dim,
                        intermediate_size=arch.intermediate, max_position_embeddings=arch.max_positions,

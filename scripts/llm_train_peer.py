@@ -49,12 +49,7 @@ def hf_config(arch: Architecture):
                           n_layer=arch.layers, n_head=arch.heads, n_inner=arch.intermediate,
                           activation_function="gelu_new", layer_norm_epsilon=arch.norm_eps, resid_pdrop=0.0,
                           embd_pdrop=0.0, attn_pdrop=0.0, tie_word_embeddings=True, attn_implementation="sdpa")
-    scaling = None
-    if arch.rope_scaling:
-        scaling = {"rope_type": "llama3", "factor": arch.rope_scaling.factor,
-                   "low_freq_factor": arch.rope_scaling.low_freq_factor,
-                   "high_freq_factor": arch.rope_scaling.high_freq_factor,
-                   "original_max_position_embeddings": arch.rope_scaling.original_max_positions}
+    scaling = arch.rope_scaling.to_hf() if arch.rope_scaling else None
     common = dict(vocab_size=arch.vocab, hidden_size=arch.hidden, num_hidden_layers=arch.layers,
                   num_attention_heads=arch.heads, num_key_value_heads=arch.kv_heads,
                   intermediate_size=arch.intermediate, max_position_embeddings=arch.max_positions,

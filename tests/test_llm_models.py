@@ -86,6 +86,8 @@ def test_hf_config_reads_into_the_same_architecture(tmp_path):
     arch = archs.resolve(str(tmp_path))
     assert ar.total_params(arch) == 8_030_261_248
     assert arch.rope_scaling == archs.builtin("llama-3.1-8b").rope_scaling
+    # what the peer scripts write for transformers reads back as the same scaling
+    assert arch.rope_scaling.to_hf() == config["rope_scaling"]
     gpt2 = {"model_type": "gpt2", "vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024}
     assert ar.total_params(archs.from_hf_config(gpt2, "g")) == 124_439_808
 

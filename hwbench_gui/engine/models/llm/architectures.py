@@ -34,6 +34,12 @@ class RopeScaling:
     high_freq_factor: float
     original_max_positions: int
 
+    def to_hf(self) -> dict[str, Any]:
+        """The ``rope_scaling`` entry of a Hugging Face config.json that :func:`from_hf_config` reads back."""
+        return {"rope_type": "llama3", "factor": self.factor, "low_freq_factor": self.low_freq_factor,
+                "high_freq_factor": self.high_freq_factor,
+                "original_max_position_embeddings": self.original_max_positions}
+
 
 @dataclass(frozen=True)
 class Architecture:
