@@ -296,3 +296,32 @@ def test_two_overlapping_predictions_cannot_both_take_the_one_part_that_covers_t
     predictions = np.array([[0.0, 0, 10, 20], [4.0, 0, 14, 20]])
     parts = [np.array([2.0, 0, 12, 20]), np.array([40.0, 0, 50, 20])]
     assert not Tracker(split_iou=0.3)._parts_fit(predictions, parts)
+
+
+def test_a_group_that_stands_together_longer_than_max_age_held_keeps_its_ids():
+    """Two people stand side by side, seen apart for 25 frames, then as one blob for 60 frames (three
+    times max_age_held: they lean in to talk), then walk apart: held all the while, each comes out
+    under the id it went in with. (A held track coasts on the velocity it had: one still walking when
+    the blob formed drifts out of a group that stands, and is released; not pinned here.)"""
+    tracker = Tracker(n_init=2, occlusion_aware=True, max_age=5, max_age_held=20)
+
+    def boxes(frame: int) -> list[np.ndarray]:
+        walk = max(0, frame - 85)
+        return [np.array([130.0 - 3 * walk, 100, 150 - 3 * walk, 150]),
+                np.array([145.0 + 3 * walk, 102, 165 + 3 * walk, 152])]
+
+    ids, held = {0: set(), 1: set()}, 0
+    for frame in range(100):
+        b = boxes(frame)
+        merged = 25 <= frame < 85
+        dets = [Detection(np.concatenate([np.min(b, 0)[:2], np.max(b, 0)[2:]]) + [-2, 0, 2, 0])] if merged \
+            else [Detection(x) for x in b]
+        tracker.predict()
+        tracker.update(dets)
+        if merged:
+            held += sum(t.held_box is not None for t in tracker.tracks) == 2
+            continue
+        for t in tracker.active_tracks():
+            ids[int(np.argmin([np.abs(t.last_box - x).sum() for x in b]))].add(t.track_id)
+    assert held == 60
+    assert ids == {0: {1}, 1: {2}}

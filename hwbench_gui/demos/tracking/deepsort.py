@@ -12,8 +12,11 @@ Track ids are integers from 1, never reused within a :class:`Tracker`.
 as one blob (background subtraction): a detection that covers the predicted boxes of two or more
 tracks seen last frame (or held last frame) is a *merged blob*. It is split, not matched: each of
 those tracks is *held* — its Kalman filter coasts on its velocity, uncorrected, it is not deleted
-while held (up to ``max_age_held`` frames), and it is reported with its predicted box clipped to
-the blob — and the blob starts no track of its own. When the blob comes apart, the held tracks
+while held, however long, and it is reported with its predicted box clipped to the blob — and the
+blob starts no track of its own. A group that stops to talk is one blob for as long as it talks and
+its members are still in it: held for at most 3.6 s (as first written), the tracks of a group of
+three died in mid-talk and its members came out under new ids (on the tuning scene kinds, 3 seeds:
+IDF1 0.858 → 0.883, ids per identity 1.42 → 1.33). When the blob comes apart, the held tracks
 meet their detections again in the cascade (appearance, and a Mahalanobis gate grown with every
 uncorrected frame). Every track that coasts (held, or missed) keeps its box size: the
 rates of change of aspect and height are set to zero while it goes uncorrected. They come from
@@ -275,14 +278,13 @@ class Track:
         if self.state == TENTATIVE or self.unseen > max_age:
             self.state = DELETED
 
-    def hold(self, blob_box: np.ndarray, max_age_held: int) -> None:
-        """Inside a merged blob this frame: coast (no correction), report the prediction clipped to the blob."""
+    def hold(self, blob_box: np.ndarray) -> None:
+        """Inside a merged blob this frame: coast (no correction), report the prediction clipped to the blob.
+        No age limit while held: the blob is the person, with others (see the module's doc)."""
         box = self.box
         self.held_box = np.concatenate([np.maximum(box[:2], blob_box[:2]), np.minimum(box[2:], blob_box[2:])])
         self.unseen = 0
         self.was_held = True
-        if self.time_since_update > max_age_held:
-            self.state = DELETED
 
 
 @dataclass
@@ -485,7 +487,7 @@ class Tracker:
                 self.lost.append(LostTrack(t.track_id, box, velocity, seen_at, self.frame_count - t.time_since_update,
                                            self.metric.samples.get(t.track_id)))
         for ti, blob_box in held.items():
-            self.tracks[ti].hold(blob_box, self.max_age_held)
+            self.tracks[ti].hold(blob_box)
         if rejoining:
             self.lost = [lt for lt in self.lost if self.frame_count - lt.lost_at <= self.rejoin_frames]
             for ti, _ in matches:
