@@ -325,3 +325,22 @@ def test_a_group_that_stands_together_longer_than_max_age_held_keeps_its_ids():
             ids[int(np.argmin([np.abs(t.last_box - x).sum() for x in b]))].add(t.track_id)
     assert held == 60
     assert ids == {0: {1}, 1: {2}}
+
+
+def test_a_held_track_that_coasts_past_its_blob_is_reported_whole_inside_it():
+    """Two people walk right together (4 px/frame) and stop in one blob; their held predictions
+    coast on, the front one's past the blob's right edge. It is reported as a box of its own size
+    moved back inside the blob (flush with the edge it ran past), not the sliver left by clipping."""
+    tracker = Tracker(n_init=2, occlusion_aware=True)
+    for frame in range(8):
+        tracker.predict()
+        tracker.update([Detection(np.array([100.0 + 4 * frame, 100, 120 + 4 * frame, 150])),
+                        Detection(np.array([112.0 + 4 * frame, 104, 132 + 4 * frame, 156]))])
+    blob = np.array([128.0, 100, 164, 156])  # where they stopped, as one blob from now on
+    for _ in range(2):
+        tracker.predict()
+        tracker.update([Detection(blob)])
+    back, front = tracker.tracks
+    assert front.box[2] > blob[2] + 2.5, "the prediction ran past the blob"
+    assert front.held_box == pytest.approx([144.0, 104, 164, 156], abs=0.6)
+    assert back.held_box == pytest.approx(back.box), "a prediction inside the blob is reported as it is"

@@ -12,7 +12,7 @@ Track ids are integers from 1, never reused within a :class:`Tracker`.
 as one blob (background subtraction): a detection that covers the predicted boxes of two or more
 tracks seen last frame (or held last frame) is a *merged blob*. It is split, not matched: each of
 those tracks is *held* — its Kalman filter coasts on its velocity, uncorrected, it is not deleted
-while held, however long, and it is reported with its predicted box clipped to the blob — and the
+while held, however long, and it is reported with its predicted box moved into the blob — and the
 blob starts no track of its own. A group that stops to talk is one blob for as long as it talks and
 its members are still in it: held for at most 3.6 s (as first written), the tracks of a group of
 three died in mid-talk and its members came out under new ids (on the tuning scene kinds, 3 seeds:
@@ -279,10 +279,10 @@ class Track:
             self.state = DELETED
 
     def hold(self, blob_box: np.ndarray) -> None:
-        """Inside a merged blob this frame: coast (no correction), report the prediction clipped to the blob.
-        No age limit while held: the blob is the person, with others (see the module's doc)."""
-        box = self.box
-        self.held_box = np.concatenate([np.maximum(box[:2], blob_box[:2]), np.minimum(box[2:], blob_box[2:])])
+        """Inside a merged blob this frame: coast (no correction), report the prediction moved into the
+        blob (:func:`_moved_inside`). No age limit while held: the blob is the person, with others
+        (see the module's doc)."""
+        self.held_box = _moved_inside(self.box, blob_box)
         self.unseen = 0
         self.was_held = True
 
@@ -297,6 +297,20 @@ class LostTrack:
     seen_at: int  # the tracker's frame count of that view
     lost_at: int  # the tracker's frame count when it was last seen at all
     gallery: np.ndarray | None  # its appearance features, newest last
+
+
+def _moved_inside(box: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    """``box`` (xyxy) moved the least distance that puts it inside ``outer`` on each axis where it
+    fits, then clipped to ``outer``. A held track's prediction coasts on the velocity it had and
+    runs past the edge of a group that stopped; the person is still in the blob, whole: clipped
+    where it stood, the box was a sliver of them or half of someone else (on the tuning scene
+    kinds, 3 seeds: MOTA 0.817 → 0.829, the level-camera group kind 0.615 → 0.645)."""
+    moved = np.asarray(box, np.float64).copy()
+    for axis in (0, 1):
+        lo, hi = outer[axis], outer[axis + 2]
+        if moved[axis + 2] - moved[axis] <= hi - lo:
+            moved[[axis, axis + 2]] += max(lo - moved[axis], 0.0) + min(hi - moved[axis + 2], 0.0)
+    return np.concatenate([np.maximum(moved[:2], outer[:2]), np.minimum(moved[2:], outer[2:])])
 
 
 def _area(box: np.ndarray) -> float:
