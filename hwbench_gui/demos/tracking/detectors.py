@@ -23,6 +23,7 @@ from hwbench_gui.demos.tracking.blobs import (
     colour_bins,
     split_blob,
     split_by_colour,
+    split_by_depth,
     split_stacked,
 )
 from hwbench_gui.demos.tracking.detector_notes import DETECTOR_SUMMARIES  # noqa: F401 (re-exported)
@@ -137,7 +138,7 @@ class MotionDetector:
                  shadow_threshold: float = 0.5, light_compensation: bool = True, split_figures: bool = True,
                  keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6,
                  split_min_aspect: float = 1.3, split_stacked: bool = True, stack_ratio: float = 1.35,
-                 split_colour: bool = True, colour_distance: float = 0.3,
+                 split_colour: bool = True, colour_distance: float = 0.3, split_depth: bool = False,
                  colour_min_width: float = NARROWEST_PERSON) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
@@ -149,6 +150,7 @@ class MotionDetector:
         self.split_max_dip, self.split_min_aspect = split_max_dip, split_min_aspect
         self.split_stacked, self.stack_ratio = split_stacked, stack_ratio
         self.split_colour, self.colour_distance = split_colour, colour_distance
+        self.split_depth = split_depth
         self.colour_min_width = colour_min_width
         self.heights = PersonHeights()  # in the model's pixels (the frame scaled by ``scale``)
         self.var_threshold, self.scale = var_threshold, scale
@@ -253,6 +255,8 @@ class MotionDetector:
                     parts = [q for part in parts for q in self._by_colour(frame, blob, x, y, part)]
                 if self.split_stacked:
                     parts = [q for part in parts for q in self._unstack(blob, x, y, part)]
+                if self.split_depth:
+                    parts = [q for part in parts for q in self._by_depth(blob, x, y, part)]
             else:
                 blob, parts = None, [(0, 0, w, h)]
             for px1, py1, px2, py2 in parts:
@@ -289,6 +293,12 @@ class MotionDetector:
         px1, py1, px2, py2 = part
         two = split_stacked(blob[py1:py2, px1:px2], x + px1, y + py1, self.heights, self.stack_ratio)
         return [part] if two is None else [(px1 + a, py1 + b, px1 + c, py1 + d) for a, b, c, d in two]
+
+    def _by_depth(self, blob: np.ndarray, x: int, y: int, part) -> list[tuple[int, int, int, int]]:
+        """``part`` of a blob, or the person in front and those behind them in it (:func:`~.blobs.split_by_depth`)."""
+        px1, py1, px2, py2 = part
+        people = split_by_depth(blob[py1:py2, px1:px2], x + px1, y + py1, self.heights)
+        return [part] if people is None else [(px1 + a, py1 + b, px1 + c, py1 + d) for a, b, c, d in people]
 
     @property
     def keeps_still_objects(self) -> bool:
