@@ -315,6 +315,8 @@ def split_by_depth(mask: np.ndarray, x: int, y: int, heights: PersonHeights, tal
             continue
         if area < min_fill * expected * expected / 2.5:
             continue
+        if fx1 <= bx + bw / 2 < fx2:  # above the front person's feet: their own head and arms
+            continue
         behind.append((area, (bx, by, bx + bw, by + bh)))
     if not behind:
         return None

@@ -275,10 +275,12 @@ class Track:
         if self.state == TENTATIVE or self.unseen > max_age:
             self.state = DELETED
 
-    def hold(self, blob_box: np.ndarray, max_age_held: int) -> None:
-        """Inside a merged blob this frame: coast (no correction), report the prediction clipped to the blob."""
+    def hold(self, blob_box: np.ndarray, max_age_held: int, part_box: np.ndarray | None = None) -> None:
+        """Inside a merged blob this frame: coast (no correction), report the prediction clipped to
+        the blob, or ``part_box``, the part of the blob recognised as this track's."""
         box = self.box
-        self.held_box = np.concatenate([np.maximum(box[:2], blob_box[:2]), np.minimum(box[2:], blob_box[2:])])
+        self.held_box = np.concatenate([np.maximum(box[:2], blob_box[:2]), np.minimum(box[2:], blob_box[2:])]) \
+            if part_box is None else np.asarray(part_box, np.float64)
         self.unseen = 0
         self.was_held = True
         if self.time_since_update > max_age_held:
@@ -398,7 +400,7 @@ class Tracker:
                  reid_radius: float = 0.5, reid_min_area: float = 0.2, cut_ratio: float = 0.7,
                  border_px: float = 8.0, split_iou: float = 0.3, rejoin_frames: int = 125,
                  rejoin_cosine: float = 0.25, rejoin_radius: float = 0.6, reid_growth: float = 0.1,
-                 rejoin_growth: float = 0.03, fps: float = 25.0) -> None:
+                 rejoin_growth: float = 0.03, held_iou: float = 0.5, held_height: float = 1.25, fps: float = 25.0) -> None:
         if not fps > 0:
             raise ValueError(f"fps must be > 0, got {fps}")
         self.fps = float(fps)
@@ -410,7 +412,7 @@ class Tracker:
         self.lost: list[LostTrack] = []
         self.frame_count = 0
         self.cut_ratio, self.border_px = cut_ratio, border_px
-        self.split_iou = split_iou
+        self.split_iou, self.held_iou, self.held_height = split_iou, held_iou, held_height
         self.occlusion_aware, self.held_coverage = occlusion_aware, held_coverage
         self.reid_radius, self.reid_min_area = reid_radius, reid_min_area
         self.kf = KalmanFilter()
@@ -460,7 +462,7 @@ class Tracker:
         per_blob = Counter(d.blob for d in detections if d.blob is not None)
         for d in detections:
             d.part = d.blob is not None and per_blob[d.blob] > 1
-        held, free_dets = self._split_merged(detections) if self.occlusion_aware else ({}, None)
+        held, free_dets, taken = self._split_merged(detections) if self.occlusion_aware else ({}, None, [])
         matches, unmatched_tracks, unmatched_dets = self._match(detections, set(held), free_dets)
         if matches:
             matched = [self.tracks[ti] for ti, _ in matches]
@@ -484,8 +486,9 @@ class Tracker:
                 seen_at, box, velocity = t.full_view
                 self.lost.append(LostTrack(t.track_id, box, velocity, seen_at, self.frame_count - t.time_since_update,
                                            self.metric.samples.get(t.track_id)))
+        seen_in = {ti: detections[di].box for ti, di in taken}
         for ti, blob_box in held.items():
-            self.tracks[ti].hold(blob_box, self.max_age_held)
+            self.tracks[ti].hold(blob_box, self.max_age_held, seen_in.get(ti))
         if rejoining:
             self.lost = [lt for lt in self.lost if self.frame_count - lt.lost_at <= self.rejoin_frames]
             for ti, _ in matches:
@@ -592,7 +595,7 @@ class Tracker:
         candidates = [i for i, t in enumerate(self.tracks)
                       if t.is_confirmed() and (t.time_since_update == 1 or t.held_box is not None)]
         if len(candidates) < 2 or not detections:
-            return {}, list(range(len(detections)))
+            return {}, list(range(len(detections))), []
         # Units: a blob the detector cut into parts is one unit (its box the parts' union), any
         # other detection a unit of its own.
         units: dict = {}
@@ -609,15 +612,44 @@ class Tracker:
         best = coverage.argmax(axis=1)  # a track belongs to at most one blob: the one covering most of it
         held: dict[int, np.ndarray] = {}
         merged: set[int] = set()
+        taken: list[tuple[int, int]] = []
         for u, members in enumerate(members_of):
             tracks_in = [k for k in range(len(candidates)) if best[k] == u and coverage[k, u] >= self.held_coverage]
             side_by_side = all(self.tracks[candidates[k]].from_part for k in tracks_in)
             if len(tracks_in) >= 2 and not (side_by_side and
                                             self._parts_fit(boxes_t[tracks_in], [detections[d].box for d in members])):
+                pairs = self._parts_recognised([candidates[k] for k in tracks_in], members, detections) \
+                    if len(members) >= 2 else []
+                taken += pairs
                 held.update({candidates[k]: boxes_d[u] for k in tracks_in})
                 merged.update(members)
 
-        return held, [d for d in range(len(detections)) if d not in merged]
+        return held, [d for d in range(len(detections)) if d not in merged], taken
+
+    def _parts_recognised(self, track_indices: list[int], members: list[int],
+                          detections: list[Detection]) -> list[tuple[int, int]]:
+        """(track index, detection index) pairs of a merged blob's tracks and the parts that are
+        theirs although the blob as a whole is not cut one part per track: a part that lies where
+        the track's prediction is (IoU ``held_iou`` or more) and looks like it (cosine distance at
+        most ``max_cosine_distance``, and nearer to it than to any other track in the blob). The
+        other tracks of the blob are held."""
+        if self.held_iou > 1 or any(detections[d].feature is None for d in members):
+            return []
+        tracks = [self.tracks[i] for i in track_indices]
+        boxes_t, boxes_p = np.array([t.box for t in tracks]), np.array([detections[d].box for d in members])
+        iou = iou_matrix(boxes_t, boxes_p)
+        cos = self.metric.distance(np.array([detections[d].feature for d in members]), [t.track_id for t in tracks])
+        inside = np.prod(np.clip(np.minimum(boxes_t[:, None, 2:], boxes_p[None, :, 2:]) -
+                                 np.maximum(boxes_t[:, None, :2], boxes_p[None, :, :2]), 0, None), axis=2)
+        covers = inside / np.maximum(np.prod(boxes_t[:, 2:] - boxes_t[:, :2], axis=1), 1e-6)[:, None]
+        alone = (covers >= self.held_coverage).sum(axis=0) <= 1  # a part over two tracks is merged itself
+        ratio = (boxes_p[None, :, 3] - boxes_p[None, :, 1]) / np.maximum(boxes_t[:, None, 3] - boxes_t[:, None, 1], 1e-6)
+        whole = np.abs(np.log(ratio)) <= np.log(self.held_height)
+        ok = (iou >= self.held_iou) & (cos <= self.max_cosine_distance) & (cos <= cos.min(axis=0, keepdims=True)) \
+            & alone[None, :] & whole
+        cost = np.where(ok, cos - iou, INFTY_COST)
+        rows, cols = linear_sum_assignment(cost)
+        return [(track_indices[r], members[c]) for r, c in zip(rows, cols) if ok[r, c]]
 
     def _parts_fit(self, track_boxes: np.ndarray, part_boxes: list[np.ndarray]) -> bool:
         """Whether a blob's parts stand for the tracks it covers: at least as many parts, and each
