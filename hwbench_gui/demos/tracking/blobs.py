@@ -269,3 +269,62 @@ def _colour_cut(mask: np.ndarray, bins: np.ndarray, n_bins: int, min_width: floa
     if any((y2 - y1) < min_aspect * (x2 - x1) for x1, y1, x2, y2 in (a, b)):
         return None
     return a, b
+
+
+def split_by_depth(mask: np.ndarray, x: int, y: int, heights: PersonHeights, taller: float = 1.2,
+                   tolerance: float = 0.25, min_fill: float = 0.3, max_behind: int = 2
+                   ) -> list[tuple[int, int, int, int]] | None:
+    """Boxes (in ``mask``'s pixels, exclusive ends) of one person in front and those partly hidden
+    behind them, beside and above: people at different depths who overlap. Seen by a camera above
+    the ground, the nearer person's feet are lower in the image, so the blob's bottom row is the
+    front person's; they are as tall as a person standing there (``heights``) and as wide as the
+    columns their feet reach. What lies outside that box, in pieces (connected), is someone behind
+    when the piece is shaped like a person standing on the piece's own bottom row: its height within
+    ``tolerance`` of the expected height there, its pixels at least ``min_fill`` of a person's
+    (width 1/2.5 of the height) at that size; up to ``max_behind`` of them. An arm, a bag or a stride's
+    gap is not: it is too short for a person whose feet would be on its bottom row.
+
+    Only for a blob ``taller`` times a person at its bottom row (someone's head stands out above the
+    front person) or wider than the widest person there; None when it is not, when no heights are
+    known yet (``mask``'s top-left is (``x``, ``y``) in the frame they were learnt in), or when nothing
+    outside the front person is shaped like a person. ``split_stacked`` cuts a person straight behind
+    another (their feet hidden); this, people at different depths side by side."""
+    import cv2
+
+    box = _tight(mask)
+    if box is None:
+        return None
+    x1, y1, x2, y2 = box
+    front = heights.expected(y + y2)
+    if front is None or front < 4:
+        return None
+    if y2 - y1 < taller * front and (x2 - x1) * heights.aspect[0] <= front:
+        return None
+    feet_rows = max(1, int(round(0.08 * front)))  # the feet: the last rows above the bottom
+    feet = np.flatnonzero(mask[max(y1, y2 - feet_rows):y2].any(axis=0))
+    top = max(y1, y2 - int(round(front)))
+    fx1, fx2 = int(feet[0]), int(feet[-1]) + 1
+    rest = mask.copy()
+    rest[top:y2, fx1:fx2] = False
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(rest.astype(np.uint8), connectivity=8)
+    behind = []
+    for i in range(1, n):
+        bx, by, bw, bh, area = (int(v) for v in stats[i])
+        expected = heights.expected(y + by + bh)
+        if expected is None or abs(bh - expected) > tolerance * expected:
+            continue
+        if area < min_fill * expected * expected / 2.5:
+            continue
+        if fx1 <= bx + bw / 2 < fx2:  # above the front person's feet: their own head and arms
+            continue
+        behind.append((area, (bx, by, bx + bw, by + bh)))
+    if not behind:
+        return None
+    behind = [b for _, b in sorted(behind, reverse=True)[:max_behind]]
+    # The front person's width: the columns of their rows that no one behind has.
+    own = mask[top:y2].copy()
+    for bx1, by1, bx2, by2 in behind:
+        own[max(0, by1 - top):max(0, by2 - top), bx1:bx2] = False
+    cols = np.flatnonzero(own.any(axis=0))
+    fx1, fx2 = (min(fx1, int(cols[0])), max(fx2, int(cols[-1]) + 1)) if len(cols) else (fx1, fx2)
+    return [(fx1, top, fx2, y2)] + behind
