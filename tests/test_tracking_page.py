@@ -116,3 +116,18 @@ def test_a_view_that_falls_behind_gets_the_newest_frames_not_a_backlog(tmp_path)
     assert job.frames_done == 30 and job.document["details"]["frames"] == 30
     assert len(control.frames) == MAX_FRAMES_IN_FLIGHT + 1
     assert control.frames == sorted(control.frames)
+
+
+def test_on_a_short_screen_the_controls_scroll_and_none_is_squeezed(demos_tab, page, qtbot):
+    """In a 1024×520 window the left column is taller than the page: it scrolls, each of its
+    widgets at the height it needs (squeezed, the detector's note was cut off mid-sentence)."""
+    demos_tab.tabs.setCurrentIndex(demos_tab.tabs.indexOf(page.parentWidget()))
+    demos_tab.resize(1024, 520)
+    column = page.start_button.parentWidget()
+    for key in ("motion", "hog", "yolov3"):
+        page.detector_combo.setCurrentIndex(page.detector_combo.findData(key))
+        qtbot.wait(20)
+        assert column.height() >= column.minimumSizeHint().height(), key
+        note = page.controls.detector_note
+        assert note.height() >= note.heightForWidth(note.width()), key
+    assert page.left_area.verticalScrollBar().maximum() > 0

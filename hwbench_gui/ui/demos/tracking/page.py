@@ -12,7 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPixmap
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QPushButton, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSizePolicy,
+                               QVBoxLayout, QWidget)
 
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.demos.tracking.controls import TrackingControls
@@ -75,9 +76,15 @@ class TrackingPage(QWidget):
         left.addStretch(1)
         left_widget = QWidget()
         left_widget.setLayout(left)
-        left_widget.setMaximumWidth(420)
+        # On a short screen the column scrolls: squeezed, the detector's note was clipped mid-sentence.
+        self.left_area = QScrollArea()
+        self.left_area.setWidget(left_widget)
+        self.left_area.setWidgetResizable(True)
+        self.left_area.setFrameShape(QFrame.NoFrame)
+        self.left_area.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        self.left_area.setMaximumWidth(420)
         layout = QHBoxLayout(self)
-        layout.addWidget(left_widget)
+        layout.addWidget(self.left_area)
         layout.addWidget(self.view, 1)
         self._update_running(False)
 
