@@ -320,6 +320,14 @@ def _moved_inside(box: np.ndarray, outer: np.ndarray) -> np.ndarray:
     return np.concatenate([np.maximum(moved[:2], outer[:2]), np.minimum(moved[2:], outer[2:])])
 
 
+def _coverage(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """(len(boxes), len(others)): the share of each of ``boxes`` (xyxy) that lies inside each of ``others``."""
+    tl = np.maximum(boxes[:, None, :2], others[None, :, :2])
+    br = np.minimum(boxes[:, None, 2:], others[None, :, 2:])
+    inside = np.prod(np.clip(br - tl, 0, None), axis=2)
+    return inside / np.maximum(np.prod(boxes[:, 2:] - boxes[:, :2], axis=1), 1e-6)[:, None]
+
+
 def _area(box: np.ndarray) -> float:
     return float(max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1]))
 
@@ -632,10 +640,7 @@ class Tracker:
         boxes_d = np.array([np.concatenate([np.min([detections[d].box[:2] for d in m], axis=0),
                                             np.max([detections[d].box[2:] for d in m], axis=0)]) for m in members_of])
         boxes_t = np.array([self.tracks[i].box for i in candidates])
-        tl = np.maximum(boxes_t[:, None, :2], boxes_d[None, :, :2])
-        br = np.minimum(boxes_t[:, None, 2:], boxes_d[None, :, 2:])
-        inside = np.prod(np.clip(br - tl, 0, None), axis=2)
-        coverage = inside / np.maximum(np.prod(boxes_t[:, 2:] - boxes_t[:, :2], axis=1), 1e-6)[:, None]
+        coverage = _coverage(boxes_t, boxes_d)
         best = coverage.argmax(axis=1)  # a track belongs to at most one blob: the one covering most of it
         held: dict[int, np.ndarray] = {}
         merged: set[int] = set()
@@ -668,9 +673,7 @@ class Tracker:
         boxes_t, boxes_p = np.array([t.box for t in tracks]), np.array([detections[d].box for d in members])
         iou = iou_matrix(boxes_t, boxes_p)
         cos = self.metric.distance(np.array([detections[d].feature for d in members]), [t.track_id for t in tracks])
-        inside = np.prod(np.clip(np.minimum(boxes_t[:, None, 2:], boxes_p[None, :, 2:]) -
-                                 np.maximum(boxes_t[:, None, :2], boxes_p[None, :, :2]), 0, None), axis=2)
-        covers = inside / np.maximum(np.prod(boxes_t[:, 2:] - boxes_t[:, :2], axis=1), 1e-6)[:, None]
+        covers = _coverage(boxes_t, boxes_p)
         alone = (covers >= self.held_coverage).sum(axis=0) <= 1  # a part over two tracks is merged itself
         heights_t, heights_p = boxes_t[:, 3] - boxes_t[:, 1], boxes_p[:, 3] - boxes_p[:, 1]
         whole = np.abs(np.log(heights_p[None, :] / np.maximum(heights_t[:, None], 1e-6))) <= np.log(self.held_height)
