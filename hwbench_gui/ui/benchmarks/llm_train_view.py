@@ -14,7 +14,9 @@ from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
 
 BENCH_ID = TRAIN_ID
-FIT_COLUMNS = ("Model", "Method", "Parameters", "Peak at micro-batch 1", "With checkpointing", "Verdict")
+# The verdict beside the model: at 1024 px the page's right half shows four columns, and the verdict is
+# what the row is read for.
+FIT_COLUMNS = ("Model", "Method", "Verdict", "Parameters", "Peak at micro-batch 1", "With checkpointing")
 GIB = 1 << 30
 
 
@@ -120,9 +122,8 @@ class TrainingView(QWidget):
         self.fits.setRowCount(len(rows))
         for i, row in enumerate(rows):
             params = row.get("params")
-            cells = (str(row.get("model")), str(row.get("method")),
+            cells = (str(row.get("model")), str(row.get("method")), str(row.get("verdict")),
                      f"{params / 1e9:.2f} B" if isinstance(params, (int, float)) else "—",
-                     _gib(row.get("peak_gib_micro_batch_1")), _gib(row.get("peak_gib_checkpointed")),
-                     str(row.get("verdict")))
+                     _gib(row.get("peak_gib_micro_batch_1")), _gib(row.get("peak_gib_checkpointed")))
             for j, text in enumerate(cells):
                 self.fits.setItem(i, j, QTableWidgetItem(text))
