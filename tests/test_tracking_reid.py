@@ -244,11 +244,11 @@ def test_every_scene_kind_is_either_for_tuning_or_held_out():
 def test_a_kind_near_a_held_out_one_draws_seeds_of_its_own():
     # The level-camera noise / JPEG / group kind is for tuning: its clips must not be a held-out
     # kind's seeds rendered with other options.
-    kind = "street-level-25fps-group-noise-jpeg"
-    assert not scenes.SCENE_KINDS[kind].held_out
     held_seeds = {scenes.scene_spec(k, s, seconds=1.0).seed for k in scenes.HELD_OUT_KINDS for s in range(3)}
-    assert {scenes.scene_spec(kind, s, seconds=1.0).seed for s in range(3)} == {1000, 1001, 1002}
-    assert not held_seeds & {1000, 1001, 1002}
+    for kind, base in (("street-level-25fps-group-noise-jpeg", 1000), ("street-level-20fps-two-groups-post", 2000)):
+        assert not scenes.SCENE_KINDS[kind].held_out
+        assert {scenes.scene_spec(kind, s, seconds=1.0).seed for s in range(3)} == {base, base + 1, base + 2}
+        assert not held_seeds & {base, base + 1, base + 2}
 
 
 def test_perspective_people_grow_as_they_approach():
