@@ -38,8 +38,8 @@ number the parts of one blob alike (:attr:`Detection.blob`). The blob test then 
 blob as a whole: if it covers two or more tracks that came out of such parts themselves (people
 walking side by side) and each of those tracks' predicted boxes has its own part (IoU 0.3 or
 more), the parts are matched one by one; otherwise (people who meet and overlap) the tracks are
-held as above. A held track is reported with a part of its blob instead of its prediction clipped
-to the blob when it recognises the part as its own (:meth:`Tracker._parts_recognised`): the part
+held as above. A held track is reported with a part of its blob instead of its prediction moved
+into the blob when it recognises the part as its own (:meth:`Tracker._parts_recognised`): the part
 fits its prediction, is as tall, looks like it and like no other track there, and covers no other
 track's prediction (the person in front of an overlap, cut out whole by the detector). Its Kalman
 filter still coasts: corrected by such parts (or by every part that fits, or by the depth-split
@@ -783,6 +783,7 @@ class Tracker:
 
     def reported_tracks(self) -> list[tuple[Track, np.ndarray]]:
         """(track, xyxy box) to show for this frame: :meth:`active_tracks` with their detection's
-        box, and tracks held inside a merged blob with their predicted box clipped to the blob."""
+        box, and tracks held inside a merged blob with the part they recognise or their predicted box moved
+        into the blob (:meth:`Track.hold`)."""
         return [(t, t.last_box) for t in self.active_tracks()] + \
             [(t, t.held_box) for t in self.tracks if t.is_confirmed() and t.held_box is not None]
