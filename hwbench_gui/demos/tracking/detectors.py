@@ -63,6 +63,12 @@ BACKGROUNDS = ("median", "mog2")
 MOG2_BACKGROUND_RATIO = 0.9  # OpenCV's default, which the detector keeps
 
 
+def _in_blob(part: tuple[int, int, int, int], boxes) -> list[tuple[int, int, int, int]]:
+    """``boxes`` found inside ``part`` (in the part's pixels) in the blob's pixels, or ``[part]`` when none were."""
+    px1, py1 = part[0], part[1]
+    return [(px1 + a, py1 + b, px1 + c, py1 + d) for a, b, c, d in boxes] if boxes else [part]
+
+
 class MotionDetector:
     """Moving blobs from background subtraction: a detector that needs no weights.
 
@@ -297,19 +303,19 @@ class MotionDetector:
         hsv = cv2.cvtColor(frame[y + py1:y + py2, x + px1:x + px2], cv2.COLOR_BGR2HSV)
         cuts = split_by_colour(blob[py1:py2, px1:px2], colour_bins(hsv), min_width=self.colour_min_width,
                                min_distance=self.colour_distance, min_aspect=self.split_min_aspect)
-        return [(px1 + a, py1 + b, px1 + c, py1 + d) for a, b, c, d in cuts] or [part]
+        return _in_blob(part, cuts)
 
     def _unstack(self, blob: np.ndarray, x: int, y: int, part) -> list[tuple[int, int, int, int]]:
         """``part`` of a blob, or the two people stacked in it (:func:`~.blobs.split_stacked`)."""
         px1, py1, px2, py2 = part
         two = split_stacked(blob[py1:py2, px1:px2], x + px1, y + py1, self.heights, self.stack_ratio)
-        return [part] if two is None else [(px1 + a, py1 + b, px1 + c, py1 + d) for a, b, c, d in two]
+        return _in_blob(part, two)
 
     def _by_depth(self, blob: np.ndarray, x: int, y: int, part) -> list[tuple[int, int, int, int]]:
         """``part`` of a blob, or the person in front and those behind them in it (:func:`~.blobs.split_by_depth`)."""
         px1, py1, px2, py2 = part
         people = split_by_depth(blob[py1:py2, px1:px2], x + px1, y + py1, self.heights)
-        return [part] if people is None else [(px1 + a, py1 + b, px1 + c, py1 + d) for a, b, c, d in people]
+        return _in_blob(part, people)
 
     @property
     def keeps_still_objects(self) -> bool:
