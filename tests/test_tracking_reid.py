@@ -293,3 +293,17 @@ def test_ids_per_identity_counts_distinct_ids_per_true_identity():
     hyp_ids = [np.array([1, 3]), np.array([2, 3, 9]), np.array([1, 3])]
     hyp_boxes = [two, np.vstack([two, [[300.0, 0, 310, 20]]]), two]
     assert ids_per_identity(gt_ids, gt_boxes, hyp_ids, hyp_boxes) == pytest.approx(1.5)
+
+
+def test_ids_per_identity_keeps_the_clear_mot_pair_while_it_holds():
+    # A person's own track (1) still covers them at IoU 0.55 when a neighbour's track (2) passes over
+    # them at IoU 0.71 for one frame: CLEAR MOT keeps pair (person, 1), so the person was given one id.
+    person = np.array([[0.0, 0.0, 10.0, 20.0]])
+    own, neighbour = person + [-2.9, 0, -2.9, 0], person + [1.7, 0, 1.7, 0]
+    gt_ids, gt_boxes = [np.array([7])] * 3, [person] * 3
+    hyp_ids = [np.array([1]), np.array([1, 2]), np.array([1])]
+    hyp_boxes = [person, np.vstack([own, neighbour]), person]
+    assert ids_per_identity(gt_ids, gt_boxes, hyp_ids, hyp_boxes) == pytest.approx(1.0)
+    # Once the own track falls below the threshold the neighbour's is this person's match: two ids.
+    hyp_boxes[1] = np.vstack([person + [-4, 0, -4, 0], neighbour])
+    assert ids_per_identity(gt_ids, gt_boxes, hyp_ids, hyp_boxes) == pytest.approx(2.0)

@@ -68,21 +68,29 @@ def evaluate(gt: Iterable[MotRow], hyp: Iterable[MotRow], n_frames: int | None =
 def ids_per_identity(gt_ids, gt_boxes, hyp_ids, hyp_boxes, iou_threshold: float = 0.5) -> float:
     """Fragmentation: the distinct track ids matched to each true identity, averaged over the
     identities matched at least once (1.0: every person kept one id; an identity never matched
-    shows in the misses, not here). Per frame, true and tracked boxes are paired one to one by
-    IoU (Hungarian, IoU ≥ ``iou_threshold``); arguments are per-frame lists as :func:`evaluate`
-    builds them. NaN when nothing was matched."""
+    shows in the misses, not here). The pairs are CLEAR MOT's, those MOTA and its ID switches
+    count: per frame, pairs at IoU ≥ ``iou_threshold`` only, as many as can be, and a pair
+    matched in the previous frame kept while it stays above the threshold (TrackEval's bonus of
+    1000), so a neighbour's box that overlaps a person a little more for a frame is not counted
+    as one of their ids while their own track still covers them. Arguments are per-frame lists as
+    :func:`evaluate` builds them. NaN when nothing was matched."""
     from scipy.optimize import linear_sum_assignment
 
     from hwbench_gui.demos.tracking.deepsort import iou_matrix
 
     given: dict[int, set[int]] = defaultdict(set)
+    last: dict[int, int] = {}  # true identity -> track id matched in the previous frame
     for g_ids, g_boxes, h_ids, h_boxes in zip(gt_ids, gt_boxes, hyp_ids, hyp_boxes):
-        if not len(g_ids) or not len(h_ids):
-            continue
-        iou = iou_matrix(g_boxes, h_boxes)
-        for r, c in zip(*linear_sum_assignment(-iou)):
-            if iou[r, c] >= iou_threshold:
-                given[int(g_ids[r])].add(int(h_ids[c]))
+        matched: dict[int, int] = {}
+        if len(g_ids) and len(h_ids):
+            iou = iou_matrix(g_boxes, h_boxes)
+            kept = np.array([[last.get(int(g)) == int(h) for h in h_ids] for g in g_ids])
+            score = np.where(iou >= iou_threshold - 1e-9, iou + 1000.0 * kept, 0.0)
+            for r, c in zip(*linear_sum_assignment(-score)):
+                if score[r, c] > 0:
+                    matched[int(g_ids[r])] = int(h_ids[c])
+                    given[int(g_ids[r])].add(int(h_ids[c]))
+        last = matched
     return float(np.mean([len(v) for v in given.values()])) if given else float("nan")
 
 
