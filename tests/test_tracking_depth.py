@@ -102,6 +102,16 @@ def test_a_held_track_is_reported_with_the_part_that_is_its_own():
     assert reported[2][3] > 170, "the part half its height is not taken for the track behind"
 
 
+def test_a_held_track_takes_its_part_where_its_prediction_drifted_off_it():
+    """The prediction coasts on while the person slows inside the blob: their part, 30 px above it
+    (IoU 0.40, centres 0.4 of a height apart), is still theirs."""
+    a, b_top = np.array([101.0, 100, 131, 175]), np.array([120.0, 102, 150, 150])
+    above = a + [0, -30, 0, -30]
+    np.testing.assert_allclose(_merged_frame([(above, _feature(0)), (b_top, _feature(1))])[1], above)
+    # With recognition turned off, the prediction moved into the blob instead.
+    assert not np.allclose(_merged_frame([(above, _feature(0)), (b_top, _feature(1))], held_reach=0)[1], above)
+
+
 def test_a_part_that_looks_like_another_track_or_covers_two_is_not_taken():
     """The same part looking like no one, or like the other figure more, is not the front figure's,
     nor is a part away from its prediction; a part over both predictions is a merged blob itself."""
@@ -114,8 +124,9 @@ def test_a_part_that_looks_like_another_track_or_covers_two_is_not_taken():
     mixed = np.array([0.6, 0.8, 0, 0, 0, 0, 0, 0], np.float32)
     assert np.allclose(_merged_frame([(a, _feature(0)), (b_top, _feature(1))], max_cosine_distance=0.5)[1], a)
     assert not np.allclose(_merged_frame([(a, mixed), (b_top, _feature(1))], max_cosine_distance=0.5)[1], a)
-    above = a + [0, -30, 0, -30]  # its height and looks, 30 px above where it is predicted: IoU 0.40
-    assert not np.allclose(_merged_frame([(above, _feature(0)), (b_top, _feature(1))])[1], above)
+    # Its height and looks, but its centre more than its predicted height (75 px) from the prediction's.
+    away = a + [-80, 0, -80, 0]
+    assert not np.allclose(_merged_frame([(away, _feature(0)), (b_top, _feature(1))])[1], away)
     both = np.array([100.0, 100, 150, 177])
     reported = _merged_frame([(both, _feature(0)), (b_top, _feature(1))])
     assert not np.allclose(reported[1], both)
