@@ -3,12 +3,11 @@
 
 #: What each detector is and what it is good for, in a sentence (the CLI and the tracking page show it).
 DETECTOR_SUMMARIES = {
-    "motion": "moving blobs from background subtraction (OpenCV MOG2), no weights: for a fixed camera on a "
-              "room or a corridor; shadows and light changes are left out, people side by side or one in front of "
-              "another are mostly cut apart, one who stops (or a group) keeps its tracks, what stands still "
-              "untracked fades after 5 s at any frame rate; it sees anything that moves, and not someone who "
-              "stands still from the first frame; two people who overlap at about the same distance from the "
-              "camera are one blob, and one of them is often missed or shares a track",
+    "motion": "moving blobs from background subtraction (OpenCV MOG2), no weights, for a fixed camera on a room "
+              "or a street. Shadows and light changes are left out; people side by side or one in front of another "
+              "are mostly cut apart; someone who stops keeps their track; anything left standing untracked fades "
+              "after 5 s. Not seen: someone standing still from the first frame. Two people who overlap at about "
+              "the same distance from the camera are one blob: one of them is often missed or shares a track.",
     "hog": "OpenCV's HOG people detector (Daimler 48×96 model), no weights: upright people about 60 px tall "
            "or more (shorter ones are mostly missed), also with a moving camera; about 90 ms of CPU a frame at "
            "768×576 (11–22 frames/s on 2 idle cores), and it misses people seen from above or in part",
