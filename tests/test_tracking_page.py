@@ -81,7 +81,8 @@ def test_the_page_names_the_detector_and_what_it_is_good_for(page):
     note = page.controls.detector_note
     page.detector_combo.setCurrentIndex(page.detector_combo.findData("motion"))
     assert note.text().startswith("motion: moving blobs from background subtraction (OpenCV MOG2), no weights")
-    assert "room or a corridor" in note.text()
+    assert "fixed camera" in note.text()
+    assert "same distance from the camera are one blob" in note.text()  # what it cannot do, said too
     page.detector_combo.setCurrentIndex(page.detector_combo.findData("hog"))
     assert note.text().startswith("hog: OpenCV's HOG people detector")
 
