@@ -86,7 +86,7 @@ def ids_per_identity(gt_ids, gt_boxes, hyp_ids, hyp_boxes, iou_threshold: float 
         matched: dict[int, int] = {}
         if len(g_ids) and len(h_ids):
             iou = iou_matrix(g_boxes, h_boxes)
-            kept = np.array([[last.get(int(g)) == int(h) for h in h_ids] for g in g_ids])
+            kept = np.array([last.get(int(g), -1) for g in g_ids])[:, None] == np.asarray(h_ids)[None, :]
             score = np.where(iou >= iou_threshold - 1e-9, iou + 1000.0 * kept, 0.0)
             for r, c in zip(*linear_sum_assignment(-score)):
                 if score[r, c] > 0:
