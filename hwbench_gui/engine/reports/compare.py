@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from hwbench_gui.engine.reports import flags
-from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.results import describe, formatting, machine_kind
 from hwbench_gui.engine.spec.precision import from_label
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
@@ -65,6 +65,8 @@ MARK_MISSING = "missing"
 class Side:
     name: str
     docs: list[dict[str, Any]]
+    #: Why documents of several hosts are one side (:func:`machine_kind.grouping_text`); empty for one host.
+    grouping: str = ""
 
     @property
     def published(self) -> bool:
@@ -205,15 +207,21 @@ class Comparison:
 
 # -- sides -----------------------------------------------------------------------------------------
 
-def sides_by_machine(docs: Sequence[dict[str, Any]]) -> list[Side]:
-    """One side per machine (:func:`describe.machine_key`: two hosts named alike stay apart, each side
-    named by :func:`describe.machine_labels`), in the order the machines first appear in ``docs``: the
-    first machine given is the first side, the default baseline."""
-    labels = describe.machine_labels(docs)
+def sides_by_machine(docs: Sequence[dict[str, Any]], *, by_host: bool = False) -> list[Side]:
+    """One side per machine, in the order the machines first appear in ``docs`` (the first machine given
+    is the first side, the default baseline). A machine is what decides the figures
+    (:func:`machine_kind.kind_key`: GPUs, CPU, RAM, the software that matters), so cloud loans of one
+    kind or a box measured over a week are one side, its grouping said in :attr:`Side.grouping`;
+    ``by_host`` tells hosts apart instead (:func:`describe.machine_key`: two boxes named alike stay apart)."""
+    key_of = describe.machine_key if by_host else machine_kind.kind_key
+    labels = describe.machine_labels(docs) if by_host else machine_kind.kind_labels(docs)
     sides: dict[str, Side] = {}
     for doc in docs:
-        key = describe.machine_key(doc)
+        key = key_of(doc)
         sides.setdefault(key, Side(labels[key], [])).docs.append(doc)
+    if not by_host:
+        for side in sides.values():
+            side.grouping = machine_kind.grouping_text(side.docs)
     return list(sides.values())
 
 
@@ -221,10 +229,10 @@ def sides_by_run(docs: Sequence[dict[str, Any]]) -> list[Side]:
     """One side per document, named by machine, benchmark and date (made unique)."""
     sides = []
     used: set[str] = set()
-    labels = describe.machine_labels(docs)
+    labels = machine_kind.kind_labels(docs)
     for doc in docs:
         bench_id = (doc.get("benchmark") or {}).get("id", "")
-        name = f"{labels[describe.machine_key(doc)]} · {bench_id} @ {describe.date_text(doc)}"
+        name = f"{labels[machine_kind.kind_key(doc)]} · {bench_id} @ {describe.date_text(doc) or 'date not stated'}"
         base, n = name, 2
         while name in used:
             name, n = f"{base} #{n}", n + 1
@@ -279,11 +287,31 @@ def _declared_params(bench_id: str) -> frozenset[str] | None:
         return None
 
 
+def _asked(doc: dict[str, Any]) -> dict[str, Any]:
+    """The parameters as the user asked them: ``params_requested`` (where the run chose a value itself:
+    the largest micro-batch that fits, an auto memory format or step kind) over the resolved ``params``."""
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    requested = doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {}
+    return {**params, **requested}
+
+
 def comparable_params(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document's parameters that decide what was measured (normalised for comparison)."""
-    params = doc.get("params") or {}
+    """The document's parameters that decide what was measured, as asked (normalised for comparison): a
+    value the machine chose ("largest that fits", "auto") is part of its answer, not a setting, so two
+    machines that asked alike compare whatever each chose (:func:`resolved_params` says what that was)."""
     deciding = deciding_params(doc)
-    return {str(k): _norm(v) for k, v in sorted(params.items()) if deciding is None or k in deciding}
+    return {str(k): _norm(v) for k, v in sorted(_asked(doc).items()) if deciding is None or k in deciding}
+
+
+def resolved_params(doc: dict[str, Any]) -> dict[str, Any]:
+    """What the run chose itself for the deciding parameters it was asked to choose: ``{"micro_batch": 10}``
+    for a run asked for the largest micro-batch that fits; empty where nothing was chosen."""
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    requested = doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {}
+    deciding = deciding_params(doc)
+    # A list asked empty is the benchmark's default list, filled in alike everywhere, not a machine's choice.
+    return {str(k): params[k] for k in sorted(requested) if k in params and params[k] != requested[k]
+            and (deciding is None or k in deciding) and not isinstance(params[k], list)}
 
 
 def comparability_key(doc: dict[str, Any]) -> tuple:
@@ -299,10 +327,16 @@ def _params_agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return all(a[k] == b[k] for k in a.keys() & b.keys())
 
 
-def params_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
+def params_difference(a: dict[str, Any], b: dict[str, Any], chosen_a: dict[str, Any] | None = None,
+                      chosen_b: dict[str, Any] | None = None) -> str:
     """``"batch 256 here, 128 in the baseline"`` for each shared key that differs (and keys only one has);
-    ``a`` is this side's parameters, ``b`` the baseline's."""
-    parts = [f"{k} {describe.param_value(a[k])} here, {describe.param_value(b[k])} in the baseline"
+    ``a`` is this side's parameters, ``b`` the baseline's. ``chosen_a`` / ``chosen_b``: what each run chose
+    itself where it was asked to (:func:`resolved_params`), said beside the asked value."""
+    def value(params: dict[str, Any], chosen: dict[str, Any] | None, key: str) -> str:
+        text = describe.param_value(params[key])
+        return f"{text} (the run chose {describe.param_value(chosen[key])})" if chosen and key in chosen else text
+
+    parts = [f"{k} {value(a, chosen_a, k)} here, {value(b, chosen_b, k)} in the baseline"
              for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
     parts += [f"{k} only here" for k in sorted(a.keys() - b.keys())]
     parts += [f"{k} only in the baseline" for k in sorted(b.keys() - a.keys())]
@@ -590,28 +624,61 @@ def _mark_against(cell: Cell, metric: Metric, base: Metric, alpha: float) -> Non
                                             "source states"]))
 
 
+def _figure_kind(row: Row) -> tuple[str, str]:
+    """What a row's figure is, precision aside: its name without precision labels, and its unit."""
+    words = [w for w in row.figure_name.split() if from_label(w) is None]
+    return " ".join(words).lower(), row.unit
+
+
 def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -> tuple[str, str]:
+    """The mark and the true reason of a cell whose row the baseline has no figure in: the baseline never
+    ran the benchmark, never ran it with one of this row's values, measured another kind of figure, or
+    ran it with other settings (named, with what each run chose itself)."""
     bench_id = row.benchmark_id
     others = [r for r in rows if r is not row and r.benchmark_id == bench_id and r.headline == row.headline
               and r.cells[baseline].metric is not None and not r.cells[baseline].metric.failed]
     if not others:
-        return MARK_NO_BASELINE, "the baseline did not run this benchmark"
+        return MARK_NO_BASELINE, f"the baseline never ran {bench_id}"
+    never_keys = [k for k, v in row.params.items()
+                  if k != "precision" and all(k in r.params and r.params[k] != v for r in others)]
+    never = [f"with {k} {describe.param_value(row.params[k])}" for k in never_keys]
+    if all(_norm(r.precision) != _norm(row.precision) for r in others):
+        never.insert(0, f"at {row.precision}")
+    if never:
+        ran = []
+        for key in never_keys[:2]:
+            values = []
+            alike = [r for r in others if all(r.params.get(k) == v for k, v in row.params.items() if k != key)]
+            for other in alike or others:
+                chosen = resolved_params(other.cells[baseline].metric.doc).get(key)
+                text = describe.param_value(other.params[key])
+                values.append(text + (f" (the run chose {describe.param_value(chosen)})" if chosen is not None else ""))
+            ran.append(f"{key} {' / '.join(dict.fromkeys(values))}")
+        said = f"the baseline never ran {bench_id} {', '.join(never[:2])}"
+        return MARK_NOT_COMPARABLE, said + (f" (it ran {'; '.join(ran)})" if ran else "")
+
     def likeness(other: Row) -> tuple:
-        return (_norm(other.precision) == _norm(row.precision), other.figure_name == row.figure_name,
-                sum(other.params.get(k) == v for k, v in row.params.items()))
+        return (_figure_kind(other) == _figure_kind(row), _norm(other.precision) == _norm(row.precision),
+                other.figure_name == row.figure_name, sum(other.params.get(k) == v for k, v in row.params.items()))
 
     closest = max(others, key=likeness)
+    if _figure_kind(closest) != _figure_kind(row):
+        return MARK_NOT_COMPARABLE, (f"the baseline's {bench_id} is another kind of figure: {row.figure_name} "
+                                     f"({row.unit}) here, {closest.figure_name} ({closest.unit}) in the baseline")
+    chosen_here = resolved_params(metric.doc)
+    chosen_there = resolved_params(closest.cells[baseline].metric.doc)
     if _norm(closest.precision) != _norm(row.precision):
         detail = f"precision {row.precision} here, {closest.precision} in the baseline"
         # the precision parameter says the same again: said once
         diff = params_difference({k: v for k, v in row.params.items() if k != "precision"},
-                                 {k: v for k, v in closest.params.items() if k != "precision"})
+                                 {k: v for k, v in closest.params.items() if k != "precision"},
+                                 chosen_here, chosen_there)
         if diff != "same parameters":
             detail += ", " + diff
     elif closest.figure_name != row.figure_name and closest.params == row.params:
         detail = f"figure {row.figure_name!r} here, {closest.figure_name!r} in the baseline"
     else:
-        detail = params_difference(row.params, closest.params)
+        detail = params_difference(row.params, closest.params, chosen_here, chosen_there)
     return MARK_NOT_COMPARABLE, f"the baseline ran it with other settings: {detail}"
 
 
@@ -651,8 +718,16 @@ def spread_text(metric: Metric | None) -> str:
     return formatting.spread_text(metric.stats, metric.published)
 
 
+def resolved_text(cell: Cell) -> str:
+    """``"micro_batch 10"``: what this cell's run chose itself where it was asked to (empty otherwise)."""
+    if cell.metric is None or cell.metric.failed:
+        return ""
+    return ", ".join(f"{k} {describe.param_value(v)}" for k, v in resolved_params(cell.metric.doc).items())
+
+
 def cell_text(cell: Cell) -> str:
-    """``"2,259 img/s ×1.05 better"`` or ``"failed"`` etc. for tables."""
+    """``"2,259 img/s ×1.05 better"`` or ``"failed"`` etc. for tables; a value the run chose itself follows
+    in brackets (``"16,522 tokens/s ×1.15 better [micro_batch 10]"``)."""
     metric = cell.metric
     if metric is None:
         return "—"
@@ -668,7 +743,8 @@ def cell_text(cell: Cell) -> str:
                                  ("inconsistent", bool(cell.inconsistent))) if on]
     if own:
         text += f" ({', '.join(own)})"
-    return text
+    chosen = resolved_text(cell)
+    return text + (f" [{chosen}]" if chosen else "")
 
 
 def row_label(row: Row) -> str:

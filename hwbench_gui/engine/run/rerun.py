@@ -12,8 +12,10 @@ from hwbench_gui.engine.spec.benchmark import ParamError, ResolvedParams
 def run_like(doc: dict[str, Any], overrides: dict[str, Any] | None = None) -> tuple[str, ResolvedParams]:
     """(benchmark id, parameters) for a run on this machine that compares with ``doc``.
 
-    The parameters that decide comparability are taken from ``doc`` (a published figure states only
-    some); the rest (device, folders, repeat counts) keep this machine's defaults; ``overrides`` win.
+    The parameters that decide comparability are taken from ``doc`` as it asked them (``params_requested``
+    where that run chose a value itself, e.g. the largest micro-batch that fits: this machine chooses its
+    own; a published figure states only some); the rest (device, folders, repeat counts) keep this
+    machine's defaults; ``overrides`` win.
     Raises KeyError when this install has no such benchmark and ParamError when one of the
     document's values does not fit the benchmark's declaration here.
     """
@@ -23,7 +25,9 @@ def run_like(doc: dict[str, Any], overrides: dict[str, Any] | None = None) -> tu
     if deciding is None:
         deciding = frozenset(bench.comparability_params())
     known = {p.name for p in bench.params}
-    taken = {k: v for k, v in (doc.get("params") or {}).items() if k in deciding and k in known}
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    requested = doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {}
+    taken = {k: v for k, v in {**params, **requested}.items() if k in deciding and k in known}
     try:
         return bench.id, bench.resolve_params({**taken, **(overrides or {})})
     except ParamError as exc:
