@@ -23,8 +23,10 @@ EXIT_OK, EXIT_NOTHING, EXIT_USAGE = 0, 1, 2
 
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="+", metavar="FILE_OR_DIR", help="result documents or folders of them")
-    parser.add_argument("--by", choices=("machine", "run"), default="machine",
-                        help="one side per machine (default) or per run")
+    parser.add_argument("--by", choices=("machine", "host", "run"), default="machine",
+                        help="one side per machine (default: what decides the figures, i.e. GPUs, CPU, RAM and "
+                             "the software that matters, so cloud loans of one kind are one side), per host "
+                             "(two identical boxes apart) or per run")
     parser.add_argument("--baseline", metavar="NAME",
                         help="the side the others are compared with: its name or a unique part of it "
                              "(default: the first side)")
@@ -90,7 +92,7 @@ def compare_command(args: argparse.Namespace) -> int:
     if not found.docs:
         print("no usable result documents", file=sys.stderr)
         return EXIT_NOTHING
-    sides = compare.sides_by_machine(found.docs) if args.by == "machine" else compare.sides_by_run(found.docs)
+    sides = compare.sides_by(found.docs, args.by)
     try:
         baseline = compare.find_side(sides, args.baseline)
     except ValueError as exc:
@@ -130,7 +132,7 @@ def comparison_json(comparison) -> dict[str, Any]:
         "baseline": comparison.baseline,
         "baseline_name": comparison.baseline_name,
         "alpha": comparison.alpha,
-        "sides": [{"name": side.name, "published": side.published, "results": len(side.docs),
+        "sides": [{"name": side.name, "published": side.published, "results": len(side.docs), "grouping": side.grouping,
                    "gpu": describe.gpu_summary(side.docs[0]) if side.docs else None,
                    "cpu": describe.cpu_summary(side.docs[0]) if side.docs else None} for side in comparison.sides],
         "summaries": [{key: _number(value) for key, value in dataclasses.asdict(summary).items()}
@@ -141,9 +143,13 @@ def comparison_json(comparison) -> dict[str, Any]:
             "headline": row.headline,
             "cells": [{"metric": metric_json(cell.metric), "mark": cell.mark, "ratio": _number(cell.ratio),
                        "test": cell.test, "p_value": _number(cell.p_value), "note": cell.note,
-                       "busy": cell.busy, "text": compare.cell_text(cell)} for cell in row.cells],
+                       "busy": cell.busy, "resolved": compare.resolved_params(cell.metric.doc)
+                       if cell.metric is not None else {}, "text": compare.cell_text(cell)} for cell in row.cells],
         } for row in comparison.rows],
         "notes": list(comparison.notes),
+        # per side (1-based, as the table numbers them): the baseline's files to run like on that machine
+        "run_like": {str(index + 1): [d.get("_path") for d in docs]
+                     for index, docs in compare.runs_to_match(comparison).items()},
     }
 
 

@@ -77,6 +77,13 @@ MAX_CHART_SIDES = 8
 def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) -> list[Chart]:
     """Every chart the sides' documents hold data for, in a fixed order."""
     charts: list[Chart] = []
+    if comparison is not None:
+        from hwbench_gui.engine.reports.compare import Side as _Side
+        from hwbench_gui.engine.reports.compare import not_drawable
+
+        # a run the table marks "not comparable" is never a bar beside the other side's run
+        left_out = {id(doc) for doc in not_drawable(comparison)}
+        sides = [_Side(s.name, [d for d in s.docs if id(d) not in left_out], s.grouping) for s in sides]
     if comparison is not None and len(comparison.sides) > 1:
         charts += _optional(relative_chart(comparison) if len(comparison.sides) <= MAX_CHART_SIDES
                             else relative_spread_chart(comparison))

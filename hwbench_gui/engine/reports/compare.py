@@ -225,6 +225,21 @@ def sides_by_machine(docs: Sequence[dict[str, Any]], *, by_host: bool = False) -
     return list(sides.values())
 
 
+#: How documents become sides: one per machine (its kind), per host, or per run.
+GROUPINGS = ("machine", "host", "run")
+
+
+def sides_by(docs: Sequence[dict[str, Any]], by: str = "machine") -> list[Side]:
+    """The sides of ``docs`` grouped ``by`` one of :data:`GROUPINGS`; ``ValueError`` for another word."""
+    if by == "machine":
+        return sides_by_machine(docs)
+    if by == "host":
+        return sides_by_machine(docs, by_host=True)
+    if by == "run":
+        return sides_by_run(docs)
+    raise ValueError(f"group by one of {', '.join(GROUPINGS)}, not {by!r}")
+
+
 def sides_by_run(docs: Sequence[dict[str, Any]]) -> list[Side]:
     """One side per document, named by machine, benchmark and date (made unique)."""
     sides = []
@@ -710,6 +725,68 @@ def _summaries(comparison: Comparison) -> list[SideSummary]:
 busy_reasons = flags.busy_reasons
 
 
+def not_drawable(comparison: Comparison) -> list[dict[str, Any]]:
+    """The documents a chart of several sides must leave out: a run whose figures no other side has a
+    comparable figure for, while another side did run that benchmark (with other settings). Drawn as bars
+    beside the other side's run it would read as a comparison the table marks "not comparable"; a
+    benchmark only one side ran stays drawable (there is nothing to misread it against)."""
+    if len(comparison.sides) < 2:
+        return []
+    sides_of_bench: dict[str, set[int]] = {}
+    for row in comparison.rows:
+        for index, cell in enumerate(row.cells):
+            if cell.metric is not None and not cell.metric.failed:
+                sides_of_bench.setdefault(row.benchmark_id, set()).add(index)
+    compared: set[int] = set()
+    alone: dict[int, dict[str, Any]] = {}
+    for row in comparison.rows:
+        present = [(i, c.metric) for i, c in enumerate(row.cells) if c.metric is not None and not c.metric.failed]
+        for index, metric in present:
+            if len(present) > 1:
+                compared.add(id(metric.doc))
+            elif len(sides_of_bench.get(row.benchmark_id, ())) > 1:
+                alone[id(metric.doc)] = metric.doc
+    return [doc for key, doc in alone.items() if key not in compared]
+
+
+def runs_to_match(comparison: Comparison) -> dict[int, list[dict[str, Any]]]:
+    """Per measured side other than the baseline: the baseline's documents it has no comparable figure for,
+    newest first, each one ``hwbench run --like`` (the GUI's "Run like this here") measures on that side's
+    machine so that the two compare."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for index, side in enumerate(comparison.sides):
+        if index == comparison.baseline or side.published:
+            continue
+        wanted: dict[int, dict[str, Any]] = {}
+        for row in comparison.rows:
+            base = row.cells[comparison.baseline].metric
+            if base is None or base.failed or row.cells[index].metric is not None:
+                continue
+            wanted.setdefault(id(base.doc), base.doc)
+        if wanted:
+            out[index] = sorted(wanted.values(), key=lambda d: str(d.get("started_at") or ""), reverse=True)
+    return out
+
+
+#: Suggested like-runs listed per side in the text table (the rest counted).
+SHOWN_SUGGESTIONS = 5
+
+
+def suggestions_text(comparison: Comparison) -> list[str]:
+    """Lines that say how to get a comparable run where a side has none, with the command."""
+    lines = []
+    for index, docs in runs_to_match(comparison).items():
+        paths = [str(d["_path"]) for d in docs if d.get("_path")]
+        if not paths:
+            continue
+        lines.append(f"  [{index + 1}] has no comparable run for {len(docs)} of the baseline's result(s); on that "
+                     f"machine, measure what the baseline measured (the Reports tab: \"Run like this here\"):")
+        lines += [f"      hwbench run --like {path}" for path in paths[:SHOWN_SUGGESTIONS]]
+        if len(paths) > SHOWN_SUGGESTIONS:
+            lines.append(f"      … and {len(paths) - SHOWN_SUGGESTIONS} more (compare --json lists them all)")
+    return lines
+
+
 # -- text ------------------------------------------------------------------------------------------
 
 def spread_text(metric: Metric | None) -> str:
@@ -762,6 +839,8 @@ def format_table(comparison: Comparison) -> str:
     for i, side in enumerate(comparison.sides):
         star = "*" if i == comparison.baseline else " "
         lines.append(f" {star}[{i + 1}] {side.name}  ({len(side.docs)} result{'s' if len(side.docs) != 1 else ''})")
+        if side.grouping:
+            lines.append(f"      {side.grouping}")
     header = ["BENCHMARK · FIGURE", "PRECISION", "CONFIG"] + [f"[{i + 1}]" for i in range(len(comparison.sides))]
     table: list[list[str] | str] = [header]
     current = None
@@ -796,6 +875,9 @@ def format_table(comparison: Comparison) -> str:
                          f"  {where} [{i + 1}]: {mark}: {note}")
     if len(comparison.sides) < 2:  # a machine against itself says nothing
         return "\n".join(lines) + "\n"
+    suggestions = suggestions_text(comparison)
+    if suggestions:
+        lines += ["", "To make runs comparable:"] + suggestions
     lines.append("")
     lines.append(f"Composite (geometric mean of headline ratios, lower-is-better inverted) over the "
                  f"{comparison.summaries[0].n_geomean if comparison.summaries else 0} benchmark(s) every side has:")

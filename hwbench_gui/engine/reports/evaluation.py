@@ -34,7 +34,7 @@ from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
 from hwbench_gui.engine.reports import compare, flags, health_section, llm_section, llm_train_section
 from hwbench_gui.engine.reports.report import side_facts
-from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.results import describe, formatting, machine_kind
 from hwbench_gui.engine.results.store import ResultFileError
 from hwbench_gui.engine.spec.precision import PRECISIONS
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -155,7 +155,7 @@ class Evaluation:
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
     health: health_section.HealthSection | None = None
-    #: Machines the documents come from (:func:`describe.machine_key`): one, unless several were given.
+    #: Machines the documents come from (:func:`machine_kind.kind_key`): one, unless several were given.
     machines: int = 1
     llm: list[llm_section.LlmRun] = field(default_factory=list)
     llm_train: list[llm_train_section.TrainRow] = field(default_factory=list)
@@ -166,9 +166,10 @@ class Evaluation:
 
 
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
-    """Whether ``docs`` are measured documents of a single machine (what this report is for)."""
+    """Whether ``docs`` are measured documents of a single machine (:func:`machine_kind.kind_key`: cloud loans
+    of one kind are one machine), what this report is for."""
     return bool(docs) and not any(describe.is_published(d) for d in docs) and \
-        len({describe.machine_key(d) for d in docs}) == 1
+        len({machine_kind.kind_key(d) for d in docs}) == 1
 
 
 def _seed(doc: dict[str, Any], name: str, statistic: str) -> float | None:
@@ -305,7 +306,7 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
                          (d.get("benchmark") or {}).get("id") not in (DATAPATH_ID, health_section.BENCH_ID)])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
     machines = compare.sides_by_machine(docs)
-    side = compare.Side(machines[0].name, docs) if len(machines) == 1 else \
+    side = compare.Side(machines[0].name, docs, machines[0].grouping) if len(machines) == 1 else \
         compare.Side(_machines_name(docs, len(machines)), docs)
     drawn = charts_mod.build_charts([side]) if with_charts else []
     return Evaluation(title or f"hwbench evaluation of {side.name}",

@@ -428,6 +428,10 @@ def pdf_bytes(report: Report) -> bytes:
             pdf.savefig(page)
         for page in _machines_page(report) if _long_layout(report) else [_systems_page(report)]:
             pdf.savefig(page)
+        if report.charts and report.charts_note:
+            notes: list[Figure] = []
+            _titled_page("Charts", [report.charts_note], notes)
+            pdf.savefig(notes[0])
         for chart in report.charts:
             pdf.savefig(chart.figure, bbox_inches="tight")
     return buffer.getvalue()

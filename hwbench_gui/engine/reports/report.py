@@ -15,7 +15,7 @@ from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.store import ResultFileError
 
-GROUPINGS = ("machine", "run")
+GROUPINGS = compare.GROUPINGS
 
 
 @dataclass
@@ -27,6 +27,8 @@ class Report:
     docs: list[dict[str, Any]]
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
+    #: Why some runs are in the table but not in the charts (empty when every run is drawn).
+    charts_note: str = ""
 
     @property
     def published_docs(self) -> list[dict[str, Any]]:
@@ -40,9 +42,7 @@ def make_report(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFileError
     named ``baseline`` (default: the first) and draw the charts. Raises ``ValueError`` for no
     documents or an unknown baseline."""
     if sides is None:
-        if group not in GROUPINGS:
-            raise ValueError(f"group must be one of {GROUPINGS}")
-        sides = compare.sides_by_machine(docs) if group == "machine" else compare.sides_by_run(docs)
+        sides = compare.sides_by(docs, group)
     if not sides:
         raise ValueError("no result documents to report on")
     comparison = compare.compare(sides, compare.find_side(sides, baseline), all_figures=all_figures)
@@ -50,7 +50,18 @@ def make_report(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFileError
     all_docs = [d for s in sides for d in s.docs]
     return Report(title or "hwbench comparison report",
                   datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), comparison, drawn, all_docs,
-                  list(errors))
+                  list(errors), charts_note=charts_note(comparison))
+
+
+def charts_note(comparison: compare.Comparison) -> str:
+    """One sentence naming the runs the charts leave out (:func:`compare.not_drawable`), or empty."""
+    left_out = compare.not_drawable(comparison)
+    if not left_out:
+        return ""
+    names = list(dict.fromkeys(str((d.get("benchmark") or {}).get("id")) for d in left_out))
+    return (f"{len(left_out)} run(s) of {', '.join(names)} are in the table but not in the charts: no other side "
+            f"has a comparable run, and a bar beside another side's run with other settings would read as a "
+            f"comparison.")
 
 
 def side_facts(side: compare.Side) -> dict[str, str]:
@@ -70,6 +81,8 @@ def side_facts(side: compare.Side) -> dict[str, str]:
                               if software.get(k)) or "unknown",
         "Results": str(len(side.docs)),
     }
+    if side.grouping:
+        facts["Grouped"] = side.grouping
     if side.published:
         facts = {"Published by": ", ".join(sorted({str((d.get("reference") or {}).get("publisher")) for d in
                                                    side.docs})),

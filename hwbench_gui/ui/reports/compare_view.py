@@ -32,6 +32,7 @@ from hwbench_gui.engine.reports.report import Report, make_report
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.reports import export
 from hwbench_gui.ui.reports.model import LoadedResults
+from hwbench_gui.ui.reports.run_like import run_like
 from hwbench_gui.ui.reports.widgets import button
 
 _MARK_COLOURS = {
@@ -65,6 +66,14 @@ class CompareView(QWidget):
         self.all_figures_check.setToolTip("Also compare each run's further named figures (not in the composite)")
         self.all_figures_check.toggled.connect(lambda _on: self._rebuild())
         controls.addWidget(self.all_figures_check)
+        self.by_host_check = QCheckBox("Hosts apart")
+        self.by_host_check.setToolTip("One side per host instead of per machine kind (GPUs, CPU, RAM and software "
+                                      "alike): two identical boxes, or two cloud loans, told apart")
+        self.by_host_check.toggled.connect(lambda _on: self.compare_documents(self._docs, self._by))
+        controls.addWidget(self.by_host_check)
+        self.run_like_button = button("Run like this here", self.run_like_selected, controls)
+        self.run_like_button.setToolTip("Measure on this machine what the selected row's baseline run measured "
+                                        "(the form is filled for review): the way to a comparable run")
         controls.addStretch(1)
         self.export_buttons = {kind: button(f"Export {kind.upper()}…", lambda kind=kind: self._export_dialog(kind),
                                             controls) for kind in export.KINDS}
@@ -76,11 +85,17 @@ class CompareView(QWidget):
         self.summary_label.setTextFormat(Qt.PlainText)
         self.compare_table = QTableWidget(0, 0)
         self.compare_table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+        self.compare_table.setSelectionBehavior(QAbstractItemView.SelectRows)
         self.compare_table.setWordWrap(True)
         self.compare_table.verticalHeader().setVisible(False)
 
         self.charts_box = QWidget()
         self.charts_layout = QVBoxLayout(self.charts_box)
+        self.charts_note = QLabel()
+        self.charts_note.setWordWrap(True)
+        self.charts_note.setTextFormat(Qt.PlainText)
+        self.charts_note.hide()
+        self.charts_layout.addWidget(self.charts_note)
         self.charts_layout.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -121,7 +136,29 @@ class CompareView(QWidget):
         self._rebuild()
 
     def _sides(self):
-        return compare.sides_by_machine(self._docs) if self._by == "machine" else compare.sides_by_run(self._docs)
+        by = "host" if self._by == "machine" and self.by_host_check.isChecked() else self._by
+        return compare.sides_by(self._docs, by)
+
+    def _selected_row(self) -> compare.Row | None:
+        rows = self.compare_table.selectionModel().selectedRows() if self.compare_table.selectionModel() else []
+        index = rows[0].row() if rows else self.compare_table.currentRow()
+        if self.report is None or not 0 <= index < len(self.report.comparison.rows):
+            return None
+        return self.report.comparison.rows[index]
+
+    def run_like_selected(self) -> bool:
+        """Fill the Benchmarks tab's form with what the selected row's baseline run measured (another side's
+        run where the baseline has none in that row)."""
+        row = self._selected_row()
+        if row is None or self.report is None:
+            self.context.show_status("Select a row of the comparison to run like it", 5000)
+            return False
+        baseline = self.report.comparison.baseline
+        cells = [row.cells[baseline]] + [c for i, c in enumerate(row.cells) if i != baseline]
+        doc = next((c.metric.doc for c in cells if c.metric is not None), None)
+        if doc is None:
+            return False
+        return run_like(self, self.context, doc)
 
     def _rebuild(self) -> None:
         if not self._docs:
@@ -145,6 +182,7 @@ class CompareView(QWidget):
                                        f"report (model × framework × mode × precision).")
             return
         lines = []
+        to_match = compare.runs_to_match(c)
         for i, (side, s) in enumerate(zip(c.sides, c.summaries)):
             geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"
             tag = " (published)" if side.published and not side.name.endswith("(published)") else ""
@@ -154,6 +192,11 @@ class CompareView(QWidget):
                         if s.pair_geomean is not None else " (nothing shared with the baseline)")
             lines.append(f"[{i + 1}] {side.name}{tag}{role}: geometric mean {geo} over {s.n_geomean}; "
                          f"{s.counts_text()}")
+            if side.grouping:
+                lines.append(f"      {side.grouping}")
+            if i in to_match:
+                lines.append(f"      No comparable run for {len(to_match[i])} of the baseline's result(s): select "
+                             f"such a row and press “Run like this here” on that machine.")
         self.summary_label.setText("\n".join(lines))
 
     def _show_table(self, report: Report) -> None:
@@ -191,12 +234,14 @@ class CompareView(QWidget):
         self.compare_table.resizeRowsToContents()
 
     def _show_charts(self, report: Report) -> None:
-        while self.charts_layout.count() > 1:
-            widget = self.charts_layout.takeAt(0).widget()
+        while self.charts_layout.count() > 2:  # the note and the stretch stay
+            widget = self.charts_layout.takeAt(1).widget()
             if widget is not None:
                 widget.deleteLater()
         from hwbench_gui.engine.reports.charts import to_png
 
+        self.charts_note.setText(report.charts_note)
+        self.charts_note.setVisible(bool(report.charts_note))
         for chart in report.charts:
             label = QLabel()
             pixmap = QPixmap()
@@ -208,7 +253,7 @@ class CompareView(QWidget):
             label.setObjectName(f"chart:{chart.key}")
             self.charts_layout.insertWidget(self.charts_layout.count() - 1, label)
         if not report.charts:
-            self.charts_layout.insertWidget(0, QLabel("No chart: the compared results hold no data to draw."))
+            self.charts_layout.insertWidget(1, QLabel("No chart: the compared results hold no data to draw."))
 
     def chart_labels(self) -> list[QLabel]:
         return [w for w in self.charts_box.findChildren(QLabel) if w.objectName().startswith("chart:")]

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.results import describe, library
 from hwbench_gui.ui.context import AppContext
+from hwbench_gui.ui.reports.run_like import run_like
 from hwbench_gui.ui.reports.library_model import DOC_ROLE, HEADERS, FilterProxy, row_items
 from hwbench_gui.ui.reports.model import LoadedResults
 from hwbench_gui.ui.reports.widgets import button
@@ -222,26 +223,10 @@ class LibraryView(QWidget):
 
     def run_like(self, docs: Sequence[dict[str, Any]]) -> None:
         """Queue, in the Benchmarks tab, a run that compares with the one result in ``docs``."""
-        from hwbench_gui.engine.run.rerun import run_like
-        from hwbench_gui.engine.spec.benchmark import ParamError
-
         if len(docs) != 1:
             self.context.show_status("Select one result to run like it", 5000)
             return
-        if self.context.request_run is None:
-            self.context.show_status("No Benchmarks tab to run it in", 5000)
-            return
-        try:
-            bench_id, params = run_like(docs[0])
-        except KeyError as exc:
-            QMessageBox.warning(self, "Run like this here", f"This install cannot run it: {exc.args[0]}")
-            return
-        except ParamError as exc:
-            QMessageBox.warning(self, "Run like this here", str(exc))
-            return
-        self.context.request_run(bench_id, dict(params))
-        self.context.show_status(f"{bench_id}: the Benchmarks tab's form holds the selected result's parameters "
-                                 "for review", 5000)
+        run_like(self, self.context, docs[0])
 
     def import_paths(self, paths: Sequence[str | Path]) -> library.ImportReport:
         """Import files or folders into the results folder and say what happened."""

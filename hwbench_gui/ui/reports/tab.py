@@ -16,7 +16,7 @@ import shiboken6
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.reports.report import Report
-from hwbench_gui.engine.results import describe, library
+from hwbench_gui.engine.results import library, machine_kind
 from hwbench_gui.engine.run.queue import QueueChange
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.inbox import gui_inbox
@@ -130,8 +130,8 @@ class ReportsTab(QWidget):
         (``by="machine"``; nothing selected: every machine shown)."""
         selected = self.selected_documents()
         if by == "machine":
-            machines = {describe.machine_key(d) for d in selected}
-            docs = [d for d in self.documents() if not machines or describe.machine_key(d) in machines]
+            machines = {machine_kind.kind_key(d) for d in selected}
+            docs = [d for d in self.documents() if not machines or machine_kind.kind_key(d) in machines]
         else:
             docs = selected or self.documents()
         self.compare_documents(docs, by)
