@@ -1,7 +1,8 @@
 """Result documents for the report tests, built with the real ``build_document``.
 
-Machines here are test data: a hostname and a GPU name set on otherwise ordinary documents, so a
-comparison "between machines" can be exercised on a machine that has only one.
+Machines here are test data: a hostname, a CPU named after it and a GPU name set on otherwise ordinary
+documents, so a comparison "between machines" can be exercised on a machine that has only one (each host is
+a machine of its own kind: hosts of one kind are one side).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def bench(bench_id: str, title: str | None = None) -> Benchmark:
 
 def machine(host: str, gpu: str | None, *, gpus: int = 1) -> dict[str, Any]:
     return {"inventory": {"hostname": host, "gpus": [{"name": gpu}] * gpus if gpu else [],
-                          "cpu": {"model": "Test CPU", "logical_cores": 8}, "memory": {"total_bytes": 64 * 2 ** 30}},
+                          "cpu": {"model": f"Test CPU {host}", "logical_cores": 8}, "memory": {"total_bytes": 64 * 2 ** 30}},
             "inventory_reason": None, "software": {"torch": "2.test"}, "software_reason": None}
 
 
@@ -80,7 +81,8 @@ def on_other_machine(doc: dict[str, Any], host: str, gpu: str, scale: float = 1.
     """A copy of ``doc`` relabelled as another machine's (test data), samples scaled by ``scale``."""
     other = copy.deepcopy(doc)
     other["hostname"] = host
-    other["inventory"] = {**other["inventory"], "hostname": host, "gpus": [{"name": gpu}]}
+    other["inventory"] = {**other["inventory"], "hostname": host, "gpus": [{"name": gpu}],
+                          "cpu": {**other["inventory"].get("cpu", {}), "model": f"Test CPU {host}"}}
     other["id"] = other["id"][::-1]
     if other.get("figure"):
         other["samples"] = [s * scale for s in other["samples"]]

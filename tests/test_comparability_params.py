@@ -97,7 +97,7 @@ def test_documents_differing_in_one_parameter(bench_id):
     for param in bench.params:
         changed = {**defaults, param.name: _other_value(param, defaults[param.name])}
         other = _doc(bench, changed, [110.0, 111.0, 112.0, 113.0, 114.0], minutes=1)
-        result = compare.compare(compare.sides_by_machine([base, other]), baseline=0)
+        result = compare.compare(compare.sides_by_machine([base, other], by_host=True), baseline=0)
         cells = [row.cells[1] for row in result.rows if row.cells[1].metric is not None]
         assert len(cells) == 1
         cell = cells[0]

@@ -11,12 +11,14 @@ from reports_data import model_doc
 from hwbench_gui.engine.reports import evaluation
 from hwbench_gui.engine.results import library
 
-H200 = Path(__file__).resolve().parent.parent / "resources" / "reference" / "h200"
+REFERENCE = Path(__file__).resolve().parent.parent / "resources" / "reference"
+#: The H200's current set and its older runs: one machine kind, so one evaluation.
+H200 = (REFERENCE / "h200", REFERENCE / "archive" / "h200-2026-12-02")
 
 
 @pytest.fixture(scope="module")
 def h200():
-    docs = [library.load_document(p) for p in sorted(H200.rglob("*.json"))]
+    docs = [library.load_document(p) for folder in H200 for p in sorted(folder.rglob("*.json"))]
     return evaluation.build_evaluation(docs, with_charts=False)
 
 

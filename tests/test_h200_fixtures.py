@@ -46,7 +46,7 @@ def test_h200_datapath_documents_are_consistent():
 
     from hwbench_gui.engine.datapath.verdict import CONSISTENCY_NOISE
 
-    folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "h200"
+    folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "archive" / "h200-2026-12-02"
     docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*datapath.analyze*.json"))]
     assert len(docs) >= 3
     for doc in docs:
@@ -75,8 +75,10 @@ def test_h200_datapath_documents_are_consistent():
 
 
 def _h200_docs(pattern: str) -> list[dict]:
-    folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "h200"
-    return [json.loads(p.read_text()) for p in sorted(folder.glob(pattern))]
+    """The H200's shipped documents named ``pattern``: the current set and the older runs beside it."""
+    reference = Path(__file__).resolve().parent.parent / "resources" / "reference"
+    folders = (reference / "h200", reference / "archive" / "h200-2026-12-02")
+    return [json.loads(p.read_text()) for folder in folders for p in sorted(folder.glob(pattern))]
 
 
 def test_h200_bf16_training_timed_gpu_util_agrees_with_nvidia_smi_dmon():
@@ -216,7 +218,7 @@ def test_three_default_h200_runs_of_one_day_name_the_same_bottleneck():
     the best was 0.94, 0.95 and 0.87 × channels-last compute alone (the GPU then also decodes); the
     third run's windows spread (3,660-3,771 images/s, against 4,100-4,107 for the same configuration in
     the run before) on a box another process kept busy, up to 76 % of a core (the document says so)."""
-    folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "h200"
+    folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "archive" / "h200-2026-12-02"
     docs = [json.loads((FIXTURES / "h200_datapath_2026-12-04.json").read_text())]
     docs += [json.loads(p.read_text()) for p in sorted(folder.glob("2026-12-04T20-*_datapath.analyze_*.json"))]
     assert len(docs) == 3

@@ -1,5 +1,6 @@
-"""Two machines named alike ("vm") never merge: a machine is its host name with its GPUs' UUIDs, its CPU and
-its board's and OS install's identity, in sides, the evaluation's title and the library."""
+"""A machine in a comparison is its kind: what decides its figures (GPUs, CPU, RAM, the software that matters), so
+cloud loans of one kind are one side; a host (its name with its GPUs' UUIDs, its CPU and its board's and OS
+install's identity) is kept apart on request, and in the library."""
 
 from __future__ import annotations
 
@@ -22,19 +23,44 @@ def _on(doc, *, host="vm", uuid=None, machine_id=None, cpu="Test CPU"):
     return doc
 
 
-def test_two_vms_with_one_gpu_model_and_other_gpus_are_two_machines():
+def test_two_vms_of_one_kind_are_one_machine_and_told_apart_by_host_on_request():
     base = model_doc("resnet50", framework="torch", mode="train", precision="FP32", value=1000.0)
     a = _on(base, uuid="GPU-c91d4a17-e440-f82d-430b-21f18d84b380")
     b = _on(base, uuid="GPU-48bd59c1-9c47-ab3c-bccc-06cd2913d14c")
     again = _on(base, uuid="GPU-c91d4a17-e440-f82d-430b-21f18d84b380")
-    sides = compare.sides_by_machine([a, b, again])
-    assert [(s.name, len(s.docs)) for s in sides] == [("vm (GPU c91d4a17) · NVIDIA H200", 2),
-                                                      ("vm (GPU 48bd59c1) · NVIDIA H200", 1)]
-    assert not evaluation.is_one_machine([a, b]) and evaluation.is_one_machine([a, again])
-    two = evaluation.build_evaluation([a, b], with_charts=False)
-    assert two.title == "hwbench evaluation of 2 machines named vm · NVIDIA H200"
-    assert "document(s) of 2 machines" in evaluation.render_evaluation_html(two)
-    assert evaluation.build_evaluation([a, again], with_charts=False).title == "hwbench evaluation of vm · NVIDIA H200"
+    (side,) = compare.sides_by_machine([a, b, again])
+    assert (side.name, len(side.docs)) == ("vm · NVIDIA H200", 3)
+    assert side.grouping.startswith("2 hosts with the same GPU NVIDIA H200, CPU Test CPU (8 threads), RAM 64 GiB")
+    by_host = compare.sides_by(compare_docs := [a, b, again], "host")
+    assert [(s.name, len(s.docs), s.grouping) for s in by_host] == [("vm (GPU c91d4a17) · NVIDIA H200", 2, ""),
+                                                                    ("vm (GPU 48bd59c1) · NVIDIA H200", 1, "")]
+    assert compare_docs == [a, b, again]
+    assert evaluation.is_one_machine([a, b])
+    assert evaluation.build_evaluation([a, b], with_charts=False).title == "hwbench evaluation of vm · NVIDIA H200"
+
+
+def test_what_decides_the_figures_makes_two_machines_and_their_names_say_which():
+    base = model_doc("resnet50", framework="torch", mode="train", precision="FP32", value=1000.0)
+    older = _on(base, uuid="GPU-1")
+    older["software"] = {**older["software"], "torch": "2.10.1+cu128"}
+    newer = _on(base, uuid="GPU-1")
+    newer["software"] = {**newer["software"], "torch": "2.11.0+cu130"}
+    smaller = _on(base, uuid="GPU-2", host="box2")
+    smaller["inventory"]["memory"] = {"total_bytes": 32 * 2 ** 30}
+    two_gpus = _on(base, uuid="GPU-3")
+    two_gpus["inventory"]["gpus"] = [{"name": "NVIDIA H200", "uuid": "GPU-3"}, {"name": "NVIDIA H200", "uuid": "GPU-4"}]
+    names = [s.name for s in compare.sides_by_machine([older, newer, smaller, two_gpus])]
+    assert names == ["vm · NVIDIA H200 [torch 2.10]", "vm · NVIDIA H200 [torch 2.11]", "box2 · NVIDIA H200",
+                     "vm · 2× NVIDIA H200"]
+    # RAM is read to the nearest 8 GiB: two loans of one cloud type that report 125.7 and 126.1 GiB are one kind
+    a, b = _on(base, uuid="GPU-5"), _on(base, uuid="GPU-6")
+    a["inventory"]["memory"] = {"total_bytes": int(125.7 * 2 ** 30)}
+    b["inventory"]["memory"] = {"total_bytes": int(126.1 * 2 ** 30)}
+    assert len(compare.sides_by_machine([a, b])) == 1
+    # hosts of other names grouped: named by their GPUs and how many hosts
+    c = _on(base, uuid="GPU-7", host="other")
+    c["inventory"]["memory"] = a["inventory"]["memory"]
+    assert [s.name for s in compare.sides_by_machine([a, b, c])] == ["NVIDIA H200 (3 hosts)"]
 
 
 def test_without_gpu_uuids_the_cpu_and_the_install_tell_them_apart():
@@ -46,6 +72,7 @@ def test_without_gpu_uuids_the_cpu_and_the_install_tell_them_apart():
     xeon, epyc = _on(base, cpu="Intel Xeon 8480"), _on(base, cpu="AMD EPYC 9654")
     assert len(compare.sides_by_machine([xeon, epyc])) == 2
     assert len(compare.sides_by_machine([one, copy.deepcopy(one)])) == 1
+    assert len(compare.sides_by_machine([one, other])) == 1 and len(compare.sides_by(([one, other]), "host")) == 2
 
 
 def test_a_lone_machine_keeps_its_plain_name():

@@ -287,7 +287,7 @@ def test_reports_run_like_this_fills_the_benchmark_form_for_review(window, monke
     queued = []
     monkeypatch.setattr(BenchmarksTab, "enqueue", lambda self, bench_id, params: queued.append((bench_id, params)))
     reports = window.tab_widget("Reports")
-    ref = library.reference_dir() / "h200" / "2026-12-02T13-45-57_model.resnet50_37433f9f.json"
+    ref = library.reference_dir() / "archive" / "h200-2026-12-02" / "2026-12-02T13-45-57_model.resnet50_37433f9f.json"
     doc = json.loads(ref.read_text())
     params = doc["params"]
     assert (params["precision"], params["batch"], params["channels_last"]) == ("bf16-amp", 256, True)

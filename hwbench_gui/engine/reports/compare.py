@@ -647,13 +647,17 @@ def _figure_kind(row: Row) -> tuple[str, str]:
 
 def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -> tuple[str, str]:
     """The mark and the true reason of a cell whose row the baseline has no figure in: the baseline never
-    ran the benchmark, never ran it with one of this row's values, measured another kind of figure, or
+    ran the benchmark, measured another kind of figure, never ran it with one of this row's values, or
     ran it with other settings (named, with what each run chose itself)."""
     bench_id = row.benchmark_id
     others = [r for r in rows if r is not row and r.benchmark_id == bench_id and r.headline == row.headline
               and r.cells[baseline].metric is not None and not r.cells[baseline].metric.failed]
     if not others:
         return MARK_NO_BASELINE, f"the baseline never ran {bench_id}"
+    if all(_figure_kind(r) != _figure_kind(row) for r in others):
+        kinds = list(dict.fromkeys(f"{r.figure_name} ({r.unit})" for r in others))
+        return MARK_NOT_COMPARABLE, (f"the baseline's {bench_id} is another kind of figure: {row.figure_name} "
+                                     f"({row.unit}) here, {' / '.join(kinds[:2])} in the baseline")
     never_keys = [k for k, v in row.params.items()
                   if k != "precision" and all(k in r.params and r.params[k] != v for r in others)]
     never = [f"with {k} {describe.param_value(row.params[k])}" for k in never_keys]
@@ -677,9 +681,6 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
                 other.figure_name == row.figure_name, sum(other.params.get(k) == v for k, v in row.params.items()))
 
     closest = max(others, key=likeness)
-    if _figure_kind(closest) != _figure_kind(row):
-        return MARK_NOT_COMPARABLE, (f"the baseline's {bench_id} is another kind of figure: {row.figure_name} "
-                                     f"({row.unit}) here, {closest.figure_name} ({closest.unit}) in the baseline")
     chosen_here = resolved_params(metric.doc)
     chosen_there = resolved_params(closest.cells[baseline].metric.doc)
     if _norm(closest.precision) != _norm(row.precision):
