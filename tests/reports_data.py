@@ -28,7 +28,8 @@ def bench(bench_id: str, title: str | None = None) -> Benchmark:
 
 def machine(host: str, gpu: str | None, *, gpus: int = 1) -> dict[str, Any]:
     return {"inventory": {"hostname": host, "gpus": [{"name": gpu}] * gpus if gpu else [],
-                          "cpu": {"model": f"Test CPU {host}", "logical_cores": 8}, "memory": {"total_bytes": 64 * 2 ** 30}},
+                          "cpu": {"model": f"Test CPU {host}", "logical_cores": 8},
+                          "memory": {"total_bytes": 64 * 2 ** 30}},
             "inventory_reason": None, "software": {"torch": "2.test"}, "software_reason": None}
 
 
