@@ -296,3 +296,55 @@ def test_two_machines_named_vm_are_two_machines_in_the_library(tab):
     tab.refresh()
     machines = {tab.model.item(r, 0).text() for r in range(tab.model.rowCount())}
     assert {"vm (GPU aaaaaaaa) · NVIDIA H200", "vm (GPU bbbbbbbb) · NVIDIA H200"} <= machines
+
+
+def test_compare_page_offers_a_comparable_run_and_fits_its_charts(qtbot, qsettings, tmp_path):
+    """Two machines that ran one benchmark with other settings: the page says there is no comparable run,
+    "Run like this here" on the row fills the form with what the baseline asked (not what its machine
+    chose), the charts leave both runs out and say so, and every chart fits the pane's width."""
+    from PySide6.QtGui import QPixmap
+    from PySide6.QtWidgets import QLabel
+
+    from hwbench_gui.ui.reports import ReportsTab
+
+    asked = make_doc("host.membw", params={"array_mib": 0, "engine": "auto", "threads": [1, 2]}, unit="GB/s")
+    asked["benchmark"]["comparability_params"] = ["array_mib", "engine"]
+    asked["params_requested"] = {"engine": "auto"}
+    asked["params"]["engine"] = "numpy"
+    other = on_other_machine(asked, "beta", "Test GPU B")
+    other["params"]["array_mib"] = other["params_requested"]["array_mib"] = 64
+    results = tmp_path / "results"
+    write_docs(results, [asked, other, make_doc("t.rate"),
+                         on_other_machine(make_doc("t.rate"), "beta", "Test GPU B", 2.0)])
+    requests = []
+    context = AppContext(settings=qsettings, results_dir=results,
+                         request_run=lambda bench_id, params: requests.append((bench_id, params)))
+    tab = ReportsTab(context)
+    qtbot.addWidget(tab)
+    assert tab.wait_loaded()
+    tab.reference_check.setChecked(False)
+    tab.resize(1024 - 20, 700 - 60)
+    tab.show()
+    qtbot.waitExposed(tab)
+    tab.compare_documents(measured(tab), "machine")
+    view = tab.compare_view
+    assert "No comparable run for 1 of the baseline's result(s)" in view.summary_label.text()
+    assert view.charts_note.isVisible() and "host.membw" in view.charts_note.text()
+    baseline = view.report.comparison.baseline
+    row = next(i for i, r in enumerate(view.report.comparison.rows) if r.benchmark_id == "host.membw"
+               and r.cells[baseline].metric is not None)
+    view.compare_table.selectRow(row)
+    assert view.run_like_selected()
+    (bench_id, params), = requests
+    base = view.report.comparison.rows[row].cells[baseline].metric.doc
+    assert bench_id == "host.membw" and params["engine"] == "auto"
+    assert params["array_mib"] == base["params_requested"].get("array_mib", base["params"]["array_mib"])
+    qtbot.waitUntil(lambda: bool(view.chart_labels()))
+    width = view.charts_scroll.viewport().width()
+    wide = QLabel()
+    wide.setProperty("chart_png", QPixmap(3 * width, 100))  # a chart drawn wider than the pane
+    for label in view.chart_labels() + [wide]:
+        view._fit(label)
+        pixmap = label.pixmap()
+        assert pixmap.width() / pixmap.devicePixelRatio() <= width, label.objectName()
+    tab.shutdown()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QBrush, QColor, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -59,7 +59,7 @@ class CompareView(QWidget):
         self.baseline_combo = QComboBox()
         # Side names can be long (machine · benchmark · date): the combo must not widen the window past the screen.
         self.baseline_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.baseline_combo.setMinimumContentsLength(36)
+        self.baseline_combo.setMinimumContentsLength(22)
         self.baseline_combo.currentIndexChanged.connect(self._rebuild)
         controls.addWidget(self.baseline_combo)
         self.all_figures_check = QCheckBox("All figures")
@@ -100,6 +100,8 @@ class CompareView(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.charts_box)
+        self.charts_scroll = scroll
+        scroll.viewport().installEventFilter(self)
 
         splitter = QSplitter(Qt.Vertical)
         top = QWidget()
@@ -247,13 +249,34 @@ class CompareView(QWidget):
             pixmap = QPixmap()
             # Drawn at 1.5× and shown at its logical size: sharp text on HiDPI screens, smooth on others.
             pixmap.loadFromData(to_png(chart.figure, dpi=CHART_DPI), "PNG")
-            pixmap.setDevicePixelRatio(CHART_DPI / 96)
-            label.setPixmap(pixmap)
+            label.setProperty("chart_png", pixmap)
+            self._fit(label)
             label.setToolTip(f"{chart.title}. {chart.caption}")
             label.setObjectName(f"chart:{chart.key}")
             self.charts_layout.insertWidget(self.charts_layout.count() - 1, label)
         if not report.charts:
             self.charts_layout.insertWidget(1, QLabel("No chart: the compared results hold no data to draw."))
+
+    def _chart_width(self) -> int:
+        """The width a chart may take: the charts pane's, less its margins and scroll bar."""
+        margins = self.charts_layout.contentsMargins()
+        bar = self.charts_scroll.verticalScrollBar().sizeHint().width()
+        return max(200, self.charts_scroll.viewport().width() - margins.left() - margins.right() - bar)
+
+    def _fit(self, label: QLabel) -> None:
+        """Show a chart at its logical size, or narrower to fit the pane (a 1024 px screen must not scroll
+        sideways to read a chart): drawn at 1.5×, so a larger device-pixel ratio only shrinks it."""
+        pixmap = QPixmap(label.property("chart_png"))
+        ratio = max(CHART_DPI / 96, pixmap.width() / self._chart_width())
+        pixmap.setDevicePixelRatio(ratio)
+        label.setPixmap(pixmap)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        # the charts pane's own resize: the window's comes before its layout has sized the pane
+        if watched is self.charts_scroll.viewport() and event.type() == QEvent.Type.Resize:
+            for label in self.chart_labels():
+                self._fit(label)
+        return super().eventFilter(watched, event)
 
     def chart_labels(self) -> list[QLabel]:
         return [w for w in self.charts_box.findChildren(QLabel) if w.objectName().startswith("chart:")]
