@@ -112,3 +112,12 @@ def test_runs_that_do_not_compare_are_left_out_of_the_charts_and_the_way_to_comp
     text = compare.format_table(comparison)
     assert f"hwbench run --like {tmp_path / 'compiled.json'}" in text
     assert "[2] has no comparable run for 1 of the baseline's result(s)" in text
+
+
+def test_older_runs_of_a_configuration_are_its_repeats_and_their_range_is_said():
+    newest = make_doc("t.rate", [200.0] * 5, minutes=30)
+    older = [make_doc("t.rate", [v] * 5, minutes=m) for m, v in ((0, 180.0), (10, 210.0), (20, 190.0))]
+    (row,) = compare.compare(compare.sides_by_machine([*older, newest])).rows
+    cell = row.cells[0]
+    assert cell.metric.value == 200.0 and cell.older_runs == 3
+    assert compare.older_runs_text(cell) == "3 older runs: 180–210 items/s"

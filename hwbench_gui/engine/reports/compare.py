@@ -121,6 +121,8 @@ class Cell:
     p_value: float | None = None
     note: str = ""
     older_runs: int = 0
+    #: The figures of those older runs of this configuration on this side (its repeats across sittings).
+    older_values: list[float] = field(default_factory=list)
     #: This cell's own run ran on a busy machine (the baseline's cell carries the baseline's).
     busy: bool = False
     #: This cell's own run has fewer than ``flags.MIN_REPEATS`` samples.
@@ -559,6 +561,8 @@ def _place(rows: list[Row], sides: Sequence[Side], side_index: int, metric: Metr
                 return
         elif cell.metric.doc is not metric.doc and not metric.failed:
             cell.older_runs += 1
+            if metric.value is not None:
+                cell.older_values.append(metric.value)
             return
         elif metric.failed:
             placed = True
@@ -794,6 +798,20 @@ def spread_text(metric: Metric | None) -> str:
     if metric is None or metric.value is None:
         return ""
     return formatting.spread_text(metric.stats, metric.published)
+
+
+def older_runs_text(cell: Cell) -> str:
+    """``"2 older runs: 16,122–16,310 tokens/s"``: the other runs of this configuration on this side, whose
+    spread tells how much the figure moves between sittings or hosts of one machine kind; empty for none."""
+    if not cell.older_runs or cell.metric is None:
+        return ""
+    text = f"{cell.older_runs} older run{'s' if cell.older_runs > 1 else ''}"
+    if cell.older_values:
+        low, high = min(cell.older_values), max(cell.older_values)
+        unit = cell.metric.unit
+        text += ": " + (formatting.format_value(low, unit) if low == high else
+                        f"{formatting.format_value(low, '')}–{formatting.format_value(high, unit)}")
+    return text
 
 
 def resolved_text(cell: Cell) -> str:

@@ -54,6 +54,7 @@ def render_html(report: Report) -> str:
         report=report, comparison=report.comparison, charts=charts,
         sides=[{"name": s.name, "published": s.published, "facts": side_facts(s)} for s in report.comparison.sides],
         marks=MARK_CLASSES, fmt=formatting.format_value, spread=compare.spread_text, row_label=compare.row_label,
+        older_runs_text=compare.older_runs_text, resolved=compare.resolved_text,
         rows_docs=[{**describe.row(d), "published": describe.is_published(d), "method": d.get("method") or "",
                     "warnings": d.get("warnings") or [], "reference": d.get("reference") or {},
                     "link": web_link((d.get("reference") or {}).get("source_url"))}

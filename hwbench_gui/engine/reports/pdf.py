@@ -112,7 +112,7 @@ def _cell_text(cell: compare.Cell) -> str:
     if cell.note:
         parts.append(cell.note)
     if cell.older_runs:
-        parts.append(f"{cell.older_runs} older run(s) not shown")
+        parts.append(compare.older_runs_text(cell))
     return "\n".join(parts)
 
 

@@ -109,4 +109,4 @@ def grouping_text(docs: list[dict[str, Any]]) -> str:
         return ""
     said = ", ".join(f"{k} {v}" for k, v in facts(docs[0]).items() if v)
     return (f"{len(hosts)} hosts with the same {said}: one machine, each configuration's newest run its "
-            f"figure and the older runs counted beside it (compare --by host tells the hosts apart)")
+            f"figure and the older runs' range beside it (compare --by host tells the hosts apart)")
