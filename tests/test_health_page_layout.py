@@ -34,7 +34,8 @@ def test_the_health_page_gets_the_forms_room_and_reads(qtbot, qsettings, screen)
     tab = win.tab_widget("Benchmarks")
     _settle()
     split = tab.run_splitter.sizes()
-    docs = [json.loads(p.read_text()) for p in sorted((resources_dir() / "reference" / "h100").glob("*.json"))]
+    folder = resources_dir() / "reference" / "archive" / "h100-2026-12-05"
+    docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
     for doc in docs:
         tab._add_result_row(doc)
     tab.results.selectRow(tab.results_table.documents().index(docs[0]))  # the checked 2-minute burn-in

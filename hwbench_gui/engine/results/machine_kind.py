@@ -46,14 +46,16 @@ def _driver(doc: dict[str, Any]) -> str:
     return match.group(1) if match else ""
 
 
-def facts(doc: dict[str, Any]) -> dict[str, str]:
-    """What decides a measured document's figures, in words (empty strings for what it does not say)."""
+def facts(doc: dict[str, Any], *, as_read: bool = False) -> dict[str, str]:
+    """What decides a measured document's figures, in words (empty strings for what it does not say): the RAM
+    to the nearest :data:`RAM_STEP_GIB` (what groups), or ``as_read`` (what a reader is told)."""
     software = doc.get("software") if isinstance(doc.get("software"), dict) else {}
     ram = _ram_gib(doc)
+    ram_text = "" if ram is None else f"{ram:.0f} GiB" if as_read else f"{round(ram / RAM_STEP_GIB) * RAM_STEP_GIB} GiB"
     return {
         "GPU": describe.gpu_summary(doc),
         "CPU": describe.cpu_summary(doc),
-        "RAM": f"{round(ram / RAM_STEP_GIB) * RAM_STEP_GIB} GiB" if ram is not None else "",
+        "RAM": ram_text,
         "driver": _driver(doc),
         "torch": _major_minor(software.get("torch")),
         "tensorflow": _major_minor(software.get("tensorflow")),
@@ -107,6 +109,6 @@ def grouping_text(docs: list[dict[str, Any]]) -> str:
     hosts = _hosts(docs)
     if len(hosts) < 2 or describe.is_published(docs[0]):
         return ""
-    said = ", ".join(f"{k} {v}" for k, v in facts(docs[0]).items() if v)
+    said = ", ".join(f"{k} {v}" for k, v in facts(docs[0], as_read=True).items() if v)
     return (f"{len(hosts)} hosts with the same {said}: one machine, each configuration's newest run its "
             f"figure and the older runs' range beside it (compare --by host tells the hosts apart)")
