@@ -47,6 +47,10 @@ def test_the_limit_products_are_the_model_s_own_and_run_its_kernel():
     assert [(p.m, p.k, p.n, p.form) for p in products] == [
         (512, 128, 256, "linear"), (512, 128, 128, "linear"), (512, 128, 512, "linear"), (512, 256, 128, "linear"),
         (1024, 1024, 1024, "linear")]
+    # and the prompt's attention at each depth, its FLOPs as the bound counts them
+    attention = llm_infer.limit_products(TINY, 512, 1024, pp=512, depths=(0, 1024))[-2:]
+    assert [(p.form, p.m, p.depth) for p in attention] == [("attention", 512, 0), ("attention", 512, 1024)]
+    assert attention[1].flops == ar.attention_flops(TINY, 512, 1024) / TINY.layers
     train = llm_train.limit_products(TINY, {"method": "lora"}, 1024, 512)
     assert {p.form for p in train} == {"linear", "input_grad"}  # a frozen base computes no weight gradient
     assert (1024, 128, 512) in {(p.m, p.k, p.n) for p in train}  # the output projection, a loss chunk at a time
@@ -86,6 +90,11 @@ def test_a_product_of_any_size_is_measured_clipped_and_never_allocated_whole():
     assert clipped.k * clipped.n <= MAX_OPERAND_ELEMENTS and clipped.m * clipped.n <= MAX_OPERAND_ELEMENTS
     assert clipped.flops <= 1 << 35 and clipped.form == head.form
     assert Product(512, 128, 256).clipped(1 << 35) == Product(512, 128, 256)
+    wide = Product(10**9, 128, 10**12, "attention", 8, 10**15).clipped(1 << 35)
+    assert wide.n * (wide.m + wide.k) * (wide.depth + wide.m) <= MAX_OPERAND_ELEMENTS and wide.flops <= 1 << 35
+    out = __import__("hwbench_gui.engine.measure.matmul_rate", fromlist=["operands"]).operands(
+        torch, Product(8, 32, 4, "attention", 2, 16), torch.float32, "cpu")()
+    assert tuple(out.shape) == (1, 2, 16, 32)  # the query heads of each key/value head as rows of one block
 
 
 # --- a figure above its limit: no share, anywhere ----------------------------------------------------------

@@ -374,17 +374,23 @@ def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str, room: str = "
                                    + (room or f"{free / (1 << 30):.2f} GiB free"))
 
 
-def limit_products(arch: Architecture, tokens: int, square: int) -> list[matmul_rate.Product]:
+def limit_products(arch: Architecture, tokens: int, square: int, pp: int = 0,
+                   depths: tuple[int, ...] = ()) -> list[matmul_rate.Product]:
     """The products a prompt pass of ``tokens`` positions (all sequences) multiplies in every block (q/k/v, the
-    attention output, the MLP's up and down), and a square one of ``square``: the matmul limit is the fastest."""
+    attention output, the MLP's up and down), a square one of ``square``, and the prompt's attention of ``pp``
+    queries at each of ``depths``: the matmul limit is the fastest (no part of the pass runs faster)."""
     up = (2 if arch.mlp == "swiglu" else 1) * arch.intermediate
     shapes = ((arch.hidden, arch.q_size + 2 * arch.kv_size), (arch.q_size, arch.hidden), (arch.hidden, up),
               (arch.intermediate, arch.hidden))
-    return [matmul_rate.Product(tokens, k, n) for k, n in shapes] + [matmul_rate.Product(square, square, square)]
+    attention = [matmul_rate.Product(pp, arch.head_dim, arch.heads, matmul_rate.ATTENTION, arch.kv_heads, depth)
+                 for depth in depths] if pp else []
+    return [matmul_rate.Product(tokens, k, n) for k, n in shapes] + [matmul_rate.Product(square, square, square)] \
+        + attention
 
 
 def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Reporter, fp8: bool = False,
-                    arch: Architecture | None = None, tokens: int = 0, read_bytes: int = 0, rows: int = 1) -> Limits:
+                    arch: Architecture | None = None, tokens: int = 0, read_bytes: int = 0, rows: int = 1,
+                    pp: int = 0, depths: tuple[int, ...] = ()) -> Limits:
     """The copy bandwidth (and on a CPU the read of ``read_bytes`` of weights by ``rows`` sequences), and the
     fastest of ``arch``'s products at ``tokens`` positions and of a square one, in ``label``, as the model runs."""
     reporter.progress(0.02, "measuring this device's copy bandwidth")
@@ -404,7 +410,7 @@ def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Re
         read = read_rates_gbps(read_bytes, dtype, device, LIMIT_REPEATS, rows=rows)
     reporter.progress(0.05, f"measuring the {label} matmul rate at the model's shapes")
     size = MATMUL_SIZE[kind]
-    products = limit_products(arch, tokens, size) if arch is not None and tokens else \
+    products = limit_products(arch, tokens, size, pp, depths) if arch is not None and tokens else \
         [matmul_rate.Product(size, size, size)]
     matmul = matmul_rate.limit_tflops(products, dtype, device, LIMIT_REPEATS, burst=kind == "cuda")
     fp8_rates = None
@@ -607,7 +613,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
     label = BF16.label if held.fp8_blocks else precision.label
     limits = _measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks, arch=arch, tokens=pp * batch,
-                             read_bytes=held.weights.read_per_step(arch), rows=batch)
+                             read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp, depths=tuple(depths))
     floor_s = minimum_seconds(arch, held, params, depths, limits)
     allowed_s, allowed = time_allowed()
     if floor_s > allowed_s:
@@ -655,7 +661,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             steps.say("a figure is above its bound: measuring the limits again")
             limits = limits.best_of(_measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks,
                                                     arch=arch, tokens=pp * batch,
-                                                    read_bytes=held.weights.read_per_step(arch), rows=batch))
+                                                    read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp,
+                                                    depths=tuple(depths)))
             for pp_row, tg_row in zip(rows["pp"], rows["tg"]):
                 _bound(pp_row, tg_row, limits, arch, params)
 
@@ -850,8 +857,8 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         + (f", FP8 matmul {median(limits.fp8_matmul_tflops):.1f} TFLOP/s (row-wise scales, as the model's layers)"
            if limits.fp8_matmul_tflops else "")
         + " (the fastest of the model's block products at the prompt's "
-        f"{pp * batch} rows and a square {limits.matmul_n}³ one, each as the model runs it: F.linear in its dtype on "
-        f"the run's threads, median of {LIMIT_REPEATS}"
+        f"{pp * batch} rows, a square {limits.matmul_n}³ one and the prompt's attention at each depth, each as the "
+        f"model runs it: F.linear and SDPA with its mask, in its dtype on the run's threads, median of {LIMIT_REPEATS}"
         + (f"; fastest: {limits.matmul_products['fastest']}" if limits.matmul_products else "") + "). "
         f"tg bound = tokens × bandwidth / bytes, bytes = Σ over the window's steps of weights read per step "
         f"({weights_read / 1e9:.3f} GB: every block, the final norm and the output projection) + per sequence "

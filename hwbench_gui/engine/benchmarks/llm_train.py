@@ -275,7 +275,7 @@ def time_refusal(arch: Any, params: dict[str, Any], micro_batch: int, world: int
             f"{params['grad_accum']} here would take at least {seconds / 60:,.1f} minutes: "
             f"{least_steps(params, on_gpu)} steps × {step_flops(arch, params, micro_batch):.3g} FLOPs{ranks} at "
             f"{rate_tflops:.3g} TFLOP/s ({rate_what}), more than the {allowed} a run may spend at it: choose a "
-            "smaller model (model=tiny or gpt2-124m), a shorter seq, fewer steps, or a GPU")
+            "smaller model, micro_batch or grad_accum, a shorter seq, fewer steps, or a GPU")
 
 
 def time_allowed() -> tuple[float, str]:
@@ -290,23 +290,34 @@ def refuse_unless_feasible(torch: Any, arch: Any, params: dict[str, Any], device
     """Before anything is allocated: the memory estimate against what the process may allocate (the RAM
     available and RLIMIT_AS on the CPU; free memory on a GPU), then the matmul rate measured at the model's
     shapes and the least time at it against the run's time limit. Raises OutOfMemoryError or
-    BenchmarkUnavailable with the arithmetic, in one line; returns the rate's figure (the MFU denominator)."""
+    BenchmarkUnavailable with the arithmetic, in one line; returns the rate's figure (the MFU denominator).
+
+    Several GPUs: this process must not hold a CUDA context on a rank's GPU while the ranks run, so neither
+    CUDA's free memory nor a measured rate is read here: their memory is :func:`_fit_check`'s (the estimate
+    against each GPU's total), their time is held against the datasheet's dense peak where hwbench knows it
+    (the fastest any product can run), and the rate is measured after the ranks end."""
     on_gpu = device.type == CUDA
     micro_batch = params["micro_batch"] or 1
-    if on_gpu:
-        room = gpu_room(torch, device.index or 0)
+    ranks_on_gpus = on_gpu and world > 1
+    if not ranks_on_gpus:
+        room = gpu_room(torch, device.index or 0) if on_gpu else host_room()
+        rank_bytes = _process_bytes() if world > 1 and not on_gpu else 0
+        why = memory_refusal(arch, params, micro_batch, world, device.type, room, rank_bytes, sharding)
+        if why:
+            raise OutOfMemoryError(why)
+    if ranks_on_gpus:
+        sheet = datasheets.lookup(torch.cuda.get_device_name(device))
+        peak = sheet.peak_tflops(_low_label(params["precision"])) if sheet else None
+        matmul: dict[str, Any] = {}
+        rate, what = peak, f"the {sheet.model}'s dense {_low_label(params['precision'])} datasheet peak" if sheet \
+            else ""
     else:
-        room = host_room()
-    rank_bytes = _process_bytes() if world > 1 and not on_gpu else 0
-    why = memory_refusal(arch, params, micro_batch, world, device.type, room, rank_bytes, sharding)
-    if why:
-        raise OutOfMemoryError(why)
-    reporter.progress(0.0, f"measuring the matmul rate at {arch.name}'s shapes (the time estimate and MFU)")
-    matmul = _measure_limit(torch, device, params, arch, micro_batch)
-    rate = matmul.get("value")
+        reporter.progress(0.0, f"measuring the matmul rate at {arch.name}'s shapes (the time estimate and MFU)")
+        matmul = _measure_limit(torch, device, params, arch, micro_batch)
+        rate, what = matmul.get("value"), matmul.get("short", "")
     if rate:
         allowed_s, allowed = time_allowed()
-        why = time_refusal(arch, params, micro_batch, world, on_gpu, rate, matmul["short"], allowed_s, allowed)
+        why = time_refusal(arch, params, micro_batch, world, on_gpu, rate, what, allowed_s, allowed)
         if why:
             raise BenchmarkUnavailable(why)
     return matmul
@@ -333,6 +344,9 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
     if cuda:
         total = torch.cuda.get_device_properties(device).total_memory
         largest = _fit_check(arch, params, total, "none", 1)
+    # before the micro-batch search allocates anything (an auto micro-batch counted as 1: the least it can be)
+    before = refuse_unless_feasible(torch, arch, params, device, reporter)
+    if cuda:
         if not params["micro_batch"]:
             limit = max(1, ta.MAX_MICRO_TOKENS // params["seq"])
             reporter.log(f"finding the largest micro-batch (estimate: {largest}, at most {limit})")
@@ -345,7 +359,6 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
             search = {"tries": [list(t) for t in tries], "estimate_largest": largest, "limit": limit}
     elif not params["micro_batch"]:
         params = {**params, "micro_batch": 1}
-    before = refuse_unless_feasible(torch, arch, params, device, reporter)
     run, details = training.measure(arch, params, reporter, device, on_block=_building(reporter, arch, params))
     if search:
         details["micro_batch_search"] = search
@@ -419,7 +432,7 @@ def _best(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
     """The higher of two measurements of the matmul limit (before and after the timed steps), marked as such."""
     values = [m for m in (first, second) if m.get("value")]
     if not values:
-        return first
+        return second if second else first
     best = dict(max(values, key=lambda m: m["value"]))
     if len(values) == 2:
         best["what"] = f"{best['what']}; measured before and after the timed steps, the higher kept"

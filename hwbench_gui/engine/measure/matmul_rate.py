@@ -25,6 +25,10 @@ from hwbench_gui.engine.measure.timing import inner_for, time_cpu, time_cuda
 #: The forms a layer's product takes: the forward ``F.linear(x, W)``; the backward's ``g @ W`` (the input's
 #: gradient) and ``gᵀ @ x`` (the weight's).
 FORMS = ("linear", "input_grad", "weight_grad")
+#: A prompt's attention as the model runs it (:meth:`..models.llm.model.Block.prefill`): SDPA of ``m`` queries per
+#: head after ``depth`` cached positions, the query heads of each key/value head as rows of one block, with the
+#: causal mask; its FLOPs counted as the bounds count them (masked pairs not).
+ATTENTION = "attention"
 #: An operand is at most this many elements (128 MiB in BF16): a product is measured at its shape clipped to
 #: it, since a vocabulary or a batch of any size must not allocate what the run itself would refuse.
 MAX_OPERAND_ELEMENTS = 1 << 26
@@ -46,18 +50,41 @@ class Product:
     k: int
     n: int
     form: str = "linear"
+    #: :data:`ATTENTION` only: ``k`` is the head size, ``n`` the query heads, ``kv_heads`` the key/value heads.
+    kv_heads: int = 0
+    depth: int = 0
 
     @property
     def flops(self) -> int:
+        if self.form == ATTENTION:
+            return 4 * self.n * self.k * (self.m * self.depth + self.m * (self.m + 1) // 2)
         return 2 * self.m * self.k * self.n
 
     @property
     def label(self) -> str:
+        if self.form == ATTENTION:
+            return f"attention {self.m} queries after {self.depth}, {self.n} heads of {self.k}"
         return f"{self.form} {self.m}×{self.k}→{self.n}"
 
     def clipped(self, max_flops: int, max_elements: int = MAX_OPERAND_ELEMENTS) -> Product:
         """This product with its rows (then its widest sides) halved until every operand holds at most
         ``max_elements`` and it takes at most ``max_flops``: what can be measured in seconds."""
+        if self.form == ATTENTION:  # fewer queries and cached positions until the mask and scores fit
+            m, depth, k, heads, kv = max(1, self.m), max(0, self.depth), max(1, self.k), max(1, self.n), \
+                max(1, min(self.kv_heads or 1, self.n))
+            while heads * (m + k) * (depth + m) > max_elements or \
+                    Product(m, k, heads, ATTENTION, kv, depth).flops > max_flops:
+                if depth >= m and depth > 0:
+                    depth //= 2
+                elif m > 1:
+                    m = (m + 1) // 2
+                elif k > 1:
+                    k = (k + 1) // 2
+                elif heads > 1:  # a configuration no model has: as many heads as fit, one per key/value head
+                    heads = kv = (heads + 1) // 2
+                else:
+                    break
+            return Product(m, k, heads, ATTENTION, kv, depth)
         m, k, n = max(1, self.m), max(1, self.k), max(1, self.n)
         while m > 1 and (2 * m * k * n > max_flops or m * max(k, n) > max_elements):
             m = (m + 1) // 2
@@ -86,6 +113,14 @@ def operands(torch: Any, product: Product, dtype: Any, device: str) -> Callable[
     if product.form == "weight_grad":
         g, x = randn(product.m, product.n), randn(product.m, product.k)
         return lambda: torch.mm(g.t(), x)
+    if product.form == ATTENTION:
+        kv_heads = max(1, product.kv_heads)
+        groups, seen = product.n // kv_heads, product.depth + product.m
+        q = randn(1, kv_heads, groups * product.m, product.k)
+        keys, values = randn(1, kv_heads, seen, product.k), randn(1, kv_heads, seen, product.k)
+        positions = torch.arange(product.depth, seen, device=device)
+        mask = (torch.arange(seen, device=device)[None, :] <= positions[:, None]).repeat(groups, 1)
+        return lambda: F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
     raise ValueError(f"unknown product form {product.form!r} ({', '.join(FORMS)})")
 
 
