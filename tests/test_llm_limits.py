@@ -278,3 +278,27 @@ def test_building_a_model_reports_each_block():
     recorder = Recorder()
     llm_train._building(recorder, LLAMA_8B, {"method": "lora", "precision": "bf16-amp"})(4, 32)
     assert recorder.progress_calls == [(0.0, "building llama-3.1-8b (the frozen base in BF16): 4 of 32 blocks")]
+
+
+def test_the_run_s_time_limit_reaches_the_child_and_its_estimates(monkeypatch):
+    from hwbench_gui.engine import child
+
+    assert child.child_env(90.0)[child.TIME_LIMIT_ENV] == "90.0"
+    assert child.TIME_LIMIT_ENV not in child.child_env() or child.child_env()[child.TIME_LIMIT_ENV] == \
+        __import__("os").environ[child.TIME_LIMIT_ENV]
+    monkeypatch.setenv(child.TIME_LIMIT_ENV, "90.0")
+    assert child.run_time_limit_s() == 90.0
+    assert llm_infer.time_allowed() == (60.0, "60 seconds (two thirds of this run's time limit of 90 seconds)")
+    assert llm_train.time_allowed()[0] == 60.0
+    for bad in ("", "nan", "inf", "-5", "ten"):
+        monkeypatch.setenv(child.TIME_LIMIT_ENV, bad)
+        assert child.run_time_limit_s() is None
+    assert llm_infer.time_allowed()[0] == llm_infer.TIME_LIMIT_S
+
+
+def test_a_run_longer_than_its_own_time_limit_is_refused_with_that_limit(tmp_path):
+    """The runner tells the child its --timeout: 100,000 steps × 1000 windows of tiny cannot fit 60 of 90 seconds."""
+    done, took = _cli(["llm.train", "-p", "model=tiny", "-p", "device=cpu", "-p", "steps=100000", "-p", "repeats=1000",
+                       "--timeout", "90", "--out", str(tmp_path)], timeout_s=120)
+    assert done.returncode != 0 and took < 60
+    assert "more than the 60 seconds (two thirds of this run's time limit of 90 seconds)" in done.stderr

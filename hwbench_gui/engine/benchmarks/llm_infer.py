@@ -30,6 +30,7 @@ from hwbench_gui.engine.measure.timing import (
     cpu_count,
     cuda_device,
     cuda_label,
+    duration_text,
     figure,
     nvml_handle_for,
     torch_missing_reason,
@@ -335,9 +336,9 @@ def time_allowed() -> tuple[float, str]:
     """Seconds the run's timed work may take at most, and why, in words with units."""
     limit = child.run_time_limit_s()
     if limit is None:
-        return TIME_LIMIT_S, f"{TIME_LIMIT_S / 60:.0f} minutes (two thirds of the default 30-minute time limit)"
-    return limit * WORK_SHARE, (f"{limit * WORK_SHARE / 60:.0f} minutes (two thirds of this run's "
-                                f"{limit / 60:.0f}-minute time limit)")
+        return TIME_LIMIT_S, f"{duration_text(TIME_LIMIT_S)} (two thirds of the default 30-minute time limit)"
+    return limit * WORK_SHARE, (f"{duration_text(limit * WORK_SHARE)} (two thirds of this run's time limit of "
+                                f"{duration_text(limit)})")
 
 
 def minimum_seconds(arch: Architecture, held: Storage | int, params: dict[str, Any], depths: list[int],

@@ -19,7 +19,7 @@ from hwbench_gui.engine.inventory import datasheets
 from hwbench_gui.engine.measure import matmul_rate
 from hwbench_gui.engine.measure.room import Room, gpu_room, host_room
 from hwbench_gui.engine.measure.stats import median
-from hwbench_gui.engine.measure.timing import figure, inner_for, time_cpu, time_cuda
+from hwbench_gui.engine.measure.timing import duration_text, figure, inner_for, time_cpu, time_cuda
 from hwbench_gui.engine.models import multigpu
 from hwbench_gui.engine.models.common import GIB, GPU_WINDOW_MIN_STEPS, OutOfMemoryError, TimedRun, window_rates
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
@@ -281,8 +281,8 @@ def time_refusal(arch: Any, params: dict[str, Any], micro_batch: int, world: int
 def time_allowed() -> tuple[float, str]:
     """Seconds the run's steps may take at most, and why, in words with units."""
     limit = child.run_time_limit_s() or BENCHMARK.default_timeout_s
-    return limit * WORK_SHARE, f"{limit * WORK_SHARE / 60:.0f} minutes (two thirds of this run's " \
-                               f"{limit / 60:.0f}-minute time limit)"
+    return limit * WORK_SHARE, f"{duration_text(limit * WORK_SHARE)} (two thirds of this run's time limit of " \
+                               f"{duration_text(limit)})"
 
 
 def refuse_unless_feasible(torch: Any, arch: Any, params: dict[str, Any], device: Any, reporter: Reporter,
