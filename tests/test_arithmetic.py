@@ -85,9 +85,10 @@ def test_pcie_rate_is_decimal_gigabytes(fake_cuda, monkeypatch):
 @needs_torch
 def test_device_copy_counts_read_plus_write(fake_cuda, monkeypatch):
     from hwbench_gui.engine.benchmarks import gpu_d2d
+    from hwbench_gui.engine.measure import bandwidth
 
     n = 1 << 20  # one copy of 1 MiB moves 2 MiB: in n / 1e9 seconds that is 2 GB/s
-    monkeypatch.setattr(gpu_d2d, "time_cuda", FixedTimer([n / 1e9]))
+    monkeypatch.setattr(bandwidth, "time_cuda", FixedTimer([n / 1e9]))
     outcome = _run(gpu_d2d.BENCHMARK, {"size_mib": 1, "min_size_mib": 1, "repeats": 2})
     assert outcome.samples == pytest.approx([2.0, 2.0])
 
@@ -248,13 +249,14 @@ def test_median_is_the_middle_sample_not_the_mean():
 @needs_torch
 def test_document_stores_the_median_of_a_benchmarks_samples(fake_cuda, monkeypatch):
     from hwbench_gui.engine.benchmarks import gpu_d2d
+    from hwbench_gui.engine.measure import bandwidth
     from hwbench_gui.engine.results.document import build_document
     from hwbench_gui.engine.run.protocol import outcome_to_json
 
     # Repeat i takes 1 ms / ASYMMETRIC[i]: rates are base · [1, 2, 3, 10, 100] at each size.
     bench = gpu_d2d.BENCHMARK
     params = bench.resolve_params({"size_mib": 4, "min_size_mib": 1, "repeats": 5})
-    monkeypatch.setattr(gpu_d2d, "time_cuda", FixedTimer([1e-3 / m for m in ASYMMETRIC]))
+    monkeypatch.setattr(bandwidth, "time_cuda", FixedTimer([1e-3 / m for m in ASYMMETRIC]))
     outcome = bench.run(params, Recorder())
     base = {size: 2 * size / 1e-3 / 1e9 for size in (1 << 20, 4 << 20)}
     assert outcome.samples == pytest.approx([base[4 << 20] * m for m in ASYMMETRIC])

@@ -55,11 +55,12 @@ def fake_cuda(monkeypatch):
     """``torch`` whose ``cuda`` namespace runs everything on the CPU; returns that namespace."""
     import torch as real
 
-    from hwbench_gui.engine.benchmarks import gpu_d2d, gpu_p2p, gpu_pcie
+    from hwbench_gui.engine.benchmarks import gpu_p2p, gpu_pcie
+    from hwbench_gui.engine.measure import bandwidth
 
     # CPU memcpy is slow next to a GPU's: move little per timed repeat.
     monkeypatch.setattr(gpu_pcie, "TARGET_BYTES_PER_REPEAT", 1 << 20)
-    monkeypatch.setattr(gpu_d2d, "TARGET_TRAFFIC_BYTES", 8 << 20)
+    monkeypatch.setattr(bandwidth, "TARGET_TRAFFIC_BYTES", 8 << 20)
     monkeypatch.setattr(gpu_p2p, "TARGET_BYTES_PER_REPEAT", 2 << 20)
 
     def on_cpu(factory):

@@ -22,6 +22,9 @@ TORCH_PROBE_FLAG = "--hwbench-torch-probe"
 SELF_TEST_FLAG = "--self-test"
 #: ``hwbench-gui cli ...`` (frozen build) is ``hwbench ...``.
 CLI_WORD = "cli"
+#: The run's time limit in seconds, as the parent will enforce it: a benchmark that estimates its own duration
+#: refuses up front what would outlast it (:func:`run_time_limit_s`).
+TIME_LIMIT_ENV = "HWBENCH_RUN_TIME_LIMIT_S"
 #: Warning filter (``-W`` syntax) for the resource tracker's "leaked semaphore objects" notice.
 _TRACKER_WARNING = "ignore:resource_tracker:UserWarning:multiprocessing.resource_tracker"
 
@@ -38,11 +41,14 @@ def worker_command(spec: dict[str, Any] | None = None) -> list[str]:
     return command
 
 
-def child_env() -> dict[str, str]:
+def child_env(time_limit_s: float | None = None) -> dict[str, str]:
     """The child's environment: ours (so ``$HWBENCH_EXTRA_BENCHMARKS`` etc. carry over), unbuffered,
     UTF-8, and able to import hwbench_gui when it is used from a source tree; it names this process
-    as the parent the child dies with (:mod:`~hwbench_gui.engine.lifeline`)."""
+    as the parent the child dies with (:mod:`~hwbench_gui.engine.lifeline`) and, given one, the time limit
+    the parent will stop it at (:data:`TIME_LIMIT_ENV`)."""
     env = dict(os.environ)
+    if time_limit_s is not None:
+        env[TIME_LIMIT_ENV] = repr(float(time_limit_s))
     env[lifeline.PARENT_ENV] = str(os.getpid())
     # A process pool whose owner was killed leaves its semaphores to multiprocessing's resource
     # tracker, which removes them and warns; after a kill that is expected, not a leak to report.
@@ -56,3 +62,13 @@ def child_env() -> dict[str, str]:
         if root in on_path and root not in site_dirs:
             env["PYTHONPATH"] = os.pathsep.join(p for p in [root, env.get("PYTHONPATH", "")] if p)
     return env
+
+
+def run_time_limit_s() -> float | None:
+    """The time limit (seconds) the parent set for this run (:data:`TIME_LIMIT_ENV`); None when it set none or
+    the value is not a positive number."""
+    try:
+        value = float(os.environ.get(TIME_LIMIT_ENV, ""))
+    except ValueError:
+        return None
+    return value if value > 0 and value == value and value != float("inf") else None

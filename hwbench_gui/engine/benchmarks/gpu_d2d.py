@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hwbench_gui.engine.measure.bandwidth import MAX_INNER, TARGET_TRAFFIC_BYTES, copy_rates_gbps
 from hwbench_gui.engine.measure.stats import median, spread
 from hwbench_gui.engine.measure.timing import (
     GB,
@@ -13,14 +14,11 @@ from hwbench_gui.engine.measure.timing import (
     figure,
     gpu_missing_reason,
     human_bytes,
-    time_cuda,
 )
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
 from hwbench_gui.engine.spec.device import GPU_PARAM
 from hwbench_gui.engine.spec.device import parse as parse_device
 
-TARGET_TRAFFIC_BYTES = 32 << 30  # per timed repeat: about 8 ms at 4 TB/s
-MAX_INNER = 2000
 
 
 def theoretical_gbps(index: int) -> float | None:
@@ -35,16 +33,6 @@ def theoretical_gbps(index: int) -> float | None:
     if not clock_khz or not bus_bits:
         return None
     return clock_khz * 1e3 * 2 * bus_bits / 8 / GB
-
-
-def copy_rates_gbps(src: Any, dst: Any, n_bytes: int, repeats: int) -> list[float]:
-    """GB/s (bytes read + written) of copying the first ``n_bytes`` of ``src`` into ``dst`` (uint8 tensors on
-    the current GPU), one figure per repeat: 3 warm-up copies, then back-to-back copies moving about
-    ``TARGET_TRAFFIC_BYTES`` per repeat, timed with CUDA events. What other benchmarks hold a bandwidth-bound
-    figure against (a language model's token generation)."""
-    inner = max(1, min(MAX_INNER, TARGET_TRAFFIC_BYTES // (2 * n_bytes)))
-    seconds = time_cuda(lambda: dst[:n_bytes].copy_(src[:n_bytes]), repeats=repeats, inner=inner, warmup=3)
-    return [2 * n_bytes / s / GB for s in seconds]
 
 
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:

@@ -6,7 +6,10 @@ The model is random-initialised in the run's precision on the device (the speed 
 weights' values) or a user's Hugging Face folder loaded through safetensors. Generation reads every weight
 and the KV cache once per step, so its bound is measured copy bandwidth ÷ bytes per step; a prompt is
 matmul-bound, so its bound is the measured matmul rate ÷ FLOPs. Both limits are measured by gpu.d2d's and
-gpu.matmul's own code at the start of the run.
+at the start of the run the way the model runs (:mod:`..measure.matmul_rate`: the model's own products, its
+kernel, dtype and threads; :mod:`..measure.bandwidth`: a copy, and on a CPU a read of the step's weight bytes as a
+decoding step reads them); a figure still above its bound has the limits measured again, and one above them both
+is given no share of a bound (the limit was not measured reliably), never a share above 100 %.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from hwbench_gui.engine import nvml
-from hwbench_gui.engine.benchmarks.gpu_d2d import copy_rates_gbps
-from hwbench_gui.engine.benchmarks.gpu_matmul import product_rates_tflops
+from hwbench_gui.engine import child, nvml
 from hwbench_gui.engine.inventory import datasheets
+from hwbench_gui.engine.measure import matmul_rate
+from hwbench_gui.engine.measure.bandwidth import copy_rates_gbps, read_rates_gbps
+from hwbench_gui.engine.measure.room import host_room
 from hwbench_gui.engine.measure.stats import median, percentile, spread
 from hwbench_gui.engine.measure.timing import (
     GB,
@@ -26,6 +30,7 @@ from hwbench_gui.engine.measure.timing import (
     cpu_count,
     cuda_device,
     cuda_label,
+    duration_text,
     figure,
     nvml_handle_for,
     torch_missing_reason,
@@ -36,7 +41,7 @@ from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, O
     Reporter, Series
 from hwbench_gui.engine.spec.device import AUTO, CPU, resolve_auto
 from hwbench_gui.engine.spec.device import parse as parse_device
-from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, Precision, from_key
+from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, Precision, from_key, from_label
 
 PRECISIONS = (BF16, FP16, FP32, FP8)
 GPU_DEPTHS, CPU_DEPTHS = [0, 4096, 16384], [0, 1024]
@@ -44,7 +49,7 @@ GPU_CONCURRENCY, CPU_CONCURRENCY = [1, 4, 16, 64, 256], [1, 4]
 #: Positions a prompt (the depth fill, a serving group) is processed in at once: bounds the activations.
 FILL_CHUNK = {"cuda": 2048, "cpu": 512}
 SERVE_CHUNK_TOKENS = {"cuda": 8192, "cpu": 2048}
-MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}  # the square product whose rate bounds a prompt
+MATMUL_SIZE = {"cuda": 8192, "cpu": 1024}  # the square product measured beside the model's own
 COPY_BYTES = {"cuda": 1 << 30, "cpu": 256 << 20}
 LIMIT_REPEATS = 5
 #: CPU threads = one per this many matmul weights (at least one, at most every core): a step of a small
@@ -66,10 +71,36 @@ class Limits:
     matmul_n: int
     #: precision=fp8: the rate of FP8 products (the blocks' matmuls), beside ``matmul_tflops`` in BF16 (the rest).
     fp8_matmul_tflops: list[float] | None = None
+    #: The CPU: GB/s of reading ``read_bytes`` of weights as a decoding step reads them (a one-row ``F.linear``).
+    read_gbps: list[float] | None = None
+    read_bytes: int = 0
+    #: Which product gave ``matmul_tflops`` and every product's median (:class:`..measure.matmul_rate.MatmulLimit`).
+    matmul_products: dict[str, Any] | None = None
+    #: How many times the limits were measured (2: again after a figure came out above its bound).
+    measured_times: int = 1
+
+    @property
+    def bandwidth_gbps(self) -> float:
+        """The faster of the copy and the read: a step can read its bytes no faster than the faster of the two."""
+        return max(median(self.copy_gbps), median(self.read_gbps) if self.read_gbps else 0.0)
 
     @property
     def bandwidth_bytes_per_s(self) -> float:
-        return median(self.copy_gbps) * GB
+        return self.bandwidth_gbps * GB
+
+    def best_of(self, other: Limits) -> Limits:
+        """Each limit from whichever of the two measurements gave the higher median, measured twice."""
+        def better(a: list[float] | None, b: list[float] | None) -> list[float] | None:
+            if not a or not b:
+                return a or b
+            return a if median(a) >= median(b) else b
+
+        matmul_self = median(self.matmul_tflops) >= median(other.matmul_tflops)
+        return Limits(better(self.copy_gbps, other.copy_gbps), better(self.matmul_tflops, other.matmul_tflops),
+                      self.copy_bytes, self.matmul_n, better(self.fp8_matmul_tflops, other.fp8_matmul_tflops),
+                      better(self.read_gbps, other.read_gbps), self.read_bytes or other.read_bytes,
+                      self.matmul_products if matmul_self else other.matmul_products,
+                      self.measured_times + other.measured_times)
 
     @property
     def flops_per_s(self) -> float:
@@ -256,11 +287,11 @@ def _has_triton() -> bool:
 
 
 def _free_bytes(torch: Any, kind: str, index: int) -> int:
+    """Bytes the run may allocate on its device: CUDA's free memory, or the RAM available (less where an
+    address-space limit leaves less: :func:`..measure.room.host_room`)."""
     if kind == "cuda":
         return int(torch.cuda.mem_get_info(index)[0])
-    import psutil
-
-    return int(psutil.virtual_memory().available)
+    return host_room().bytes
 
 
 def what_fits(free_bytes: list[int], positions: int, chunk_tokens: int) -> list[dict[str, Any]]:
@@ -294,8 +325,20 @@ def _free_all(torch: Any, kind: str, index: int) -> list[int]:
     return free
 
 
-#: A run whose least possible duration exceeds this is refused before it starts (the default timeout is 1800 s).
-TIME_LIMIT_S = 1200.0
+#: The share of the run's time limit that its least possible timed work may take (building the model, measuring
+#: the limits and compiling take the rest): a run is refused before it starts when it would need more.
+WORK_SHARE = 2 / 3
+#: What that share is of the default time limit (1800 s), where the parent set none (a run called in-process).
+TIME_LIMIT_S = 1800.0 * WORK_SHARE
+
+
+def time_allowed() -> tuple[float, str]:
+    """Seconds the run's timed work may take at most, and why, in words with units."""
+    limit = child.run_time_limit_s()
+    if limit is None:
+        return TIME_LIMIT_S, f"{duration_text(TIME_LIMIT_S)} (two thirds of the default 30-minute time limit)"
+    return limit * WORK_SHARE, (f"{duration_text(limit * WORK_SHARE)} (two thirds of this run's time limit of "
+                                f"{duration_text(limit)})")
 
 
 def minimum_seconds(arch: Architecture, held: Storage | int, params: dict[str, Any], depths: list[int],
@@ -326,42 +369,69 @@ def minimum_seconds(arch: Architecture, held: Storage | int, params: dict[str, A
     return total
 
 
-def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str) -> None:
+def _refuse_unless_fits(plan: ar.MemoryPlan, free: int, what: str, room: str = "") -> None:
     if plan.total_bytes > free:
-        raise BenchmarkUnavailable(f"{what} does not fit: {plan.text()} needed, {free / (1 << 30):.2f} GiB free")
+        raise BenchmarkUnavailable(f"{what} does not fit: {plan.text()} needed, "
+                                   + (room or f"{free / (1 << 30):.2f} GiB free"))
 
 
-def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Reporter, fp8: bool = False) -> Limits:
-    reporter.progress(0.02, "measuring this device's copy bandwidth (as gpu.d2d)")
+def limit_products(arch: Architecture, tokens: int, square: int, pp: int = 0,
+                   depths: tuple[int, ...] = ()) -> list[matmul_rate.Product]:
+    """The products a prompt pass of ``tokens`` positions (all sequences) multiplies in every block (q/k/v, the
+    attention output, the MLP's up and down), a square one of ``square``, and the prompt's attention of ``pp``
+    queries at each of ``depths``: the matmul limit is the fastest (no part of the pass runs faster)."""
+    up = (2 if arch.mlp == "swiglu" else 1) * arch.intermediate
+    shapes = ((arch.hidden, arch.q_size + 2 * arch.kv_size), (arch.q_size, arch.hidden), (arch.hidden, up),
+              (arch.intermediate, arch.hidden))
+    attention = [matmul_rate.Product(pp, arch.head_dim, arch.heads, matmul_rate.ATTENTION, arch.kv_heads, depth)
+                 for depth in depths] if pp else []
+    return [matmul_rate.Product(tokens, k, n) for k, n in shapes] + [matmul_rate.Product(square, square, square)] \
+        + attention
+
+
+def _measure_limits(torch: Any, kind: str, device: str, label: str, reporter: Reporter, fp8: bool = False,
+                    arch: Architecture | None = None, tokens: int = 0, read_bytes: int = 0, rows: int = 1,
+                    pp: int = 0, depths: tuple[int, ...] = ()) -> Limits:
+    """The copy bandwidth (and on a CPU the read of ``read_bytes`` of weights by ``rows`` sequences), and the
+    fastest of ``arch``'s products at ``tokens`` positions and of a square one, in ``label``, as the model runs."""
+    reporter.progress(0.02, "measuring this device's copy bandwidth")
     n = COPY_BYTES[kind]
     src = torch.randint(0, 256, (n,), dtype=torch.uint8, device=device)
     dst = torch.empty_like(src)
-    if kind == "cuda":
-        copy = copy_rates_gbps(src, dst, n, LIMIT_REPEATS)
-    else:
-        from hwbench_gui.engine.measure.timing import time_cpu
-
-        copy = [2 * n / s / GB for s in time_cpu(lambda: dst.copy_(src), repeats=LIMIT_REPEATS, warmup=2)]
+    copy = copy_rates_gbps(src, dst, n, LIMIT_REPEATS, cuda=kind == "cuda")
     src = dst = None
     if kind == "cuda":
         torch.cuda.empty_cache()
-    reporter.progress(0.05, f"measuring the {label} matmul rate (as gpu.matmul)")
+    dtype = getattr(torch, from_label(label).tensor_dtype)
+    read = None
+    if kind == "cpu" and read_bytes:
+        reporter.progress(0.03, f"measuring the read of {read_bytes / 2**20:.1f} MiB of weights as a decoding step "
+                                "reads them")
+        read_bytes = min(COPY_BYTES[kind], read_bytes)
+        read = read_rates_gbps(read_bytes, dtype, device, LIMIT_REPEATS, rows=rows)
+    reporter.progress(0.05, f"measuring the {label} matmul rate at the model's shapes")
     size = MATMUL_SIZE[kind]
-    matmul = product_rates_tflops(label, size, device, LIMIT_REPEATS, burst=kind == "cuda")
+    products = limit_products(arch, tokens, size, pp, depths) if arch is not None and tokens else \
+        [matmul_rate.Product(size, size, size)]
+    matmul = matmul_rate.limit_tflops(products, dtype, device, LIMIT_REPEATS, burst=kind == "cuda")
     fp8_rates = None
     if fp8:
+        # gpu.matmul's FP8 product with row-wise scales, as the model's FP8 layers multiply (a GPU only)
+        from hwbench_gui.engine.benchmarks.gpu_matmul import product_rates_tflops
+
         reporter.progress(0.06, "measuring the FP8 matmul rate (as gpu.matmul)")
         fp8_rates = product_rates_tflops(FP8.label, size, device, LIMIT_REPEATS,
                                          burst=kind == "cuda", fp8_rowwise=True)
-    return Limits(copy, matmul, n, size, fp8_rates)
+    return Limits(copy, matmul.tflops, n, size, fp8_rates, read, read_bytes if read else 0, matmul.to_json())
 
 
 def _build_model(torch: Any, model_name: str, arch: Architecture, dtype: Any, device: str, positions: int,
-                 fp8_blocks: bool) -> Any:
+                 fp8_blocks: bool, on_block: Callable[[int, int], None] | None = None) -> Any:
     from hwbench_gui.engine.models.llm import model as llm
 
     if model_name.strip().lower() in BUILT_IN:
-        return llm.build(arch, dtype, device, rope_positions=positions, seed=0, fp8_blocks=fp8_blocks)
+        return llm.build(arch, dtype, device, rope_positions=positions, seed=0, fp8_blocks=fp8_blocks,
+                         on_block=on_block)
     from hwbench_gui.engine.models.llm import weights
 
     return weights.load(model_name, dtype, device, rope_positions=positions, fp8_blocks=fp8_blocks)
@@ -533,27 +603,36 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         why_not = fp8_unavailable(device)
         if why_not:
             raise BenchmarkUnavailable(f"precision=fp8: {why_not}")
-    plan = ar.memory_plan(arch, held.element_bytes, batch, positions, max(pp, fill_chunk) * batch, held.weights)
+    # The prompt pass attends pp queries to max(depths) + pp keys at once (the mask and SDPA's copy of it).
+    plan = ar.memory_plan(arch, held.element_bytes, batch, positions, max(pp, fill_chunk) * batch, held.weights,
+                          attention=(pp, positions), rope_positions=min(arch.max_positions, table_positions))
     free_all = _free_all(torch, kind, index)
     free_before = free_all[0]
     fits = what_fits(free_all, positions, max(pp, fill_chunk))
-    _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}")
+    _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}, "
+                                           f"pp{pp}", room=host_room().what if kind == "cpu" else "")
 
-    limits = _measure_limits(torch, kind, device, BF16.label if held.fp8_blocks else precision.label, reporter,
-                             fp8=held.fp8_blocks)
+    label = BF16.label if held.fp8_blocks else precision.label
+    limits = _measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks, arch=arch, tokens=pp * batch,
+                             read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp, depths=tuple(depths))
     floor_s = minimum_seconds(arch, held, params, depths, limits)
-    if floor_s > TIME_LIMIT_S:
+    allowed_s, allowed = time_allowed()
+    if floor_s > allowed_s:
         raise BenchmarkUnavailable(
-            f"{arch.name} in {precision.label} here would take at least {floor_s / 60:.0f} minutes even at this "
-            f"device's measured limits ({median(limits.copy_gbps):.0f} GB/s, {median(limits.matmul_tflops):.2f} "
-            f"TFLOP/s), more than the {TIME_LIMIT_S / 60:.0f} a run may take: choose a smaller model (model=tiny), "
+            f"{arch.name} in {precision.label} here would take at least {floor_s / 60:,.0f} minutes even at this "
+            f"device's measured limits ({limits.bandwidth_gbps:.0f} GB/s, {median(limits.matmul_tflops):.2f} "
+            f"TFLOP/s), more than the {allowed} a run may spend at them: choose a smaller model (model=tiny), "
             "fewer depths or sequences, or serve=false")
     reporter.progress(0.08, f"building {arch.name} in {precision.label} on {device}")
     if kind == "cuda":
         torch.cuda.reset_peak_memory_stats(index)
+
+    def built(done: int, total: int) -> None:
+        reporter.progress(0.08, f"building {arch.name} in {precision.label}: {done} of {total} blocks")
+
     with torch.no_grad():
         model = _build_model(torch, params["model"], arch, dtype, device, min(arch.max_positions, table_positions),
-                             held.fp8_blocks)
+                             held.fp8_blocks, built)
     clock = Clock(torch, kind == "cuda")
 
     def sync() -> None:
@@ -562,13 +641,11 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
     rows: dict[str, list[dict[str, Any]]] = {"pp": [], "tg": []}
     steps = Steps(reporter, len(depths) * 2 + len(params["concurrency"]))
-    bandwidth = limits.bandwidth_bytes_per_s
     with torch.no_grad():
         for depth in depths:
             pp_row, tg_row = _depth(torch, model, depth, params, dtype, held, device, step_mode, clock, sync, reporter,
                                     steps.say)
-            pp_row["bound_tokens_per_s"] = batch * pp / (batch * limits.prompt_seconds(arch, pp, depth, 1))
-            tg_row["bound_tokens_per_s"] = batch * tg * bandwidth / tg_row["work"]
+            _bound(pp_row, tg_row, limits, arch, params)
             for key, row in (("pp", pp_row), ("tg", tg_row)):
                 rows[key].append(row)
                 n = pp if key == "pp" else tg
@@ -579,6 +656,16 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             if kind == "cuda":
                 torch.cuda.empty_cache()
         peak_bench = int(torch.cuda.max_memory_allocated(index)) if kind == "cuda" else _rss()
+        if any(median(r["tokens_per_s"]) > r["bound_tokens_per_s"] for key in rows for r in rows[key]):
+            # A figure above its bound says the limit came out low (a busy machine, a short measurement): measure
+            # the limits again, now that the model's own work has run, and keep the higher of each.
+            steps.say("a figure is above its bound: measuring the limits again")
+            limits = limits.best_of(_measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks,
+                                                    arch=arch, tokens=pp * batch,
+                                                    read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp,
+                                                    depths=tuple(depths)))
+            for pp_row, tg_row in zip(rows["pp"], rows["tg"]):
+                _bound(pp_row, tg_row, limits, arch, params)
 
         serving, serve_skipped = [], {}
         for concurrency in sorted(set(params["concurrency"])) if params["serve"] else []:
@@ -586,7 +673,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             group = max(1, min(concurrency, chunk // params["serve_prompt"]))
             need = ar.memory_plan(arch, held.element_bytes, concurrency,
                                   params["serve_prompt"] + params["serve_output"], group * params["serve_prompt"],
-                                  held.weights)
+                                  held.weights, attention=(params["serve_prompt"], params["serve_prompt"]))
             free = _free_bytes(torch, kind, index)
             extra = need.total_bytes - need.weights_bytes  # the weights are already resident
             if extra > free or params["serve_prompt"] + params["serve_output"] > arch.max_positions:
@@ -612,6 +699,43 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     return outcome
 
 
+def _bound(pp_row: dict[str, Any], tg_row: dict[str, Any], limits: Limits, arch: Architecture,
+           params: dict[str, Any]) -> None:
+    """Each row's bound at ``limits``: the prompt's tokens over the least time of its FLOPs, the generation's tokens
+    × bandwidth over the bytes its steps move."""
+    pp, tg, batch, depth = params["pp"], params["tg"], params["batch"], pp_row["depth"]
+    pp_row["bound_tokens_per_s"] = batch * pp / (batch * limits.prompt_seconds(arch, pp, depth, 1))
+    tg_row["bound_tokens_per_s"] = batch * tg * limits.bandwidth_bytes_per_s / tg_row["work"]
+
+
+def held_against(value: float, bound: float, limit: str) -> tuple[float | None, str | None]:
+    """``value``'s share of ``bound`` (what ``limit``, in words, allows), or (None, why) when the figure is above
+    it: a figure above its bound means the limit was not measured reliably, and no share above 100 % is shown."""
+    if bound > 0 and value <= bound:
+        return value / bound, None
+    return None, (f"limit not measured reliably here: {value:,.1f} tokens/s is above the {bound:,.1f} tokens/s that "
+                  f"the {limit} measured in this run allows (measured again after the figures, the higher kept)")
+
+
+def summary_lines(rows: dict[str, list[dict[str, Any]]], pp: int, tg: int, limits: Limits, matmul_label: str
+                  ) -> list[str]:
+    """What the CLI prints under the headline: each figure with its share of its bound (or why it has none), then
+    the limits measured."""
+    out = []
+    for key, n in (("pp", pp), ("tg", tg)):
+        for row in rows[key]:
+            value, fraction = median(row["tokens_per_s"]), row["fraction_of_bound"]
+            held = (f"{fraction:.0%} of its {row['bound_tokens_per_s']:,.0f} tokens/s bound" if fraction is not None
+                    else row.get("bound_reason", "no share of its bound"))
+            out.append(f"{key}{n} @ depth {row['depth']}: {value:,.0f} tokens/s, {held}")
+    read = f", read {median(limits.read_gbps):.1f} GB/s" if limits.read_gbps else ""
+    fastest = f" ({limits.matmul_products['fastest']})" if limits.matmul_products else ""
+    out.append(f"limits measured in this run: bandwidth {limits.bandwidth_gbps:.1f} GB/s (copy "
+               f"{median(limits.copy_gbps):.1f} GB/s{read}), {matmul_label} matmul "
+               f"{median(limits.matmul_tflops):.4g} TFLOP/s{fastest}")
+    return out
+
+
 def _rss() -> int:
     import psutil
 
@@ -628,10 +752,15 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
     for key, n, limit_name in (("tg", tg, "bandwidth"), ("pp", pp, "matmul")):
         for row in rows[key]:
             value = median(row["tokens_per_s"])
-            row["fraction_of_bound"] = value / row["bound_tokens_per_s"]
+            row["fraction_of_bound"], reason = held_against(
+                value, row["bound_tokens_per_s"], "bandwidth" if key == "tg" else f"{label} matmul rate")
+            if reason:
+                row["bound_reason"] = reason
+                warnings.append(f"{key}{n} @ depth {row['depth']}: {reason}")
             figures[f"{key}{n} @ depth {row['depth']}"] = figure(
                 row["tokens_per_s"], "tokens/s", depth=row["depth"], bound_tokens_per_s=row["bound_tokens_per_s"],
-                fraction_of_bound=row["fraction_of_bound"], bound=limit_name)
+                fraction_of_bound=row["fraction_of_bound"], bound=limit_name,
+                **({"bound_reason": reason} if reason else {}))
         depths = [float(r["depth"]) for r in rows[key]]
         y_label = "generated tokens/s" if key == "tg" else "prompt tokens/s"
         series.append(Series(f"{key}{n}", depths, [median(r["tokens_per_s"]) for r in rows[key]],
@@ -663,7 +792,7 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
     headline = rows["tg"][0]
     for c, why in serve_skipped.items():
         warnings.append(f"serving {c} sequences skipped: {why}")
-    bandwidth_gbps, tflops = median(limits.copy_gbps), median(limits.matmul_tflops)
+    bandwidth_gbps, tflops = limits.bandwidth_gbps, median(limits.matmul_tflops)
     datasheet = None
     matmul_label = BF16.label if held.fp8_blocks else label  # what tflops measured
     if sheet:
@@ -716,13 +845,22 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         "later positions masked (the cache of a depth holds depth + max(pp, tg) positions rounded up to blocks of "
         f"{ar.ATTENTION_BLOCK}, read in blocks of that many; the bound counts only the positions attended, so "
         "reading the masked rest is this method's own cost). "
-        f"Bounds, measured at the start of this run: copy bandwidth {bandwidth_gbps:.0f} GB/s ("
-        + ("gpu.d2d's" if kind == "cuda" else "a torch") + f" copy of "
-        f"{limits.copy_bytes >> 20} MiB, bytes read + written, median of {LIMIT_REPEATS}) and "
-        f"{BF16.label if held.fp8_blocks else label} matmul {tflops:.1f} TFLOP/s"
+        f"Bounds, measured at the start of this run"
+        + (" and again after the figures (one came out above its bound; the higher of each kept)"
+           if limits.measured_times > 1 else "")
+        + f": bandwidth {bandwidth_gbps:.0f} GB/s, the faster of a copy of "
+        f"{limits.copy_bytes >> 20} MiB (bytes read + written, median of {LIMIT_REPEATS}: "
+        f"{median(limits.copy_gbps):.0f} GB/s)"
+        + (f" and a read of {limits.read_bytes / 2**20:.2f} MiB of {label} weights as a decoding step reads them (a "
+           f"{batch}-row F.linear on the run's threads, median of {LIMIT_REPEATS}: "
+           f"{median(limits.read_gbps):.0f} GB/s)" if limits.read_gbps else "")
+        + f"; {BF16.label if held.fp8_blocks else label} matmul {tflops:.4g} TFLOP/s"
         + (f", FP8 matmul {median(limits.fp8_matmul_tflops):.1f} TFLOP/s (row-wise scales, as the model's layers)"
            if limits.fp8_matmul_tflops else "")
-        + f" (gpu.matmul's {limits.matmul_n}³ product, median of {LIMIT_REPEATS}). "
+        + " (the fastest of the model's block products at the prompt's "
+        f"{pp * batch} rows, a square {limits.matmul_n}³ one and the prompt's attention at each depth, each as the "
+        f"model runs it: F.linear and SDPA with its mask, in its dtype on the run's threads, median of {LIMIT_REPEATS}"
+        + (f"; fastest: {limits.matmul_products['fastest']}" if limits.matmul_products else "") + "). "
         f"tg bound = tokens × bandwidth / bytes, bytes = Σ over the window's steps of weights read per step "
         f"({weights_read / 1e9:.3f} GB: every block, the final norm and the output projection) + per sequence "
         f"{kv_per_position:,.0f} KV bytes per position × "
@@ -755,6 +893,8 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         "precision": precision_details,
         "limits": {"copy_gbps": limits.copy_gbps, "copy_bytes": limits.copy_bytes,
                    "matmul_tflops": limits.matmul_tflops, "matmul_n": limits.matmul_n,
+                   "matmul_products": limits.matmul_products, "measured_times": limits.measured_times,
+                   **({"read_gbps": limits.read_gbps, "read_bytes": limits.read_bytes} if limits.read_gbps else {}),
                    **({"fp8_matmul_tflops": limits.fp8_matmul_tflops, "fp8_scales": "row-wise",
                        "fp8_matmul_tflops_median": median(limits.fp8_matmul_tflops)}
                       if limits.fp8_matmul_tflops else {}),
@@ -770,6 +910,7 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         "memory": {"plan": plan.to_json(), "free_before_bytes": free_before,
                    ("peak_allocated_bytes" if kind == "cuda" else "process_rss_bytes"): peak},
         "torch": torch.__version__,
+        "summary": summary_lines(rows, pp, tg, limits, BF16.label if held.fp8_blocks else label),
     }
     return Outcome(
         figure_name=f"tg{tg} @ depth {headline['depth']}",

@@ -14,15 +14,18 @@ import importlib.util
 import os
 from typing import Any
 
+from hwbench_gui.engine import child
 from hwbench_gui.engine.inventory import datasheets
+from hwbench_gui.engine.measure import matmul_rate
+from hwbench_gui.engine.measure.room import Room, gpu_room, host_room
 from hwbench_gui.engine.measure.stats import median
-from hwbench_gui.engine.measure.timing import figure, inner_for, time_cpu, time_cuda
+from hwbench_gui.engine.measure.timing import duration_text, figure, inner_for, time_cpu, time_cuda
 from hwbench_gui.engine.models import multigpu
-from hwbench_gui.engine.models.common import GIB, OutOfMemoryError, TimedRun, window_rates
+from hwbench_gui.engine.models.common import GIB, GPU_WINDOW_MIN_STEPS, OutOfMemoryError, TimedRun, window_rates
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
-from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP8, FP16, FP16_AMP, from_key
+from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP8, FP16, FP16_AMP, from_key, from_label
 
 BENCH_ID = "llm.train"
 PRECISION_KEYS = (BF16_AMP.key, FP16_AMP.key, FP8.key)
@@ -36,6 +39,8 @@ MATMUL_N = {"cuda": 8192, "cpu": 512}
 FP8_CPU_MATMUL_N = 128
 MATMUL_REPEAT_S = {"cuda": 0.05, "cpu": 0.1}
 MATMUL_REPEATS = 10
+#: Samples of each of the model's products measured for the MFU denominator (a dozen products, twice a run).
+LIMIT_REPEATS = 5
 FP8_ON_CPU = ("precision=fp8 on the CPU: PyTorch emulates FP8 products there, so this run checks the numerics, not "
               "a speed anyone would train at")
 #: One-GPU documents read for the scaling efficiency are at most this large.
@@ -108,15 +113,18 @@ def compiles_on_gpu(params: dict[str, Any]) -> bool:
 
 
 def estimate(arch: Any, params: dict[str, Any], micro_batch: int, sharding: str = "none",
-             world: int = 1) -> ta.TrainingMemory:
-    """The memory estimate of ``params`` at ``micro_batch`` on a GPU (the arithmetic, no torch), its blocks
-    compiled or eager as the run will build them (compile=auto compiles on a GPU)."""
-    dims = ta.dims_of(arch, params["method"], params["lora_rank"], compiled=compiles_on_gpu(params),
+             world: int = 1, device_type: str = CUDA) -> ta.TrainingMemory:
+    """The memory estimate of ``params`` at ``micro_batch`` on a GPU, or the CPU with ``device_type`` "cpu" (the
+    arithmetic, no torch), its blocks compiled or eager as the run will build them (compile=auto compiles on a
+    GPU, not on the CPU)."""
+    compiled = compiles_on_gpu(params) if device_type == CUDA else params["compile"] in (True, "true")
+    dims = ta.dims_of(arch, params["method"], params["lora_rank"], device_type=device_type, compiled=compiled,
                       fp8=is_fp8(params))
     lora_params = sum(params["lora_rank"] * (i + o) for i, o in dims.adapted)
     return ta.training_memory(dims, method=params["method"], micro_batch=micro_batch, seq=params["seq"],
                               checkpointing=params["checkpointing"], chunk_tokens=ta.chunk_tokens(arch.vocab),
-                              lora_params=lora_params, sharding=sharding, world=world, fp8=is_fp8(params))
+                              lora_params=lora_params, sharding=sharding, world=world, fp8=is_fp8(params),
+                              grad_accum=params.get("grad_accum", 1))
 
 
 def is_fp8(params: dict[str, Any]) -> bool:
@@ -205,6 +213,123 @@ def _fit_check(arch: Any, params: dict[str, Any], memory_bytes: float, sharding:
     return largest
 
 
+#: The share of the run's time limit that its least possible steps may take (building the model, measuring the
+#: matmul rate and compiling take the rest).
+WORK_SHARE = 2 / 3
+
+
+def least_steps(params: dict[str, Any], on_gpu: bool) -> int:
+    """The fewest optimizer steps the run takes: the warm-up, then on the CPU ``steps`` per timed window; on a GPU
+    the sizing window and at least :data:`GPU_WINDOW_MIN_STEPS` per timed window (more where ``min_time_s`` asks:
+    :func:`least_seconds` counts that)."""
+    if on_gpu:
+        return params["warmup"] + params["steps"] + params["repeats"] * GPU_WINDOW_MIN_STEPS
+    return params["warmup"] + params["steps"] * params["repeats"]
+
+
+def step_flops(arch: Any, params: dict[str, Any], micro_batch: int) -> float:
+    """Model FLOPs of one rank's optimizer step: FLOPs per token × micro_batch × grad_accum × seq."""
+    return float(flops_per_token(arch, params)) * micro_batch * params["grad_accum"] * params["seq"]
+
+
+def least_seconds(arch: Any, params: dict[str, Any], micro_batch: int, world: int, on_gpu: bool,
+                  rate_tflops: float) -> float:
+    """The least time the run's steps can take at ``rate_tflops``: every step's model FLOPs (recomputation not
+    counted) at that rate; the CPU's ranks share one processor (world × the FLOPs at its rate), a GPU's run in
+    parallel; a GPU run's timed windows last at least ``min_time_s``."""
+    step_s = step_flops(arch, params, micro_batch) * (1 if on_gpu else world) / (rate_tflops * 1e12)
+    seconds = step_s * least_steps(params, on_gpu)
+    if on_gpu:
+        seconds = max(seconds, step_s * (params["warmup"] + params["steps"]) + params["min_time_s"])
+    return seconds
+
+
+def memory_refusal(arch: Any, params: dict[str, Any], micro_batch: int, world: int, device_type: str,
+                   room: Room, rank_bytes: int = 0, sharding: str = "none") -> str | None:
+    """The one-line refusal when ``params`` at ``micro_batch`` does not fit :data:`FIT_FRACTION` of ``room`` (the
+    allocator's rounding and what the estimate does not name take the rest, on the CPU as on a GPU; on the CPU
+    every rank's estimate and ``rank_bytes`` of its own process beside it, as the ranks share the host's memory),
+    or None."""
+    memory = estimate(arch, params, micro_batch, sharding, world, device_type)
+    ranks = world if device_type == CPU else 1
+    need = ranks * (memory.total + (rank_bytes if ranks > 1 else 0))
+    if need <= room.bytes * FIT_FRACTION:
+        return None
+    per = (f"{ranks} ranks × ({memory.total / GIB:,.1f} GiB + {rank_bytes / GIB:.1f} GiB a rank's process) = "
+           f"{need / GIB:,.1f} GiB" if ranks > 1 else f"{need / GIB:,.1f} GiB")
+    return (f"{arch.name} {params['method']} at micro-batch {micro_batch} × {params['seq']} tokens × grad_accum "
+            f"{params['grad_accum']} needs about {per} ({'; '.join(memory.lines()[:-1])}), more than "
+            f"{FIT_FRACTION:.0%} of the {room.what}: try a smaller micro_batch or grad_accum, checkpointing=true, "
+            + ("" if params["method"] == "lora" else "method=lora, ") + "or a smaller model")
+
+
+def time_refusal(arch: Any, params: dict[str, Any], micro_batch: int, world: int, on_gpu: bool,
+                 rate_tflops: float, rate_what: str, allowed_s: float, allowed: str) -> str | None:
+    """The one-line refusal when the run's least time at ``rate_tflops`` (measured: ``rate_what``) exceeds
+    ``allowed_s`` (``allowed`` in words), or None."""
+    seconds = least_seconds(arch, params, micro_batch, world, on_gpu, rate_tflops)
+    if seconds <= allowed_s:
+        return None
+    ranks = f" × {world} ranks sharing the CPU" if world > 1 and not on_gpu else ""
+    return (f"{arch.name} {params['method']} at micro-batch {micro_batch} × {params['seq']} tokens × grad_accum "
+            f"{params['grad_accum']} here would take at least {seconds / 60:,.1f} minutes: "
+            f"{least_steps(params, on_gpu)} steps × {step_flops(arch, params, micro_batch):.3g} FLOPs{ranks} at "
+            f"{rate_tflops:.3g} TFLOP/s ({rate_what}), more than the {allowed} a run may spend at it: choose a "
+            "smaller model, micro_batch or grad_accum, a shorter seq, fewer steps, or a GPU")
+
+
+def time_allowed() -> tuple[float, str]:
+    """Seconds the run's steps may take at most, and why, in words with units."""
+    limit = child.run_time_limit_s() or BENCHMARK.default_timeout_s
+    return limit * WORK_SHARE, f"{duration_text(limit * WORK_SHARE)} (two thirds of this run's time limit of " \
+                               f"{duration_text(limit)})"
+
+
+def refuse_unless_feasible(torch: Any, arch: Any, params: dict[str, Any], device: Any, reporter: Reporter,
+                           world: int = 1, sharding: str = "none") -> dict[str, Any]:
+    """Before anything is allocated: the memory estimate against what the process may allocate (the RAM
+    available and RLIMIT_AS on the CPU; free memory on a GPU), then the matmul rate measured at the model's
+    shapes and the least time at it against the run's time limit. Raises OutOfMemoryError or
+    BenchmarkUnavailable with the arithmetic, in one line; returns the rate's figure (the MFU denominator).
+
+    Several GPUs: this process must not hold a CUDA context on a rank's GPU while the ranks run, so neither
+    CUDA's free memory nor a measured rate is read here: their memory is :func:`_fit_check`'s (the estimate
+    against each GPU's total), their time is held against the datasheet's dense peak where hwbench knows it
+    (the fastest any product can run), and the rate is measured after the ranks end."""
+    on_gpu = device.type == CUDA
+    micro_batch = params["micro_batch"] or 1
+    ranks_on_gpus = on_gpu and world > 1
+    if not ranks_on_gpus:
+        room = gpu_room(torch, device.index or 0) if on_gpu else host_room()
+        rank_bytes = _process_bytes() if world > 1 and not on_gpu else 0
+        why = memory_refusal(arch, params, micro_batch, world, device.type, room, rank_bytes, sharding)
+        if why:
+            raise OutOfMemoryError(why)
+    if ranks_on_gpus:
+        sheet = datasheets.lookup(torch.cuda.get_device_name(device))
+        peak = sheet.peak_tflops(_low_label(params["precision"])) if sheet else None
+        matmul: dict[str, Any] = {}
+        rate, what = peak, f"the {sheet.model}'s dense {_low_label(params['precision'])} datasheet peak" if sheet \
+            else ""
+    else:
+        reporter.progress(0.0, f"measuring the matmul rate at {arch.name}'s shapes (the time estimate and MFU)")
+        matmul = _measure_limit(torch, device, params, arch, micro_batch)
+        rate, what = matmul.get("value"), matmul.get("short", "")
+    if rate:
+        allowed_s, allowed = time_allowed()
+        why = time_refusal(arch, params, micro_batch, world, on_gpu, rate, what, allowed_s, allowed)
+        if why:
+            raise BenchmarkUnavailable(why)
+    return matmul
+
+
+def _process_bytes() -> int:
+    """Resident bytes of this process (PyTorch loaded): what each CPU rank's own process takes beside its model."""
+    import psutil
+
+    return int(psutil.Process().memory_info().rss)
+
+
 def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto: bool) -> Outcome:
     import torch
 
@@ -219,6 +344,9 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
     if cuda:
         total = torch.cuda.get_device_properties(device).total_memory
         largest = _fit_check(arch, params, total, "none", 1)
+    # before the micro-batch search allocates anything (an auto micro-batch counted as 1: the least it can be)
+    before = refuse_unless_feasible(torch, arch, params, device, reporter)
+    if cuda:
         if not params["micro_batch"]:
             limit = max(1, ta.MAX_MICRO_TOKENS // params["seq"])
             reporter.log(f"finding the largest micro-batch (estimate: {largest}, at most {limit})")
@@ -231,7 +359,7 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
             search = {"tries": [list(t) for t in tries], "estimate_largest": largest, "limit": limit}
     elif not params["micro_batch"]:
         params = {**params, "micro_batch": 1}
-    run, details = training.measure(arch, params, reporter, device)
+    run, details = training.measure(arch, params, reporter, device, on_block=_building(reporter, arch, params))
     if search:
         details["micro_batch_search"] = search
         params = {**params, "micro_batch": run.batch // (params["grad_accum"] * params["seq"])}
@@ -239,42 +367,106 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
         f"cpu ({torch.get_num_threads()} threads)"
     if is_fp8(params) and not cuda:
         warnings.append(FP8_ON_CPU)
-    matmul, fp8_matmul = _measure_matmuls(torch, device, params["precision"])
+    matmul = _best(before, _measure_limit(torch, device, params, arch, params["micro_batch"]))
+    fp8_matmul = _measure_fp8(torch, device) if is_fp8(params) else None
     return _outcome(arch, params, [run], where, details, warnings, matmul, device_name=_gpu_name(torch, device),
                     fp8_matmul=fp8_matmul)
+
+
+def _building(reporter: Reporter, arch: Any, params: dict[str, Any]) -> Any:
+    """A progress event per block drawn while the model is built (an 8B model's take minutes on a CPU)."""
+    what = "the frozen base in " + _low_label(params["precision"]) if params["method"] == "lora" else "FP32 masters"
+
+    def on_block(done: int, total: int) -> None:
+        reporter.progress(0.0, f"building {arch.name} ({what}): {done} of {total} blocks")
+
+    return on_block
 
 
 def _gpu_name(torch: Any, device: Any) -> str | None:
     return torch.cuda.get_device_name(device) if device.type == "cuda" else None
 
 
-def _measure_matmuls(torch: Any, device: Any, precision_key: str) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The 16-bit matmul rate of the run's autocast type and, for precision=fp8, the FP8 rate (tensorwise scales,
-    as the blocks multiply)."""
+def _low_label(precision_key: str) -> str:
+    """The 16-bit type the step's autocast multiplies in (BF16 around FP8's block matmuls)."""
     if precision_key == FP8.key:
-        return _measure_matmul(torch, device, BF16.label), _measure_matmul(torch, device, FP8.label)
+        return BF16.label
     autocast = from_key(precision_key).autocast_dtype
-    return _measure_matmul(torch, device, next(p.label for p in (BF16, FP16) if p.tensor_dtype == autocast)), None
+    return next(p.label for p in (BF16, FP16) if p.tensor_dtype == autocast)
 
 
-def _measure_matmul(torch: Any, device: Any, label: str) -> dict[str, Any]:
-    """This device's matmul rate in ``label``, measured now with gpu.matmul's operands: back-to-back n³ products
-    (sustained, power-limited as training is), the MFU denominator beside the datasheet's."""
+def limit_products(arch: Any, params: dict[str, Any], tokens: int, square: int) -> list[matmul_rate.Product]:
+    """The products a training step of ``tokens`` tokens multiplies: each block matrix (q/k/v, out, up, down) and
+    the output projection (a loss chunk of tokens at a time) forward and backward (a frozen LoRA base computes no
+    weight gradient), and a square one of ``square``: the matmul limit is the fastest of them."""
+    forms = matmul_rate.FORMS if params["method"] == "full" else ("linear", "input_grad")
+    chunk = min(tokens, ta.chunk_tokens(arch.vocab))
+    shapes = [(tokens, k, n) for k, n in ta.lora_shapes(arch)[:len(ta.LORA_TARGETS)]] + \
+        [(chunk, arch.hidden, arch.vocab)]
+    return [matmul_rate.Product(m, k, n, form) for m, k, n in shapes for form in forms] + \
+        [matmul_rate.Product(square, square, square)]
+
+
+def _measure_limit(torch: Any, device: Any, params: dict[str, Any], arch: Any, micro_batch: int) -> dict[str, Any]:
+    """The MFU denominator: the fastest 16-bit product of the model's step measured now as the step runs it
+    (:func:`limit_products` at micro_batch × seq tokens, in the autocast type, on the run's threads; back-to-back,
+    sustained as training is), as a figure with every product's rate; ``value`` None with the reason where
+    it cannot run."""
+    label = _low_label(params["precision"])
+    kind = device.type
+    products = limit_products(arch, params, micro_batch * params["seq"], MATMUL_N[kind])
+    try:
+        limit = matmul_rate.limit_tflops(products, getattr(torch, from_label(label).tensor_dtype), str(device),
+                                         LIMIT_REPEATS)
+    except RuntimeError as exc:
+        return {"value": None, "unit": "TFLOP/s", "reason": f"{label} matmul could not run here: {exc}"}
+    return {**figure(limit.tflops, "TFLOP/s", size=limit.product.n, precision=label), "products": limit.to_json(),
+            "short": f"{label} {limit.product.label}, the fastest of the model's products measured now",
+            "what": f"the fastest {label} product of the model's step ({limit.product.label}) of "
+                    f"{len(limit.by_product)} measured as the step runs them (F.linear and its backward's mm, at "
+                    f"its shapes, on the run's threads, back to back for about "
+                    f"{matmul_rate.REPEAT_S[kind] * 1e3:g} ms per sample)"}
+
+
+def _best(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """The higher of two measurements of the matmul limit (before and after the timed steps), marked as such."""
+    values = [m for m in (first, second) if m.get("value")]
+    if not values:
+        return second if second else first
+    best = dict(max(values, key=lambda m: m["value"]))
+    if len(values) == 2:
+        best["what"] = f"{best['what']}; measured before and after the timed steps, the higher kept"
+    return best
+
+
+def _measure_fp8(torch: Any, device: Any) -> dict[str, Any]:
+    """The FP8 rate (tensorwise scales, as the blocks multiply), with gpu.matmul's FP8 operands."""
     from hwbench_gui.engine.benchmarks.gpu_matmul import make_operands
 
     kind = device.type
-    n = FP8_CPU_MATMUL_N if kind == "cpu" and label == FP8.label else MATMUL_N[kind]
+    n = FP8_CPU_MATMUL_N if kind == "cpu" else MATMUL_N[kind]
     try:
-        fn, _inputs = make_operands(label, n, str(device))
+        fn, _inputs = make_operands(FP8.label, n, str(device))
         timer = time_cuda if kind == "cuda" else time_cpu
         one = timer(fn, repeats=1, warmup=3)[0]
         seconds = timer(fn, repeats=MATMUL_REPEATS, inner=inner_for(one, MATMUL_REPEAT_S[kind]), warmup=0)
     except RuntimeError as exc:
-        return {"value": None, "unit": "TFLOP/s", "reason": f"{label} matmul could not run here: {exc}"}
+        return {"value": None, "unit": "TFLOP/s", "reason": f"{FP8.label} matmul could not run here: {exc}"}
     rates = [2 * n**3 / s / 1e12 for s in seconds]
-    return {**figure(rates, "TFLOP/s", size=n, precision=label),
-            "what": f"{label} {n}×{n}×{n} products back to back for about {MATMUL_REPEAT_S[kind] * 1e3:g} ms per "
+    return {**figure(rates, "TFLOP/s", size=n, precision=FP8.label),
+            "what": f"{FP8.label} {n}×{n}×{n} products back to back for about {MATMUL_REPEAT_S[kind] * 1e3:g} ms per "
                     f"sample, after the timed steps (gpu.matmul's operands, sustained mode)"}
+
+
+def within_limit(entry: dict[str, Any], reason: str) -> dict[str, Any]:
+    """``entry`` (a fraction of a limit) as it is, or, when its value is above 1, with no value, ``reason`` and
+    ``above_limit`` (and no samples): a figure above its limit means the limit is wrong, and no share above
+    100 % is shown or stored."""
+    value = entry.get("value")
+    if value is None or value <= 1.0:
+        return entry
+    return {**{k: v for k, v in entry.items() if k != "samples"}, "value": None, "above_limit": True,
+            "reason": reason}
 
 
 def _at_peaks(fpt: int, fp8_fpt: int, peak: float | None, fp8_peak: float | None) -> float | None:
@@ -312,11 +504,13 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     sheet_s = _at_peaks(fpt, fp8_fpt, peak, fp8_peak)
     if sheet_s:
         peaks = f"dense {low.label} peak {peak:g}" + (f" and {FP8.label} peak {fp8_peak:g}" if fp8_fpt else "")
-        figures["mfu_datasheet"] = figure([r * sheet_s for r in per_gpu], "fraction", show=True,
-                                          peak_tflops=peak, source=sheet.source, gpu_model=sheet.model,
-                                          what=f"MFU against the {sheet.model}'s {peaks} TFLOP/s (datasheet)"
-                                               + (f": {against}" if fp8_fpt else ""),
-                                          **({"fp8_peak_tflops": fp8_peak} if fp8_fpt else {}))
+        figures["mfu_datasheet"] = within_limit(figure(
+            [r * sheet_s for r in per_gpu], "fraction", show=True, peak_tflops=peak, source=sheet.source,
+            gpu_model=sheet.model, what=f"MFU against the {sheet.model}'s {peaks} TFLOP/s (datasheet)"
+                                        + (f": {against}" if fp8_fpt else ""),
+            **({"fp8_peak_tflops": fp8_peak} if fp8_fpt else {})),
+            "the model's FLOP/s are above 100 % of the datasheet peak: the peak or the FLOP count is wrong, so no "
+            "share of it is given")
     else:
         reason = ("the CPU has no datasheet tensor peak in hwbench" if device_name is None
                   else datasheets.unknown_reason(device_name) if sheet is None
@@ -332,11 +526,13 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     if measured_s:
         rates = f"{measured:.4g} TFLOP/s {low.label}" + (
             f" and {fp8_measured:.4g} TFLOP/s {FP8.label}" if fp8_fpt else "")
-        figures["mfu_measured_matmul"] = figure([r * measured_s for r in per_gpu], "fraction",
-                                                matmul_tflops=measured, show=True,
-                                                what=f"MFU against the {rates} matmul rate measured in this run"
-                                                     + (f": {against}" if fp8_fpt else ""),
-                                                **({"fp8_matmul_tflops": fp8_measured} if fp8_fpt else {}))
+        figures["mfu_measured_matmul"] = within_limit(figure(
+            [r * measured_s for r in per_gpu], "fraction", matmul_tflops=measured, show=True,
+            what=f"MFU against the {rates} matmul rate measured in this run" + (f": {against}" if fp8_fpt else ""),
+            **({"fp8_matmul_tflops": fp8_measured} if fp8_fpt else {})),
+            f"limit not measured reliably here: the model's matmuls reached {median(model_tflops) / world:.4g} "
+            f"TFLOP/s per GPU, above the {measured:.4g} TFLOP/s {low.label} measured in this run (at the model's "
+            "shapes, before and after the timed steps)")
     else:
         missing = matmul if not measured else (fp8_matmul or {})
         figures["mfu_measured_matmul"] = {"value": None, "unit": "fraction", "show": True,
@@ -371,9 +567,9 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
             efficiency = rate / (world * single_rate)
             figures["single_gpu_tokens_per_s"] = {"value": single_rate, "unit": "tokens/s"}
             figures["scaling_efficiency"] = {"value": efficiency, "unit": "fraction"}
-    value = figures["mfu_datasheet"].get("value")
-    if value is not None and value > 1.0:
-        warnings.append(f"MFU {value:.0%} of the datasheet peak is above 100 %: the peak or the FLOP count is wrong")
+    for name in ("mfu_datasheet", "mfu_measured_matmul"):
+        if figures[name].get("above_limit"):
+            warnings.append(f"{figures[name]['what']}: {figures[name]['reason']}")
     method_word = "full training" if params["method"] == "full" else f"LoRA (rank {params['lora_rank']})"
     in_precision = (f"{precision.label}: each block's q/k/v, out, up and down matmuls in {FP8.label} (tensorwise "
                     "dynamic scaling, one FP32 scale per tensor from its amax at every step; input and weight e4m3 "
@@ -516,6 +712,8 @@ def _run_multi(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto
         params = {**params, "micro_batch": max(1, min(largest, ta.MAX_MICRO_TOKENS // params["seq"]))}
     elif memory:
         _fit_check(arch, params, memory, sharding, params["gpus"])
+    device = torch.device("cuda", 0) if kind == CUDA else torch.device("cpu")
+    before = refuse_unless_feasible(torch, arch, params, device, reporter, world=params["gpus"], sharding=sharding)
     records = multigpu.launch(BENCH_ID, {**params, "sharding": sharding, "compile": str(params["compile"]).lower()},
                               params["gpus"], 1, "", reporter)
     lead = next((r for r in records if r["rank"] == 0), records[0])
@@ -526,8 +724,8 @@ def _run_multi(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto
     if is_fp8(params) and kind == CPU:
         warnings.append(FP8_ON_CPU)
     single_rate = _single_rate(params, warnings)
-    device = torch.device("cuda", 0) if kind == CUDA else torch.device("cpu")
-    matmul, fp8_matmul = _measure_matmuls(torch, device, params["precision"])
+    matmul = _best(before, _measure_limit(torch, device, params, arch, params["micro_batch"]))
+    fp8_matmul = _measure_fp8(torch, device) if is_fp8(params) else None
     details = {**lead["details"], "backend": "NCCL" if kind == CUDA else "gloo"}
     return _outcome(arch, params, ranks, f"{lead['where']} and {len(ranks) - 1} more rank(s)", details, warnings,
                     matmul, device_name=lead.get("gpu_name"), single_rate=single_rate, sharding=sharding,

@@ -30,6 +30,13 @@ def human_bytes(n_bytes: float) -> str:
     raise AssertionError("unreachable")
 
 
+def duration_text(seconds: float) -> str:
+    """``45`` -> ``"45 seconds"``, ``1200`` -> ``"20 minutes"``, ``90`` -> ``"90 seconds"``: whole units, named."""
+    if seconds < 120:
+        return f"{seconds:,.0f} seconds"
+    return f"{seconds / 60:,.0f} minutes"
+
+
 def plural(count: int, word: str) -> str:
     """``plural(1, "thread")`` -> ``"1 thread"``, ``plural(4, "thread")`` -> ``"4 threads"``."""
     return f"{count} {word}{'' if count == 1 else 's'}"

@@ -27,6 +27,18 @@ def _ok(doc: dict[str, Any]) -> bool:
     return doc.get("status") in ("ok", "published") and isinstance(doc.get("details"), dict)
 
 
+#: What a figure above its bound shows instead of a share (the bound was not measured reliably). Followed by
+#: " of <bound>" it still reads: the language-model page writes "<this> of its bound".
+UNRELIABLE = "no share: limit not measured reliably here, the figure is above the measured value"
+
+
+def share(row: dict[str, Any]) -> float | None:
+    """A row's share of its bound, or None where it has none: a figure above its bound (a document from before
+    benchmarks stopped storing one above 1 included) says the bound was not measured reliably."""
+    fraction = row.get("fraction_of_bound")
+    return float(fraction) if describe.is_number(fraction) and 0 <= fraction <= 1.0 else None
+
+
 def _rows(doc: dict[str, Any], key: str) -> list[dict[str, Any]]:
     rows = (doc.get("details") or {}).get(key)
     if not isinstance(rows, list):
@@ -34,7 +46,8 @@ def _rows(doc: dict[str, Any], key: str) -> list[dict[str, Any]]:
     good = []
     for row in rows:
         if isinstance(row, dict) and all(describe.is_number(row.get(k)) for k in ("depth", "bound_tokens_per_s")) \
-                and isinstance(row.get("tokens_per_s"), list) and describe.is_number(row.get("fraction_of_bound")):
+                and isinstance(row.get("tokens_per_s"), list) \
+                and (describe.is_number(row.get("fraction_of_bound")) or row.get("fraction_of_bound") is None):
             good.append(row)
     return good
 
@@ -80,12 +93,14 @@ def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
         n = params.get(key, "")
         depths = [float(r["depth"]) for r in rows]
         measured = [_median(r["tokens_per_s"]) for r in rows]
+        # A bound below its figure was not measured reliably: it is not drawn (nor is a share of it written).
+        held = [r for r in rows if share(r) is not None]
         charts.append(CurveChart(
             f"{key}{n}: {what} tokens/s against context depth ({precision_of(doc)})", "context depth (tokens)",
             "tokens/s", [Curve(f"{key}{n} measured", depths, measured),
-                         Curve(f"bound from the {limit}", depths, [float(r["bound_tokens_per_s"]) for r in rows],
-                               bound=True)],
-            point_labels=[f"{r['fraction_of_bound']:.0%}" for r in rows],
+                         Curve(f"bound from the {limit}", [float(r["depth"]) for r in held],
+                               [float(r["bound_tokens_per_s"]) for r in held], bound=True)],
+            point_labels=[f"{share(r):.0%}" if share(r) is not None else "bound not reliable" for r in rows],
             short_title=f"{key}{n} tokens/s vs depth (dashed: bound; % of it)"))
     return charts
 
@@ -151,10 +166,12 @@ def _run(doc: dict[str, Any]) -> LlmRun:
         for row in _rows(doc, key):
             name = f"{key}{params.get(key)} @ depth {row['depth']}"
             stats = ((doc.get("figures") or {}).get(name) or {}).get("stats")
+            fraction = share(row)
             figures.append((f"{key}{params.get(key)} @ depth {int(row['depth'])}",
                             formatting.format_value(_median(row["tokens_per_s"]), "tokens/s"),
                             formatting.spread_text(stats) if isinstance(stats, dict) else "",
-                            f"{row['fraction_of_bound']:.0%} of {row['bound_tokens_per_s']:,.1f}"))
+                            f"{fraction:.0%} of {row['bound_tokens_per_s']:,.1f}" if fraction is not None
+                            else f"{UNRELIABLE} of {row['bound_tokens_per_s']:,.1f}"))
     serving = []
     for p in details.get("serving") or []:
         try:

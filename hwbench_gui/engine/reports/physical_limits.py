@@ -9,6 +9,10 @@ the document's own flag (:func:`hwbench_gui.engine.reports.flags.consistency_pro
 Limits are theoretical peaks (bytes or FLOPs per clock × clock), so a real measurement stays below
 them; :data:`ROUNDING` only absorbs the rounding of clocks and rates. Where the inventory does not
 state a limit (no dmidecode, no NVML), the rule says nothing rather than guess one.
+
+A document also stores figures as fractions of a limit (a language model's tokens/s of its bound, MFU of a
+peak or a measured matmul rate, a measured rate of its datasheet's): any such fraction above 1 says the
+limit, or the figure, is wrong, whatever the benchmark (:func:`fractions_above_one`).
 """
 
 from __future__ import annotations
@@ -50,6 +54,44 @@ def impossible_figures(doc: dict[str, Any]) -> list[str]:
         if len(above) > 1:  # the first says why; the others repeat it for the sweep's other points
             above = [f"{above[0]} (and {len(above) - 1} more of its figures)"]
         found += above
+    return found + fractions_above_one(doc)
+
+
+#: Keys whose number is a fraction of a limit wherever they sit in a document.
+_FRACTION_KEYS = re.compile(r"^(fraction_of_\w+|measured_\w+_fraction)$")
+#: Figures (``unit`` "fraction") that are a share of a limit: model FLOPs utilisation.
+_FRACTION_FIGURES = re.compile(r"^mfu(_\w+)?$")
+_MAX_DEPTH = 6
+_MAX_ITEMS = 1000
+
+
+def fractions_above_one(doc: dict[str, Any]) -> list[str]:
+    """Each stored fraction of a limit above 1.0, in words: figures named ``mfu*`` in the unit "fraction", and
+    every ``fraction_of_*`` and ``measured_*_fraction`` in the figures and the details (a benchmark stores none:
+    it gives such a figure no share, with the reason). A document is foreign input: the walk is bounded in depth and
+    breadth, and what is not a number is passed over."""
+    found: list[str] = []
+    figures = doc.get("figures") if isinstance(doc.get("figures"), dict) else {}
+    for name, entry in list(figures.items())[:_MAX_ITEMS]:
+        if isinstance(entry, dict) and _FRACTION_FIGURES.match(str(name)) and entry.get("unit") == "fraction" \
+                and describe.is_number(entry.get("value")) and entry["value"] > 1.0:
+            found.append(f"{name} {entry['value']:.1%} of its limit is above 100 % (the limit or the figure is "
+                         "wrong)")
+
+    def walk(node: Any, where: str, depth: int) -> None:
+        if depth > _MAX_DEPTH:
+            return
+        items = list(node.items())[:_MAX_ITEMS] if isinstance(node, dict) else \
+            list(enumerate(node))[:_MAX_ITEMS] if isinstance(node, list) else []
+        for key, value in items:
+            here = f"{where}.{key}" if where else str(key)
+            if isinstance(node, dict) and isinstance(key, str) and _FRACTION_KEYS.match(key) \
+                    and describe.is_number(value) and value > 1.0:
+                found.append(f"{here} {value:.1%} of its limit is above 100 % (the limit or the figure is wrong)")
+            elif isinstance(value, (dict, list)):
+                walk(value, here, depth + 1)
+
+    walk({"figures": figures, "details": doc.get("details")}, "", 0)
     return found
 
 

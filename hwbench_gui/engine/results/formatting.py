@@ -56,7 +56,7 @@ def figure_line(doc: dict[str, Any]) -> str:
 def shown_lines(doc: dict[str, Any]) -> list[str]:
     """What a run asks to show beside its headline (the CLI prints it under the figure line): each figure
     marked ``show`` as ``"what: value"`` (or why it was not measured), then the lines of ``details.summary``.
-    A fraction reads as a percentage."""
+    A fraction reads as a percentage; a share of a limit above 1 (MFU) never does: its limit was wrong."""
     out = []
     figures = doc.get("figures") if isinstance(doc.get("figures"), dict) else {}
     for name, fig in figures.items():
@@ -66,6 +66,8 @@ def shown_lines(doc: dict[str, Any]) -> list[str]:
         value, unit = fig.get("value"), str(fig.get("unit") or "")
         if not is_number(value):
             out.append(f"{what}: not measured ({fig.get('reason') or 'no value'})")
+        elif unit == "fraction" and value > 1.0 and str(name).startswith("mfu"):
+            out.append(f"{what}: limit not measured reliably here (the figure is above it; no share above 100 %)")
         elif unit == "fraction":
             out.append(f"{what}: {value:.1%}")
         else:

@@ -209,7 +209,7 @@ class _Run:
         self.t_start = time.monotonic()
         try:
             self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, env=child_env(), **kwargs)
+                                         stderr=subprocess.PIPE, env=child_env(self.limit_s), **kwargs)
         except OSError as exc:
             self.error = {"type": "error", "kind": "crash",
                           "message": f"could not start the worker {command[0]!r}: {exc}"}

@@ -168,34 +168,58 @@ class MemoryPlan:
     kv_cache_bytes: int
     activation_bytes: int
     margin_bytes: int
+    #: A prompt pass's attention mask and SDPA's copy of it (:func:`attention_mask_bytes`), and the RoPE tables.
+    attention_bytes: int = 0
 
     @property
     def total_bytes(self) -> int:
-        return self.weights_bytes + self.kv_cache_bytes + self.activation_bytes + self.margin_bytes
+        return (self.weights_bytes + self.kv_cache_bytes + self.activation_bytes + self.attention_bytes
+                + self.margin_bytes)
 
     def to_json(self) -> dict[str, int]:
         return {"weights_bytes": self.weights_bytes, "kv_cache_bytes": self.kv_cache_bytes,
-                "activation_bytes": self.activation_bytes, "margin_bytes": self.margin_bytes,
-                "total_bytes": self.total_bytes}
+                "activation_bytes": self.activation_bytes, "attention_bytes": self.attention_bytes,
+                "margin_bytes": self.margin_bytes, "total_bytes": self.total_bytes}
 
     def text(self) -> str:
         gib = 1 << 30
+        mask = f"attention mask and position tables {self.attention_bytes / gib:.2f} GiB + " \
+            if self.attention_bytes else ""
         return (f"weights {self.weights_bytes / gib:.2f} GiB + KV cache {self.kv_cache_bytes / gib:.2f} GiB + "
-                f"activations {self.activation_bytes / gib:.2f} GiB + margin {self.margin_bytes / gib:.2f} GiB = "
-                f"{self.total_bytes / gib:.2f} GiB")
+                f"activations {self.activation_bytes / gib:.2f} GiB + {mask}margin {self.margin_bytes / gib:.2f} GiB"
+                f" = {self.total_bytes / gib:.2f} GiB")
+
+
+def attention_mask_bytes(arch: Architecture, queries: int, keys: int, bytes_per_element: int) -> int:
+    """Bytes of a prompt pass's causal mask for ``queries`` positions against ``keys`` (shared by every sequence,
+    :meth:`..model.Decoder.forward`): the comparison (a byte a pair), its copy for each query head of a key/value
+    head (``heads / kv_heads`` bytes a pair), and SDPA's additive copy of that in the run's dtype (measured on
+    PyTorch 2.14's CPU flash attention: 1.5 bytes a grouped pair in BF16; counted as 2)."""
+    groups = max(1, arch.heads // max(1, arch.kv_heads))
+    return queries * keys * (1 + groups * (1 + bytes_per_element))
+
+
+def rope_table_bytes(arch: Architecture, positions: int) -> int:
+    """RoPE's FP32 cos and (-sin, sin) rows for ``positions`` and the angles they are made from."""
+    return int(positions * arch.head_dim * 4 * 2.5) if arch.positional == "rope" else 0
 
 
 def memory_plan(arch: Architecture, bytes_per_param: int, batch: int, cache_positions: int,
-                chunk_tokens: int, weight_bytes: WeightBytes | None = None) -> MemoryPlan:
+                chunk_tokens: int, weight_bytes: WeightBytes | None = None, attention: tuple[int, int] = (0, 0),
+                rope_positions: int = 0) -> MemoryPlan:
     """Memory of ``batch`` sequences of up to ``cache_positions`` cached positions, prompts processed
     ``chunk_tokens`` positions (over all sequences) at a time, logits of one position per sequence in FP32.
     ``bytes_per_param`` sizes the KV cache and activations, and the weights unless ``weight_bytes`` says
     otherwise (FP8 block weights beside BF16 for the rest).
 
     Activations: the widest live tensors of one block at ``chunk_tokens`` (residual, normed input, q/k/v,
-    attention output, the MLP's gate, up and product) plus the logits."""
+    attention output, the MLP's gate, up and product) plus the logits. ``attention``: (queries, keys) of the
+    largest prompt pass, whose mask :func:`attention_mask_bytes` counts; ``rope_positions``: the RoPE tables'
+    rows. Every size is a Python int: a large but valid configuration is counted, never allocated."""
     weights = (weight_bytes or WeightBytes.uniform(bytes_per_param)).stored(arch)
     kv = int(kv_bytes_per_token(arch, bytes_per_param)) * batch * allocated_positions(cache_positions)
     widths = 3 * arch.hidden + arch.q_size + 2 * arch.kv_size + arch.q_size + 3 * arch.intermediate
     activations = chunk_tokens * widths * bytes_per_param + batch * arch.vocab * (4 + bytes_per_param)
-    return MemoryPlan(weights, kv, activations, WORKSPACE_MARGIN_BYTES)
+    mask = attention_mask_bytes(arch, attention[0], attention[1], bytes_per_param) if attention[0] else 0
+    return MemoryPlan(weights, kv, activations, WORKSPACE_MARGIN_BYTES,
+                      mask + rope_table_bytes(arch, rope_positions))

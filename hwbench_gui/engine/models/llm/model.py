@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 import torch.nn.functional as F
@@ -231,22 +232,29 @@ class Decoder(nn.Module):
             self.register_buffer("sin", torch.cat((-angles.sin(), angles.sin()), dim=-1), persistent=False)
 
     @torch.no_grad()
-    def randomize(self, seed: int = 0) -> None:
+    def randomize(self, seed: int = 0, on_block: Callable[[int, int], None] | None = None) -> None:
         """Random weights (normal, std 0.02; norms at one, biases at zero), drawn on the device in its dtype;
-        an FP8 layer's drawn in BF16 one matrix at a time and quantised."""
+        an FP8 layer's drawn in BF16 one matrix at a time and quantised. ``on_block(done, total)`` is called
+        after each block (an 8B model's take minutes on a CPU)."""
         generator = torch.Generator(device=self.embed.weight.device).manual_seed(seed)
-        for name, param in self.named_parameters():
-            if name.endswith("bias"):
-                param.zero_()
-            elif "norm" in name:
-                param.fill_(1.0)
-            else:
-                param.normal_(0.0, INIT_STD, generator=generator)
-        for module in self.modules():
-            if isinstance(module, fp8.Fp8Linear):
-                weight = torch.empty(module.out_features, module.in_features, dtype=torch.bfloat16,
-                                     device=module.weight.device)
-                module.set_weight(weight.normal_(0.0, INIT_STD, generator=generator))
+        parts = [m for m in (self.embed, self.pos_embed) if m is not None] + list(self.blocks) \
+            + [m for m in (self.norm, self.head) if m is not None]
+        block_number = {id(block): i + 1 for i, block in enumerate(self.blocks)}
+        for part in parts:
+            for name, param in part.named_parameters():
+                if name.endswith("bias"):
+                    param.zero_()
+                elif "norm" in name or part is self.norm:
+                    param.fill_(1.0)
+                else:
+                    param.normal_(0.0, INIT_STD, generator=generator)
+            for module in part.modules():
+                if isinstance(module, fp8.Fp8Linear):
+                    weight = torch.empty(module.out_features, module.in_features, dtype=torch.bfloat16,
+                                         device=module.weight.device)
+                    module.set_weight(weight.normal_(0.0, INIT_STD, generator=generator))
+            if on_block is not None and id(part) in block_number:
+                on_block(block_number[id(part)], len(self.blocks))
 
     def _embed(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens)
@@ -320,11 +328,12 @@ class Decoder(nn.Module):
 
 
 def build(arch: Architecture, dtype: torch.dtype, device: torch.device | str, *, rope_positions: int | None = None,
-          seed: int | None = 0, fp8_blocks: bool = False) -> Decoder:
+          seed: int | None = 0, fp8_blocks: bool = False,
+          on_block: Callable[[int, int], None] | None = None) -> Decoder:
     """The decoder made on ``meta``, materialised on ``device`` in ``dtype`` (never as FP32 first), its RoPE
     tables made, and random weights drawn when ``seed`` is not None (leave them empty for a loader).
     ``fp8_blocks``: every block's matmuls hold FP8 weights (:mod:`.fp8`; ``dtype`` must then be BF16, the
-    precision of everything else)."""
+    precision of everything else). ``on_block(done, total)``: called as each block's random weights are drawn."""
     if fp8_blocks and dtype != torch.bfloat16:
         raise ValueError("FP8 block weights go with BF16 for the rest of the model")
     with torch.device("meta"):
@@ -335,5 +344,5 @@ def build(arch: Architecture, dtype: torch.dtype, device: torch.device | str, *,
     model.to_empty(device=device)
     model.make_tables()
     if seed is not None:
-        model.randomize(seed)
+        model.randomize(seed, on_block)
     return model.eval()

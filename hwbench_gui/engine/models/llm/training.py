@@ -95,14 +95,15 @@ class Built:
 
 
 def build(arch: Architecture, params: dict[str, Any], device: torch.device, precision: Precision,
-          dist: DistContext | None, sharding: str) -> Built:
+          dist: DistContext | None, sharding: str, on_block: Callable[[int, int], None] | None = None) -> Built:
     """The model for ``params["method"]``: full = FP32 master weights (autocast computes in 16 bits; under FP8
     each block's q/k/v, out, up and down multiply in FP8, :mod:`.fp8_training`); lora = the base in the autocast
-    type, frozen, with FP32 adapters on q/k/v, out, up and down."""
+    type, frozen, with FP32 adapters on q/k/v, out, up and down. ``on_block(done, total)``: called as each block's
+    weights are drawn."""
     lora = params["method"] == "lora"
     low = low_dtype(precision)
     decoder = llm_model.build(arch, low if lora else torch.float32, device, rope_positions=params["seq"],
-                              seed=1234)
+                              seed=1234, on_block=on_block)
     decoder.train()
     adapted = apply_lora(decoder, params["lora_rank"], params["lora_alpha"], ta.LORA_TARGETS) if lora else None
     blocks = decoder.blocks
@@ -238,9 +239,11 @@ def search_micro_batch(arch: Architecture, params: dict[str, Any], device: torch
 
 
 def measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, device: torch.device,
-            dist: DistContext | None = None, sharding: str = "none") -> tuple[TimedRun, dict[str, Any]]:
+            dist: DistContext | None = None, sharding: str = "none",
+            on_block: Callable[[int, int], None] | None = None) -> tuple[TimedRun, dict[str, Any]]:
     """Warm-up and timed optimizer steps; ``params["micro_batch"]`` must be resolved (not 0) here.
-    Raises :class:`OutOfMemoryError` (after freeing) when CUDA runs out of memory."""
+    Raises :class:`OutOfMemoryError` (after freeing) when CUDA runs out of memory. ``on_block(done, total)``:
+    called as each block of the model is built."""
     precision = from_key(params["precision"])
     applied = apply_torch(precision, device.type)
     cuda = device.type == "cuda"
@@ -253,7 +256,7 @@ def measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, devi
     while True:
         try:
             run, details = _measure(arch, {**params, "micro_batch": micro_batch}, reporter, device, dist, sharding,
-                                    precision)
+                                    precision, on_block)
             break
         except RuntimeError as exc:
             if not (cuda and _is_oom(exc)):
@@ -280,10 +283,11 @@ def measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, devi
 
 
 def _measure(arch: Architecture, params: dict[str, Any], reporter: Reporter, device: torch.device,
-             dist: DistContext | None, sharding: str, precision: Precision) -> tuple[TimedRun, dict[str, Any]]:
+             dist: DistContext | None, sharding: str, precision: Precision,
+             on_block: Callable[[int, int], None] | None = None) -> tuple[TimedRun, dict[str, Any]]:
     cuda = device.type == "cuda"
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
-    built = build(arch, params, device, precision, dist, sharding)
+    built = build(arch, params, device, precision, dist, sharding, on_block)
     micro_batch, accum, seq = params["micro_batch"], params["grad_accum"], params["seq"]
     tokens_per_step = micro_batch * accum * seq
     batches = synthetic_tokens(arch.vocab, accum, micro_batch, seq, device, seed=1000 + (dist.rank if dist else 0))

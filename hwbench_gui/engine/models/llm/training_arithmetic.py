@@ -213,15 +213,21 @@ def loss_bytes(tokens: int, hidden: int, vocab: int, chunk_tokens: int | None, h
             + (vocab * hidden * 4.0 if head_trainable else 0.0))
 
 
+#: Bytes a token id takes on the device, as input and as target (int64 each).
+TOKEN_ID_BYTES = 16
+
+
 def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, checkpointing: bool,
                     chunk_tokens: int | None, lora_params: int = 0, sharding: str = "none",
-                    world: int = 1, fp8: bool = False) -> TrainingMemory:
+                    world: int = 1, fp8: bool = False, grad_accum: int = 1) -> TrainingMemory:
     """The peak memory of one micro-batch's step on one GPU: states by the scheme in the module's
     docstring, activations of ``micro_batch · seq`` tokens (all layers; with checkpointing every
     layer's input plus one layer's saved tensors while it is recomputed), :func:`loss_bytes`.
     ``sharding``: "none" (one GPU), "ddp" (gradients live in DDP's buckets the whole step), "fsdp"
     (states and gradients divided by ``world``; one layer's weights gathered, and the next prefetched).
-    ``fp8``: the block matmuls in FP8 (full training only; the module's docstring says what that changes)."""
+    ``fp8``: the block matmuls in FP8 (full training only; the module's docstring says what that changes).
+    ``grad_accum``: micro-batches per step, whose token ids (inputs and targets) are made once and held.
+    Every size is a Python number: a configuration far beyond any machine is counted, never allocated."""
     tokens = micro_batch * seq
     if fp8 and method != "full":
         raise ValueError("FP8 training is counted for full training only")
@@ -265,6 +271,8 @@ def training_memory(dims: Dims, *, method: str, micro_batch: int, seq: int, chec
         memory.notes.append("compiled blocks: AOTAutograd's partitioner recomputes the second norm's input and "
                             "SwiGLU's SiLU in the backward instead of keeping them (2 bytes a hidden and an "
                             "intermediate element fewer per token and layer than eager)")
+    memory.persistent["token ids (int64 inputs and targets, every micro-batch)"] = float(
+        TOKEN_ID_BYTES * tokens * grad_accum)
     memory.forward["activations"] = float(activations)
     memory.forward["loss (logits, their gradient)"] = loss_bytes(
         tokens, dims.hidden, dims.vocab, chunk_tokens, head_trainable=method == "full",
