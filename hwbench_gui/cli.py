@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from hwbench_gui import __version__
@@ -41,8 +42,20 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
+    except BrokenPipeError:  # the reader went away (| head)
+        stdout_gone()
         return 0
+
+
+def stdout_gone() -> None:
+    """The reader of stdout went away (``| head -1``): stdout now points at the null device, so nothing left in
+    its buffer is flushed into the closed pipe at exit (Python would print "Exception ignored ... BrokenPipeError")."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # no stdout file descriptor at all: nothing to flush there either
+        pass
 
 
 if __name__ == "__main__":
