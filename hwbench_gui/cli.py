@@ -7,7 +7,9 @@ Never imports Qt. Each subcommand lives in ``hwbench_gui/commands/<name>.py`` wi
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
+import io
 import os
 import sys
 
@@ -32,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    names_printable(sys.stdout)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -45,6 +48,30 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (| head)
         stdout_gone()
         return 0
+
+
+def _file_name_bytes(exc: UnicodeError) -> tuple[bytes | str, int]:
+    """Encoding error handler: a file name's undecodable bytes (os.fsdecode's U+DC80-U+DCFF) written back as
+    those bytes, as ``ls`` prints them, so a printed path can be used as it is; any other unencodable character
+    as its backslash escape."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start:exc.end]
+    if all(0xDC80 <= ord(c) <= 0xDCFF for c in text):
+        return bytes(ord(c) - 0xDC00 for c in text), exc.end
+    return text.encode("ascii", "backslashreplace").decode("ascii"), exc.end
+
+
+codecs.register_error("hwbench-file-names", _file_name_bytes)
+
+
+def names_printable(stream) -> None:
+    """``stream`` (stdout) prints a path holding a name that is not UTF-8 instead of raising UnicodeEncodeError."""
+    if isinstance(stream, io.TextIOWrapper):
+        try:
+            stream.reconfigure(errors="hwbench-file-names")
+        except (ValueError, OSError):  # closed, or a stream that cannot change
+            pass
 
 
 def stdout_gone() -> None:

@@ -6,6 +6,8 @@ the unsaved-results folder."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 from support import no_traceback, run_cli
@@ -65,3 +67,19 @@ def test_whatever_stops_a_save_the_document_is_kept_elsewhere(fixture_benchmarks
     assert result.path is None and result.fallback_path is not None
     assert "UnicodeEncodeError" in result.save_error and str(result.fallback_path) in result.save_error
     assert store.load_result(result.fallback_path)["status"] == "ok"
+
+
+@posix_only
+def test_the_cli_prints_a_path_not_utf8_as_its_bytes(env, tmp_path):
+    folder = os.path.join(os.fsencode(tmp_path), b"out\xffdir")
+    strict = {**env, "PYTHONIOENCODING": "utf-8"}  # stdout as a UTF-8 terminal has it: surrogates not allowed
+    run = subprocess.run([sys.executable, "-m", "hwbench_gui.cli", "run", "test.ok", "--out", folder, "-q"],
+                         env=strict, capture_output=True, timeout=120)
+    assert run.returncode == 0 and b"Traceback" not in run.stderr, run.stderr
+    saved = run.stdout.strip()
+    assert saved.startswith(folder + b"/") and os.path.isfile(saved)  # usable as printed
+    csv = os.path.join(folder, b"r.csv")
+    report = subprocess.run([sys.executable, "-m", "hwbench_gui.cli", "report", folder, "--csv", csv, "--html",
+                             os.path.join(folder, b"r.html")], env=strict, capture_output=True, timeout=120)
+    assert report.returncode == 0 and b"Traceback" not in report.stderr, report.stderr
+    assert b"CSV:  " + csv in report.stdout and os.path.getsize(csv) > 0
