@@ -83,3 +83,22 @@ def test_the_cli_prints_a_path_not_utf8_as_its_bytes(env, tmp_path):
                              os.path.join(folder, b"r.html")], env=strict, capture_output=True, timeout=120)
     assert report.returncode == 0 and b"Traceback" not in report.stderr, report.stderr
     assert b"CSV:  " + csv in report.stdout and os.path.getsize(csv) > 0
+
+
+@posix_only
+def test_the_gui_shows_a_name_not_utf8_escaped(qtbot, qsettings, tmp_path, fixture_benchmarks):
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+    from hwbench_gui.ui.context import AppContext
+
+    context = AppContext(settings=qsettings, results_dir=os.fsdecode(os.path.join(os.fsencode(tmp_path), b"r\xffs")))
+    tab = BenchmarksTab(context)
+    qtbot.addWidget(tab)
+    try:
+        tab.enqueue("test.refuses", {"what": "param", "path": os.fsdecode(b"/x\xfey")})
+        qtbot.waitUntil(lambda: not tab.is_running() and not tab.queue.pending(), timeout=30000)
+        qtbot.waitUntil(lambda: "finished: failed" in tab.log.toPlainText(), timeout=5000)
+        assert "path: /x\\udcfey is not a folder" in tab.log.toPlainText()  # Qt alone would show "/xy"
+        assert "r\\udcffs" in tab.run_status.text() and "path: /x\\udcfey" in tab.run_status.text()
+    finally:
+        tab.shutdown()
+        context.workers.shutdown(timeout_s=10)
