@@ -43,7 +43,12 @@ def test_a_real_bug_shows_its_traceback_and_where_the_log_is(env, tmp_path):
     assert f"is in {saved} under log_tail" in proc.stderr
 
 
-def test_the_gui_log_shows_a_refusal_once_without_a_traceback(qtbot, qsettings, tmp_path, fixture_benchmarks):
+@pytest.mark.parametrize("bench, params, shown", [
+    ("test.refuses", {"what": "file", "path": "/x"}, "/x: not a regular file"),
+    ("test.cuda_oom", {}, "CUDA out of memory. Tried to allocate 20.00 GiB"),
+])
+def test_the_gui_log_shows_a_refusal_once_without_a_traceback(qtbot, qsettings, tmp_path, fixture_benchmarks,
+                                                                bench, params, shown):
     from hwbench_gui.ui.benchmarks import BenchmarksTab
     from hwbench_gui.ui.context import AppContext
 
@@ -51,11 +56,11 @@ def test_the_gui_log_shows_a_refusal_once_without_a_traceback(qtbot, qsettings, 
     tab = BenchmarksTab(context)
     qtbot.addWidget(tab)
     try:
-        tab.enqueue("test.refuses", {"what": "file", "path": "/x"})
+        tab.enqueue(bench, params)
         qtbot.waitUntil(lambda: not tab.is_running() and not tab.queue.pending(), timeout=30000)
         qtbot.waitUntil(lambda: "finished: failed" in tab.log.toPlainText(), timeout=5000)
         log = tab.log.toPlainText()
-        assert log.count("/x: not a regular file") == 1 and "Traceback" not in log, log
+        assert log.count(shown) == 1 and "Traceback" not in log and 'File "' not in log, log
     finally:
         tab.shutdown()
         context.workers.shutdown(timeout_s=10)

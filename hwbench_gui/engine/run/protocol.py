@@ -58,6 +58,9 @@ ERROR_KINDS = (
 #: Kinds of an expected refusal (bad parameter, bad file, does not fit, cannot run here): the message is
 #: the whole story, one line naming the parameter or the file and the reason; no traceback, no log tail.
 REFUSAL_KINDS = ("unavailable", "bad_params", "bad_file", "unknown_benchmark", "bad_spec")
+#: Kinds a person is shown as their one line: the refusals, and out of memory ("does not fit"), whose event
+#: still carries its traceback into the document's log for whoever looks further.
+ONE_LINE_KINDS = (*REFUSAL_KINDS, "out_of_memory")
 
 
 def encode(event: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 from hwbench_gui.engine.results.formatting import figure_text
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.run.framework_noise import is_framework_noise
-from hwbench_gui.engine.run.protocol import REFUSAL_KINDS
+from hwbench_gui.engine.run.protocol import ONE_LINE_KINDS
 from hwbench_gui.engine.run.queue import QueuedRun
 from hwbench_gui.engine.shown_text import escape, shown_path
 from hwbench_gui.engine.spec.benchmark import Benchmark, ParamError
@@ -283,8 +283,8 @@ class RunPanel(QWidget):
         elif kind == "metric":
             self._log_metric(event, elapsed)
             self.plot.add_live_point(event, self._elapsed())
-        elif kind == "error" and event.get("kind") in REFUSAL_KINDS:
-            pass  # an expected refusal: the finished line says it, once
+        elif kind == "error" and event.get("kind") in ONE_LINE_KINDS:
+            pass  # an expected refusal or out of memory: the finished line says it, once
         elif kind == "error":
             self.log.appendPlainText(f"error ({event.get('kind', 'exception')}): {event.get('message', '')}")
             for line in event.get("traceback") or []:
@@ -324,7 +324,7 @@ class RunPanel(QWidget):
         self.run_status.setText(text)
         for warning in document.get("warnings") or []:
             self.log.appendPlainText(f"warning: {warning}")
-        if status != "ok" and document.get("log_tail") and document.get("error_kind") not in REFUSAL_KINDS:
+        if status != "ok" and document.get("log_tail") and document.get("error_kind") not in ONE_LINE_KINDS:
             self.log.appendPlainText("\n".join(document["log_tail"][-20:]))
         self.cancel_button.setEnabled(False)
 
