@@ -24,10 +24,18 @@ from hwbench_gui.engine.shown_text import shown_path
 from hwbench_gui.engine.spec.benchmark import ParamError
 
 HEADER_SLACK_BYTES = 100 << 20  # safetensors caps a header at 100 MB
-#: Bytes per element of each safetensors dtype, and torch's name for it.
-DTYPES = {"F64": (8, "float64"), "F32": (4, "float32"), "F16": (2, "float16"), "BF16": (2, "bfloat16"),
-          "F8_E4M3": (1, "float8_e4m3fn"), "F8_E5M2": (1, "float8_e5m2"), "I64": (8, "int64"),
-          "I32": (4, "int32"), "I16": (2, "int16"), "I8": (1, "int8"), "U8": (1, "uint8"), "BOOL": (1, "bool")}
+#: Bytes per element of each safetensors dtype (the format spells them in capitals: "F32", "BF16"; kept
+#: lower-case here, apart from the precision labels hwbench declares once), and torch's name for it.
+DTYPES = {"f64": (8, "float64"), "f32": (4, "float32"), "f16": (2, "float16"), "bf16": (2, "bfloat16"),
+          "f8_e4m3": (1, "float8_e4m3fn"), "f8_e5m2": (1, "float8_e5m2"), "i64": (8, "int64"),
+          "i32": (4, "int32"), "i16": (2, "int16"), "i8": (1, "int8"), "u8": (1, "uint8"), "bool": (1, "bool")}
+
+
+def _dtype_key(dtype: object) -> str | None:
+    """The :data:`DTYPES` key of a header's dtype, or None when the format has no such dtype."""
+    if not isinstance(dtype, str) or dtype != dtype.upper() or dtype.lower() not in DTYPES:
+        return None
+    return dtype.lower()
 MAX_FILES = 512  # each is held open while it is read; Llama 3.1 405B comes in 191
 #: Tensors a checkpoint may carry that hold no weights (RoPE tables, GPT-2's causal-mask buffers).
 IGNORED_SUFFIXES = ("rotary_emb.inv_freq", "attn.bias", "attn.masked_bias")
@@ -87,7 +95,7 @@ def _gpt2_sources(arch: Architecture, prefix: str) -> dict[str, Source]:
 class Tensor:
     """One tensor of a safetensors file, from its checked header: where its bytes are in the file."""
 
-    dtype: str
+    dtype: str  # a DTYPES key
     shape: tuple[int, ...]
     start: int  # from the file's first byte
     nbytes: int
@@ -143,8 +151,9 @@ def read_header(handle, path: str) -> dict[str, Tensor]:
         if not isinstance(entry, dict):
             raise bad(f"tensor {shown} is not described by an object")
         dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-        if dtype not in DTYPES:
-            raise bad(f"tensor {shown} has dtype {str(dtype)[:40]!r}, not one of {', '.join(DTYPES)}")
+        key = _dtype_key(dtype)
+        if key is None:
+            raise bad(f"tensor {shown} has dtype {str(dtype)[:40]!r}, not one of {', '.join(DTYPES).upper()}")
         if (not isinstance(shape, list) or len(shape) > 8
                 or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d < 1 << 40 for d in shape)):
             raise bad(f"tensor {shown} has no valid shape")
@@ -153,11 +162,11 @@ def read_header(handle, path: str) -> dict[str, Tensor]:
                 or not 0 <= offsets[0] <= offsets[1] <= data_bytes):
             raise bad(f"tensor {shown}'s byte range {str(offsets)[:60]} is outside the file's {data_bytes:,} "
                       "bytes of data")
-        nbytes = math.prod(shape) * DTYPES[dtype][0]
+        nbytes = math.prod(shape) * DTYPES[key][0]
         if offsets[1] - offsets[0] != nbytes:
             raise bad(f"tensor {shown} of shape {shape} in {dtype} needs {nbytes:,} bytes, its range holds "
                       f"{offsets[1] - offsets[0]:,}")
-        tensors[name] = Tensor(dtype, tuple(shape), data_start + offsets[0], nbytes)
+        tensors[name] = Tensor(key, tuple(shape), data_start + offsets[0], nbytes)
     ranges = sorted((t.start, t.start + t.nbytes, n) for n, t in tensors.items() if t.nbytes)
     for (_, end, first), (start, _, second) in zip(ranges, ranges[1:]):
         if start < end:
