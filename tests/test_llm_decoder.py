@@ -176,7 +176,7 @@ def test_foreign_safetensors_folders_are_refused_before_allocating(tmp_path):
     with pytest.raises(ParamError, match="is missing"):
         weights.check_folder(str(tmp_path))
     os.mkdir(tmp_path / "model-00002.safetensors")
-    with pytest.raises(ParamError, match="not a regular file"):
+    with pytest.raises(ParamError, match="a folder: not read as a safetensors file"):
         weights.check_folder(str(tmp_path))
     os.rmdir(tmp_path / "model-00002.safetensors")
     (tmp_path / "model-00002.safetensors").write_bytes(b"\x10" + b"\0" * 7 + b"not json at all!")

@@ -151,4 +151,4 @@ def test_scaling_efficiency_reads_only_a_matching_one_gpu_document(tmp_path):
     assert llm_train._single_rate({**params, "single_gpu_result": str(path)}, warnings) is None
     assert "differs in seq" in warnings[-1]
     assert llm_train._single_rate({**params, "single_gpu_result": str(tmp_path)}, warnings) is None
-    assert "not a regular file" in warnings[-1]
+    assert "a folder: not read as a JSON file" in warnings[-1]

@@ -513,3 +513,24 @@ def test_tf_mixed_precision_reaches_the_model(tmp_path):
     assert doc["precision"] == "BF16-AMP"
     assert doc["details"]["keras_policy"] == doc["details"]["model_dtype_policy"] == "mixed_bfloat16"
     assert doc["details"]["tensor_float_32_execution"] is True
+
+
+@pytest.mark.skipif(os.name != "posix", reason="FIFOs and /dev/zero")
+def test_hostile_voc_and_mask_files_are_left_out_with_their_reason(voc_folder, mask_folder):
+    base = voc_folder / "VOC2007"
+    (base / "Annotations" / "000000.xml").write_text("<annotation><object>" * 3)  # not XML
+    (base / "Annotations" / "000001.xml").write_text(
+        "<annotation><object><name>dog</name><bndbox><xmin>NaNx</xmin></bndbox></object></annotation>")
+    os.remove(base / "JPEGImages" / "000002.jpg")
+    os.mkfifo(base / "JPEGImages" / "000002.jpg")  # a read would never end in a loader worker
+    skipped = []
+    assert [Path(image).name for image, _ in model_data.voc_items(voc_folder, skipped)] == ["000003.jpg"]
+    reasons = {Path(path).name: reason for path, reason in skipped}
+    assert reasons["000000.xml"].startswith("not a VOC annotation (XML: ")
+    assert reasons["000001.xml"].startswith("not a VOC annotation (a box coordinate: ")
+    assert reasons["000002.jpg"].startswith("not a regular file")
+    os.remove(mask_folder / "masks" / "case1.png")
+    (mask_folder / "masks" / "case1.png").symlink_to("/dev/zero")
+    skipped = []
+    assert len(model_data.mask_items(mask_folder, skipped)) == 3
+    assert [(Path(p).name, r.split(" (")[0]) for p, r in skipped] == [("case1.png", "not a regular file")]

@@ -112,3 +112,13 @@ def test_the_catalogue_and_the_form_say_pytorch_cannot_run_and_why(qtbot, qsetti
     assert not torch_item.isEnabled() and torch_item.toolTip() == reason
     assert tab.form().values()["framework"] == "tf"
     tab.shutdown()
+
+
+@pytest.mark.parametrize("kind", ["deep", "huge number"])
+def test_a_cache_nested_deep_or_with_a_huge_number_is_not_read_and_asked_again(tmp_path, kind):
+    cache = tmp_path / "torch_ops.json"
+    cache.write_text("[" * 5000 if kind == "deep" else '{"key": ' + "9" * 5000 + "}")
+    calls = []
+    torch_ops.forget()
+    torch_ops.unusable_reason(lambda: calls.append(1) or {"ok": True, "torchvision_ops": {"ok": True}}, cache)
+    assert calls == [1]

@@ -212,9 +212,13 @@ def run_command(args: argparse.Namespace) -> int:
         print("hwbench run: cancelled", file=sys.stderr)
         return stop.exit_status()
     print(f"hwbench run: {bench.id} failed: {doc.get('reason')}", file=sys.stderr)
-    if not args.quiet and doc.get("error_kind") in ("crash", "exception", "timeout"):
+    if not args.quiet and doc.get("error_kind") in ("crash", "exception", "timeout"):  # not a refusal: show where
         for line in (doc.get("log_tail") or [])[-10:]:
             print(f"  | {line}", file=sys.stderr)
+        where = result.path or result.fallback_path
+        if where is not None:
+            print(f"  (the run's log, its last {len(doc.get('log_tail') or [])} lines, is in {where} under "
+                  "log_tail)", file=sys.stderr)
     return EXIT_FAILED
 
 

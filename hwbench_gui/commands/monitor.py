@@ -127,6 +127,10 @@ def run(args: argparse.Namespace) -> int:
             try:
                 print(format_line(sample, sampler.gpu_count), flush=True)
             except BaseException as exc:  # stdout closed (| head)
+                if isinstance(exc, BrokenPipeError):
+                    from hwbench_gui.cli import stdout_gone
+
+                    stdout_gone()
                 errors.append(exc)
                 done.set()
 
@@ -143,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
                 fh.close()
             except OSError as exc:  # the last row's flush failed
                 errors.append(exc)
+    if errors and isinstance(errors[0], BrokenPipeError):  # the reader of a pipe went away (| head): a normal end
+        return 0
     if errors and fh is not None and isinstance(errors[0], OSError):
         return _csv_failed(args.csv, errors[0], fh, rows=rows[0])
     if errors and not isinstance(errors[0], BrokenPipeError):

@@ -2,7 +2,8 @@
 regular files only, their size bounded before anything is read, and images' pixel counts bounded
 before anything is decoded.
 
-Every refusal is a :class:`ForeignFileError` whose message is one line naming the file and the reason.
+Every refusal is a :class:`ForeignFileError` whose message is one line naming the file (escaped: a name
+that is not UTF-8 or holds a line break still makes one printable line) and the reason.
 A FIFO, a device or a link to one is refused without reading (its size reads 0 and a read of it
 never ends or never stops); the file is opened without blocking and checked on the open file, so
 a name swapped for a pipe between a check and the open cannot slip through.
@@ -12,11 +13,16 @@ from __future__ import annotations
 
 import errno
 import io
+import itertools
+import json
 import os
 import re
 import stat
 import warnings
 from pathlib import Path
+from typing import Any
+
+from hwbench_gui.engine.shown_text import shown_path
 
 #: Decoded pixels one image may have. 120 megapixels passes a medium-format photo (100 MP, 360 MB
 #: as RGB) and refuses a small file whose header claims 20000×20000 (400 MP, 1.2 GB as RGB).
@@ -26,13 +32,20 @@ MAX_IMAGE_PIXELS = 120_000_000
 #: A bigger file is not one image (a 100-megapixel camera JPEG is about 50 MB): refused unread.
 MAX_IMAGE_FILE_BYTES = 64 << 20
 
+#: Deepest nesting of lists and objects a foreign JSON file may have: configs and documents nest under
+#: ten; thousands of '[' would exhaust the parser's stack.
+MAX_JSON_DEPTH = 64
+#: An integer in a foreign JSON file with more digits is refused unparsed (Python refuses over 4300, with
+#: a message about its own limit; no size any reader uses has more than 20).
+MAX_JSON_INT_DIGITS = 100
+
 
 class ForeignFileError(Exception):
     """A file hwbench will not use; ``path`` and ``reason`` say which and why (one line)."""
 
     def __init__(self, path: str | os.PathLike, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path = Path(path)
+        super().__init__(f"{shown_path(path)}: {reason}")
+        self.path = Path(os.fsdecode(path))
         self.reason = reason
 
 
@@ -43,7 +56,8 @@ def _reason(exc: OSError) -> str:
 
 
 def _open_regular(path: Path, what: str) -> tuple[int, int]:
-    """(an fd opened read-only without blocking, the file's size); the fd is closed on refusal."""
+    """(an fd opened read-only without blocking, the file's size); the fd is closed on refusal.
+    Links are followed (a Hugging Face cache links each file to its blob); what they end at is checked."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except OSError as exc:
@@ -96,6 +110,47 @@ def read_regular(path: str | os.PathLike, max_bytes: int, what: str = "a file") 
             raise ForeignFileError(path, _reason(exc)) from None
     _check_size(path, len(data), max_bytes, what)
     return data
+
+
+def read_json(path: str | os.PathLike, max_bytes: int, what: str = "a JSON file",
+              max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """The JSON value in ``path``: a regular file of at most ``max_bytes`` (:func:`read_regular`), its
+    nesting (at most ``max_depth``) counted before it is parsed, UTF-8, integers of at most
+    :data:`MAX_JSON_INT_DIGITS` digits; :class:`ForeignFileError` naming the file otherwise. NaN and
+    infinities parse as floats: the reader that knows the field refuses them by name."""
+    path = Path(path)
+    data = read_regular(path, max_bytes, what)
+    depth = json_depth(data)
+    if depth > max_depth:
+        raise ForeignFileError(path, f"JSON nested {depth} levels deep (at most {max_depth}): not read as {what}")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ForeignFileError(path, f"not UTF-8 text (byte {exc.start}): not read as {what}") from None
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except ValueError as exc:
+        raise ForeignFileError(path, f"not valid JSON ({exc}): not read as {what}") from None
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_JSON_INT_DIGITS:
+        raise ValueError(f"an integer of {digits} digits")
+    return int(text)
+
+
+#: A JSON string (escapes included): its brackets are text, not nesting.
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_depth(data: bytes) -> int:
+    """How deep the lists and objects of the JSON text ``data`` nest, counted without parsing it."""
+    brackets = _JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS)
+    if not brackets:
+        return 0
+    return max(0, max(itertools.accumulate(1 if b in b"[{" else -1 for b in brackets)))
 
 
 def _check_size(path: Path, size: int, max_bytes: int, what: str) -> None:

@@ -4,18 +4,24 @@ A result document from another machine can hold a NUL, a terminal escape, a zero
 hosts that look identical) or a right-to-left override (a name shown reversed). :func:`escape` writes
 each such character as its escape (``\\x00``, ``\\x1b``, ``\\u200b``, ``\\u202e``) so that the
 terminal, the GUI, the HTML and the CSV all show what is really there. Tabs and line breaks stay.
+
+A file name that is not UTF-8 reaches Python as ``os.fsdecode`` gives it: each undecodable byte a lone
+surrogate (``b"\\xff"`` -> ``"\\udcff"``). Such text cannot be written as UTF-8; :func:`escape` shows
+each surrogate as its escape too, and :func:`shown_path` makes a file name one printable line.
 """
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from typing import Any
 
 #: Kept as they are: a tab and a newline are layout, not a trick.
 _KEPT = frozenset("\t\n")
 #: Unicode categories escaped: controls (C0, DEL, C1), format characters (zero-width, bidi
-#: overrides and isolates, the BOM, soft hyphen), line and paragraph separators, unassigned.
-_ESCAPED_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Co", "Cn"))
+#: overrides and isolates, the BOM, soft hyphen), line and paragraph separators, private use,
+#: surrogates (a file name's undecodable bytes), unassigned.
+_ESCAPED_CATEGORIES = frozenset(("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn"))
 
 
 def _shown(char: str) -> str:
@@ -31,6 +37,15 @@ def escape(text: str) -> str:
     if text.isprintable():  # the common case, at C speed (tabs and newlines are not "printable")
         return text
     return "".join(map(_shown, text))
+
+
+def shown_path(path: str | bytes | os.PathLike) -> str:
+    """A file name for a one-line message: :func:`escape`, and tabs and line breaks escaped too (a file
+    may be named ``"a\\nb"``); text that can always be written as UTF-8."""
+    text = os.fsdecode(path)
+    if text.isprintable():
+        return text
+    return escape(text).replace("\t", "\\t").replace("\n", "\\n")
 
 
 def escape_all(value: Any) -> Any:

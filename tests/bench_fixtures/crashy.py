@@ -8,7 +8,8 @@ import subprocess
 import sys
 import time
 
-from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, Series
+from hwbench_gui.engine.foreign import ForeignFileError
+from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Series
 
 
 def _ok(params, reporter):
@@ -110,6 +111,12 @@ def _unavailable(params, reporter):
     raise BenchmarkUnavailable("the fixture decided it cannot run here")
 
 
+def _refuses(params, reporter):
+    if params["what"] == "file":
+        raise ForeignFileError(params["path"], "not a regular file (a pipe, device or socket): not read as a test")
+    raise ParamError(f"path: {params['path']} is not a folder")
+
+
 def _exit_without_result(params, reporter):
     os._exit(0)
 
@@ -170,6 +177,9 @@ BENCHMARKS = [
     _b("test.oom", _oom, "raises MemoryError"),
     _b("test.cuda_oom", _cuda_oom, "raises an OutOfMemoryError"),
     _b("test.unavailable", _unavailable, "raises BenchmarkUnavailable"),
+    _b("test.refuses", _refuses, "refuses its parameter or its file at run time", [
+        Param("what", "choice", "param", "what is refused", choices=("param", "file")),
+        Param("path", "path", "/nowhere", "the path named in the refusal")]),
     _b("test.no_result", _exit_without_result, "exits 0 without a result"),
     _b("test.no_samples", _no_samples, "returns only a NaN sample"),
     _b("test.timed", _timed, "marks a warm-up and timed windows", [

@@ -569,6 +569,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         device = str(cuda_device(index))
         torch.cuda.set_device(index)
     arch = resolve(params["model"])
+    if params["model"].strip().lower() not in BUILT_IN:  # its files are checked before any limit is measured
+        from hwbench_gui.engine.models.llm import weights
+
+        weights.check_folder(params["model"], arch)
     precision = from_key(params["precision"])
     held = storage(precision)
     dtype = getattr(torch, held.dtype)

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, ForeignFileError, check_regular
+from hwbench_gui.engine.foreign import MAX_IMAGE_FILE_BYTES, ForeignFileError, check_regular, read_regular
+from hwbench_gui.engine.shown_text import shown_path
 from hwbench_gui.engine.spec.benchmark import ParamError
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp")
@@ -93,51 +94,90 @@ def voc_root(root: str | Path) -> Path:
     raise ParamError(f"data: {root} is not a Pascal VOC folder (no JPEGImages/ and Annotations/)")
 
 
+#: A VOC annotation is under 2 KB; a listing of every VOC 2012 image under 200 KB.
+MAX_ANNOTATION_BYTES = 1 << 20
+MAX_LISTING_BYTES = 64 << 20
+
+
 def parse_voc_xml(path: str | Path) -> tuple[list[list[float]], list[int]]:
     """Boxes ``[x1, y1, x2, y2]`` (pixels) and labels (1..20; 0 is background) of one VOC annotation.
-    Objects of classes outside VOC's 20 are left out."""
+    Objects of classes outside VOC's 20 are left out. :class:`ForeignFileError` naming the file when it is
+    not a regular file of at most :data:`MAX_ANNOTATION_BYTES`, not XML, or has a coordinate that is not a number."""
+    data = read_regular(path, MAX_ANNOTATION_BYTES, "a VOC annotation")
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise ForeignFileError(path, f"not a VOC annotation (XML: {exc})") from None
     boxes, labels = [], []
-    for obj in ET.parse(path).getroot().iter("object"):
+    for obj in root.iter("object"):
         name = (obj.findtext("name") or "").strip()
         box = obj.find("bndbox")
         if name not in VOC_CLASSES or box is None:
             continue
-        x1, y1, x2, y2 = (float(box.findtext(k) or 0) for k in ("xmin", "ymin", "xmax", "ymax"))
+        try:
+            x1, y1, x2, y2 = (float(box.findtext(k) or 0) for k in ("xmin", "ymin", "xmax", "ymax"))
+        except ValueError as exc:
+            raise ForeignFileError(path, f"not a VOC annotation (a box coordinate: {exc})") from None
         if x2 > x1 and y2 > y1:
             boxes.append([x1, y1, x2, y2])
             labels.append(VOC_CLASSES.index(name) + 1)
     return boxes, labels
 
 
-def voc_items(root: str | Path) -> list[tuple[str, str]]:
-    """``[(image path, annotation path)]`` of a VOC folder with at least one object each."""
+def _usable(paths: Iterable[str | Path], skipped: list[tuple[str, str]] | None) -> bool:
+    """Whether every one of ``paths`` is a regular image-sized file (checked on open, unread); the first that
+    is not goes into ``skipped`` with its reason."""
+    for path in paths:
+        try:
+            check_regular(path, MAX_IMAGE_FILE_BYTES, "an image")
+        except ForeignFileError as exc:
+            if skipped is not None:
+                skipped.append((str(path), exc.reason))
+            return False
+    return True
+
+
+def voc_items(root: str | Path, skipped: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """``[(image path, annotation path)]`` of a VOC folder with at least one object each; a pair whose image
+    is not a regular file or whose annotation cannot be used is left out (into ``skipped`` with the reason)."""
     base = voc_root(root)
     listing = base / "ImageSets" / "Main" / "trainval.txt"
     if listing.is_file():
-        stems = [line.split()[0] for line in listing.read_text().splitlines() if line.strip()]
+        try:
+            text = read_regular(listing, MAX_LISTING_BYTES, "a VOC image listing").decode("utf-8", "replace")
+        except ForeignFileError as exc:
+            raise ParamError(str(exc)) from None
+        stems = [line.split()[0] for line in text.splitlines() if line.strip()]
     else:
         stems = sorted(p.stem for p in (base / "Annotations").glob("*.xml"))
     items = []
     for stem in stems:
         image, xml = base / "JPEGImages" / f"{stem}.jpg", base / "Annotations" / f"{stem}.xml"
-        if image.is_file() and xml.is_file() and parse_voc_xml(xml)[0]:
-            items.append((str(image), str(xml)))
+        if not image.exists() or not xml.exists() or not _usable([image], skipped):
+            continue
+        try:
+            if parse_voc_xml(xml)[0]:
+                items.append((str(image), str(xml)))
+        except ForeignFileError as exc:
+            if skipped is not None:
+                skipped.append((str(xml), exc.reason))
     if not items:
-        raise ParamError(f"data: {base} has no image with an annotated VOC object")
+        raise ParamError(f"data: {shown_path(base)} has no image with an annotated VOC object")
     return items
 
 
-def mask_items(root: str | Path) -> list[tuple[str, str]]:
-    """``[(image path, mask path)]`` from ``root/images`` and ``root/masks`` (matched by file stem)."""
+def mask_items(root: str | Path, skipped: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """``[(image path, mask path)]`` from ``root/images`` and ``root/masks`` (matched by file stem); a pair
+    either of whose files is not a regular image-sized file is left out (into ``skipped`` with the reason)."""
     root = Path(root)
     images, masks = root / "images", root / "masks"
     if not images.is_dir() or not masks.is_dir():
-        raise ParamError(f"data: {root} needs images/ and masks/ folders")
+        raise ParamError(f"data: {shown_path(root)} needs images/ and masks/ folders")
     by_stem = {p.stem: p for p in masks.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES}
     items = [(str(p), str(by_stem[p.stem])) for p in sorted(images.iterdir())
-             if p.suffix.lower() in IMAGE_SUFFIXES and p.stem in by_stem]
+             if p.suffix.lower() in IMAGE_SUFFIXES and p.stem in by_stem and _usable([p, by_stem[p.stem]], skipped)]
     if not items:
-        raise ParamError(f"data: no image in {images} has a mask of the same name in {masks}")
+        raise ParamError(f"data: no image in {shown_path(images)} has a mask of the same name in {shown_path(masks)}")
     return items
 
 
@@ -186,7 +226,8 @@ def torch_dataset(task: str, root: str, image_size: int) -> Any:
         """Images at their own size; Faster R-CNN's transform resizes them (min_size = image_size)."""
 
         def __init__(self):
-            self.items = voc_items(root)
+            self.skipped: list[tuple[str, str]] = []
+            self.items = voc_items(root, self.skipped)
 
         def __len__(self):
             return len(self.items)
@@ -200,7 +241,8 @@ def torch_dataset(task: str, root: str, image_size: int) -> Any:
 
     class ImageMasks(torch.utils.data.Dataset):
         def __init__(self):
-            self.items = mask_items(root)
+            self.skipped: list[tuple[str, str]] = []
+            self.items = mask_items(root, self.skipped)
 
         def __len__(self):
             return len(self.items)

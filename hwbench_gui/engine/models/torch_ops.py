@@ -22,6 +22,7 @@ from typing import Any
 
 from hwbench_gui.engine import paths
 from hwbench_gui.engine.atomic import write_atomic
+from hwbench_gui.engine.foreign import ForeignFileError, read_json
 from hwbench_gui.engine.inventory import torch_probe
 
 CACHE_NAME = "torch_ops.json"
@@ -95,11 +96,9 @@ def _cache_file() -> Path:
 
 
 def _read_cache(path: Path) -> dict[str, Any] | None:
-    try:
-        if not path.is_file() or path.stat().st_size > MAX_CACHE_BYTES:
-            return None
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # checked on the open file, its size and nesting bounded: the user data folder is writable by others' tools
+        value = read_json(path, MAX_CACHE_BYTES, "the framework-support cache")
+    except ForeignFileError:
         return None
     return value if isinstance(value, dict) else None
 

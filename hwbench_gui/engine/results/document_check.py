@@ -204,8 +204,8 @@ def _unencodable(doc: Any) -> str | None:
         for key, item in items:
             for part, label in ((key, "a key"), (item, "text")):
                 if isinstance(part, str):
-                    try:
-                        part.encode("utf-8")
+                    try:  # a file name's undecodable bytes (os.fsdecode's \udc80-\udcff) are kept, shown escaped
+                        part.encode("utf-8", "surrogateescape")
                     except UnicodeEncodeError:
                         return f"{where or 'the document'} holds {label} that is not valid Unicode (a lone surrogate)"
             if isinstance(item, (dict, list)):

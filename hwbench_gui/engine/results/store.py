@@ -5,6 +5,10 @@ A result is one JSON file named ``<UTC start, 2026-12-02T12-34-56>_<benchmark id
 Writes go to a temporary file in the same folder, are fsynced, then renamed over the final name,
 so a reader never sees half a document.
 
+A document keeps its inputs' names exact: a file name that is not UTF-8 reaches Python with each
+undecodable byte as a lone surrogate (``os.fsdecode``: byte 0xff is ``"\\udcff"``), written in the file as
+the JSON escape ``\\udcff``, which reads back as the same text (and ``os.fsencode`` gives the same bytes).
+
 Loaded documents get one extra key, ``_path`` (the file they came from, as a string); keys that
 start with ``_`` are never written.
 """
@@ -64,8 +68,7 @@ def write_result(doc: dict[str, Any], directory: str | os.PathLike | None = None
     """
     folder = results_dir(directory)
     folder.mkdir(parents=True, exist_ok=True)
-    clean = {k: v for k, v in doc.items() if not str(k).startswith("_")}
-    text = json.dumps(clean, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
+    text = document_text(doc)
     target = folder / result_file_name(doc)
     suffix = 1
     while target.exists():  # same second, same benchmark, same short id: practically never
@@ -103,9 +106,21 @@ def check_writable(directory: str | os.PathLike | None = None) -> str | None:
 
 def write_result_file(doc: dict[str, Any], path: str | os.PathLike) -> Path:
     """Write ``doc`` atomically to the file ``path`` (a "Save as" of a result); raises ``OSError``."""
+    return write_atomic(Path(path), document_text(doc))
+
+
+#: A lone surrogate: text that cannot be written as UTF-8 (a file name's undecodable byte, as os.fsdecode
+#: gives it); only ever inside a JSON string, where its escape means the same.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def document_text(doc: dict[str, Any]) -> str:
+    """``doc`` as the JSON a result file holds (keys starting with ``_`` left out): UTF-8 text whatever
+    names it holds, lone surrogates written as their ``\\uXXXX`` escapes. ``ValueError`` for NaN or an
+    infinity, which no reader accepts."""
     clean = {k: v for k, v in doc.items() if not str(k).startswith("_")}
     text = json.dumps(clean, indent=2, allow_nan=False, ensure_ascii=False) + "\n"
-    return write_atomic(Path(path), text)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -50,9 +50,17 @@ ERROR_KINDS = (
     "unavailable",  # BenchmarkUnavailable: it cannot run on this machine
     "out_of_memory",  # MemoryError, CUDA / TensorFlow out of memory
     "bad_params",  # ParamError in the child
+    "bad_file",  # ForeignFileError: a file the run reads was refused
     "unknown_benchmark",  # the child's registry does not know the id
     "bad_spec",  # the worker's argument was not a valid run spec
 )
+
+#: Kinds of an expected refusal (bad parameter, bad file, does not fit, cannot run here): the message is
+#: the whole story, one line naming the parameter or the file and the reason; no traceback, no log tail.
+REFUSAL_KINDS = ("unavailable", "bad_params", "bad_file", "unknown_benchmark", "bad_spec")
+#: Kinds a person is shown as their one line: the refusals, and out of memory ("does not fit"), whose event
+#: still carries its traceback into the document's log for whoever looks further.
+ONE_LINE_KINDS = (*REFUSAL_KINDS, "out_of_memory")
 
 
 def encode(event: dict[str, Any]) -> str:

@@ -142,9 +142,9 @@ def _finish(doc: dict[str, Any], save: bool, results_dir: str | os.PathLike | No
     if save:
         try:
             path = store.write_result(doc, results_dir)
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - whatever stops the save, the finished run is kept elsewhere
             folder = store.results_dir(results_dir)
-            save_error = f"could not write the result to {folder}: {exc.strerror or exc}"
+            save_error = f"could not write the result to {folder}: {_save_reason(exc)}"
             fallback, kept = _keep_elsewhere(doc, folder)
             save_error += f"; it was kept in {fallback}" if fallback else f"; {kept}"
     return RunResult(document=doc, path=path, status=doc["status"], save_error=save_error, fallback_path=fallback)
@@ -163,9 +163,15 @@ def _keep_elsewhere(doc: dict[str, Any], failed: Path) -> tuple[Path | None, str
             continue
         try:
             return store.write_result(doc, folder), ""
-        except OSError as exc:
-            reasons.append(f"{folder}: {exc.strerror or exc}")
+        except Exception as exc:  # noqa: BLE001 - the next folder may take it
+            reasons.append(f"{folder}: {_save_reason(exc)}")
     return None, "it could not be kept elsewhere either (" + "; ".join(reasons) + "); it exists only in memory"
+
+
+def _save_reason(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        return str(exc.strerror or exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 @dataclass

@@ -24,6 +24,7 @@ import traceback
 from typing import IO, Any
 
 from hwbench_gui.engine import lifeline
+from hwbench_gui.engine.foreign import ForeignFileError
 from hwbench_gui.engine.run import protocol
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, ParamError
 
@@ -148,8 +149,8 @@ def _run(argv: list[str], reporter: JsonLineReporter) -> int:
         if not isinstance(outcome, Outcome):
             raise TypeError(f"{bench.id}.run returned {type(outcome).__name__}, not an Outcome")
         event = {"type": "result", "outcome": protocol.outcome_to_json(outcome)}
-    except BenchmarkUnavailable as exc:
-        reporter.emit({"type": "error", "kind": "unavailable", "message": str(exc) or "not available here"})
+    except (BenchmarkUnavailable, ParamError, ForeignFileError) as exc:
+        reporter.emit(refusal_event(exc))
         return 1
     except BaseException as exc:  # noqa: BLE001 - everything becomes an error event; SystemExit too
         if isinstance(exc, (KeyboardInterrupt, Terminated)):
@@ -193,6 +194,15 @@ def child_params(bench: Benchmark, given: dict[str, Any]) -> dict[str, Any]:
     if given:
         raise ParamError(f"{bench.id} has no parameter {', '.join(sorted(given))}")
     return values
+
+
+def refusal_event(exc: BenchmarkUnavailable | ParamError | ForeignFileError) -> dict[str, Any]:
+    """The error event of an expected refusal: its kind and its one line, no traceback (the reason is the
+    whole story: a bad parameter, a bad file, does not fit, cannot run here)."""
+    kind = ("unavailable" if isinstance(exc, BenchmarkUnavailable) else "bad_file"
+            if isinstance(exc, ForeignFileError) else "bad_params")
+    message = " ".join(str(exc).split()) or ("not available here" if kind == "unavailable" else type(exc).__name__)
+    return {"type": "error", "kind": kind, "message": message}
 
 
 def error_event(exc: BaseException) -> dict[str, Any]:

@@ -83,13 +83,20 @@ class Param:
         if self.kind in ("int", "float", "int_list"):
             for number in numbers:
                 if self.minimum is not None and number < self.minimum:
-                    raise ParamError(f"{self.name}: {number} is below the minimum {self._bound(self.minimum)}")
+                    raise ParamError(f"{self.name}: {_shown(number)} is below the minimum {self._bound(self.minimum)}")
                 if self.maximum is not None and number > self.maximum:
-                    raise ParamError(f"{self.name}: {number} is above the maximum {self._bound(self.maximum)}")
+                    raise ParamError(f"{self.name}: {_shown(number)} is above the maximum {self._bound(self.maximum)}")
         return value
 
     def _bound(self, bound: float) -> str:
         return sizes.format_size(int(bound)) if self.unit == "bytes" and bound == int(bound) else f"{bound:g}"
+
+
+def _shown(number: float) -> str:
+    """``number`` for a message; one of thousands of digits (which Python will not even print) by its count."""
+    if isinstance(number, int) and abs(number) >= 10**30:
+        return f"a number of about {round(abs(number).bit_length() * math.log10(2))} digits"
+    return str(number)
 
 
 def _parse_bool(raw: Any) -> bool:

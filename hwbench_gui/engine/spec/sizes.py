@@ -15,6 +15,10 @@ _SIZE_RE = re.compile(rf"^\s*({_NUMBER})\s*([kmgt]?)(i?)(b?)\s*$", re.IGNORECASE
 SIZE_HINT = "a number or a size such as 64 MiB or 16G"
 
 
+#: Digits a number given as text may have (its exponent included): more than any parameter's range.
+MAX_DIGITS = 10_000
+
+
 def parse_int(text: str, *, byte_size: bool = False) -> int:
     """The whole number ``text`` spells; with ``byte_size`` also a binary size ("64 MiB", "16G") or a
     decimal one ("1 GB", as disks and link speeds count). ``ValueError`` with the reason otherwise."""
@@ -26,6 +30,8 @@ def parse_int(text: str, *, byte_size: bool = False) -> int:
         value = Decimal(number.replace(",", "").replace("_", ""))
     except InvalidOperation:
         raise ValueError("expected a whole number") from None
+    if value.adjusted() > MAX_DIGITS:  # "1e999999999" would take gigabytes as an int
+        raise ValueError(f"a number of {value.adjusted() + 1} digits")
     if unit:
         prefix, binary, byte = unit
         prefix = prefix.lower()

@@ -29,7 +29,9 @@ from PySide6.QtWidgets import (
 from hwbench_gui.engine.results.formatting import figure_text
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.run.framework_noise import is_framework_noise
+from hwbench_gui.engine.run.protocol import ONE_LINE_KINDS
 from hwbench_gui.engine.run.queue import QueuedRun
+from hwbench_gui.engine.shown_text import escape, shown_path
 from hwbench_gui.engine.spec.benchmark import Benchmark, ParamError
 from hwbench_gui.ui.benchmarks.run_log import RunLog
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
@@ -281,13 +283,15 @@ class RunPanel(QWidget):
         elif kind == "metric":
             self._log_metric(event, elapsed)
             self.plot.add_live_point(event, self._elapsed())
+        elif kind == "error" and event.get("kind") in ONE_LINE_KINDS:
+            pass  # an expected refusal or out of memory: the finished line says it, once
         elif kind == "error":
             self.log.appendPlainText(f"error ({event.get('kind', 'exception')}): {event.get('message', '')}")
             for line in event.get("traceback") or []:
                 self.log.appendPlainText(str(line).rstrip("\n"))
         elif kind == "finished":
             self.log.appendPlainText(f"[{elapsed:6.1f} s] finished: {event.get('status')}"
-                                     + (f": {event['reason']}" if event.get("reason") else ""))
+                                     + (f": {escape(str(event['reason']))}" if event.get("reason") else ""))
 
     def _log_metric(self, event: dict[str, Any], elapsed: float) -> None:
         extra = {k: v for k, v in event.items() if k not in ("type", "name", "value", "unit", "t", "series")}
@@ -301,13 +305,15 @@ class RunPanel(QWidget):
         """The run ended: its status, figure and where it was saved (or why it was not)."""
         self.elapsed_timer.stop()
         document = run.document or {}
-        path = str(run.result.path or "") if run.result is not None else ""
+        # Qt drops a lone surrogate (a name that is not UTF-8): shown as its escape instead
+        path = shown_path(run.result.path or "") if run.result is not None else ""
         save_error = getattr(run.result, "save_error", None)
+        save_error = escape(save_error) if save_error else save_error
         status = document.get("status", "failed")
         self.progress.setValue(1000 if status == "ok" else self.progress.value())
         self.progress.setFormat(f"{status}: {figure_text(document)}" + (" (not saved)" if save_error else ""))
         text = (f"{document.get('benchmark', {}).get('id', '?')} {status} after {self._elapsed():.0f} s"
-                + (f": {document.get('reason')}" if document.get("reason") else ""))
+                + (f": {escape(str(document.get('reason')))}" if document.get("reason") else ""))
         if save_error:
             text += f" — NOT SAVED: {save_error}. Use “Save as…” below the Results table."
             self.run_status.setStyleSheet(f"color: {ERROR_COLOR}; font-weight: 600;")
@@ -318,7 +324,7 @@ class RunPanel(QWidget):
         self.run_status.setText(text)
         for warning in document.get("warnings") or []:
             self.log.appendPlainText(f"warning: {warning}")
-        if status != "ok" and document.get("log_tail"):
+        if status != "ok" and document.get("log_tail") and document.get("error_kind") not in ONE_LINE_KINDS:
             self.log.appendPlainText("\n".join(document["log_tail"][-20:]))
         self.cancel_button.setEnabled(False)
 

@@ -7,12 +7,12 @@ folder is read by :mod:`.weights`. Nothing here imports torch.
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from hwbench_gui.engine.foreign import ForeignFileError, read_json
+from hwbench_gui.engine.shown_text import shown_path
 from hwbench_gui.engine.spec.benchmark import ParamError
 
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -132,106 +132,143 @@ def builtin(name: str) -> Architecture:
                          "(or a folder with config.json)") from None
 
 
-def read_json_file(path: str, max_bytes: int) -> Any:
-    """A regular file's JSON, read only after its size is checked; ParamError naming the file otherwise."""
+def read_json_file(path: str, max_bytes: int, what: str = "a JSON file") -> Any:
+    """A regular file's JSON (:func:`hwbench_gui.engine.foreign.read_json`: checked on the open file, its size
+    and nesting bounded before it is parsed); ParamError naming the file otherwise."""
     try:
-        info = os.stat(path)
-    except OSError as exc:
-        raise ParamError(f"{path}: cannot be read ({exc.strerror})") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise ParamError(f"{path}: not a regular file")
-    if info.st_size > max_bytes:
-        raise ParamError(f"{path}: {info.st_size} bytes, more than the {max_bytes} a config.json may have")
-    try:
-        with open(path, "rb") as handle:
-            return json.loads(handle.read(max_bytes + 1))
-    except (OSError, ValueError) as exc:
-        raise ParamError(f"{path}: not readable JSON ({exc})") from None
+        return read_json(path, max_bytes, what)
+    except ForeignFileError as exc:
+        raise ParamError(str(exc)) from None
 
 
-def _int(config: dict, *keys: str, default: int | None = None) -> int:
+#: The largest value of each size a configuration may give, far above any published model's (vocabulary:
+#: Gemma 3's 262,144; width: Llama 3.1 405B's 16,384, its MLP 53,248, its 126 layers and 128 heads; head
+#: width 256; context: Llama 4 Scout's 10M positions; learned position tables: GPT-2's 1,024). Checked as
+#: the file is read, before any arithmetic: 10^18 positions or 10^7 layers would otherwise reach the
+#: memory estimate and the tables built from it.
+SIZE_LIMITS = {"vocab": 1 << 20, "hidden": 1 << 16, "layers": 1024, "heads": 1024, "kv_heads": 1024,
+               "head_dim": 1024, "intermediate": 1 << 18, "max_positions": 1 << 24, "learned_positions": 1 << 16}
+#: Bounds of the configuration's other numbers: RoPE bases (Qwen2.5-1M's 10^7), rescaling factors, epsilons.
+FLOAT_LIMITS = {"rope_theta": (0.0, 1e12), "factor": (0.0, 1024.0), "low_freq_factor": (0.0, 1024.0),
+                "high_freq_factor": (0.0, 1024.0), "layer_norm_epsilon": (0.0, 1.0), "rms_norm_eps": (0.0, 1.0)}
+
+
+def _int(config: dict, *keys: str, limit: int, where: str = "config.json", default: int | None = None) -> int:
     for key in keys:
         value = config.get(key)
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ParamError(f"config.json: {key} is {value!r}, not a whole number")
+                raise ParamError(f"{where}: {key} is {_short(value)}, not a whole number")
+            if not 1 <= value <= limit:
+                raise ParamError(f"{where}: {key} is {_short(value)}, not between 1 and {limit:,} (no real model "
+                                 "has more)" if value > 0 else f"{where}: {key} is {value}, not a positive number")
             return value
     if default is None:
-        raise ParamError(f"config.json: {' / '.join(keys)} is missing")
+        raise ParamError(f"{where}: {' / '.join(keys)} is missing")
     return default
 
 
-def _float(config: dict, key: str, default: float) -> float:
+def _float(config: dict, key: str, default: float, where: str = "config.json") -> float:
     value = config.get(key, default)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParamError(f"config.json: {key} is {value!r}, not a number")
+        raise ParamError(f"{where}: {key} is {_short(value)}, not a number")
+    low, high = FLOAT_LIMITS.get(key, (0.0, 1e12))
+    if not low < value <= high:  # NaN fails too
+        raise ParamError(f"{where}: {key} is {_short(value)}, not above {low:g} and at most {high:g}")
     return float(value)
 
 
-def _rope(config: dict) -> tuple[float, RopeScaling | None]:
+def _short(value: Any) -> str:
+    """``value`` for a one-line message: huge numbers by their digit count, long text cut."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**20:
+        return f"a number of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _rope(config: dict, where: str) -> tuple[float, RopeScaling | None]:
     # transformers 5 folds rope_theta and rope_scaling into rope_parameters; 4.x keeps them apart.
     params = config.get("rope_parameters") if isinstance(config.get("rope_parameters"), dict) else {}
-    theta = _float(params, "rope_theta", _float(config, "rope_theta", 10000.0))
+    theta = _float(params, "rope_theta", _float(config, "rope_theta", 10000.0, where), where)
     scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) else params
     kind = scaling.get("rope_type", scaling.get("type", "default")) if scaling else "default"
     if kind in (None, "default"):
         return theta, None
     if kind != "llama3":
-        raise ParamError(f"config.json: rope scaling {kind!r} is not supported (default and llama3 are)")
-    return theta, RopeScaling(_float(scaling, "factor", 8.0), _float(scaling, "low_freq_factor", 1.0),
-                              _float(scaling, "high_freq_factor", 4.0),
-                              _int(scaling, "original_max_position_embeddings", default=8192))
+        raise ParamError(f"{where}: rope scaling {_short(kind)} is not supported (default and llama3 are)")
+    return theta, RopeScaling(_float(scaling, "factor", 8.0, where), _float(scaling, "low_freq_factor", 1.0, where),
+                              _float(scaling, "high_freq_factor", 4.0, where),
+                              _int(scaling, "original_max_position_embeddings", limit=SIZE_LIMITS["max_positions"],
+                                   where=where, default=8192))
 
 
-def from_hf_config(config: Any, name: str) -> Architecture:
+def from_hf_config(config: Any, name: str, where: str = "config.json") -> Architecture:
     """A Hugging Face ``config.json`` (already parsed) as an :class:`Architecture`: GPT-2, Llama,
-    Mistral (without sliding window) and Qwen2 layouts; ParamError naming what is missing or unsupported."""
+    Mistral (without sliding window) and Qwen2 layouts; ParamError naming the file (``where``) and the field
+    that is missing, out of :data:`SIZE_LIMITS` or unsupported."""
     if not isinstance(config, dict):
-        raise ParamError("config.json: not a JSON object")
+        raise ParamError(f"{where}: not a JSON object")
+    lim = SIZE_LIMITS
+
+    def size(*keys: str, limit: int, default: int | None = None) -> int:
+        return _int(config, *keys, limit=limit, where=where, default=default)
+
     kind = config.get("model_type")
     if kind == "gpt2":
-        hidden = _int(config, "n_embd")
-        heads = _int(config, "n_head")
+        hidden = size("n_embd", limit=lim["hidden"])
+        heads = size("n_head", limit=lim["heads"])
         if hidden % heads:
-            raise ParamError(f"config.json: n_embd {hidden} is not a multiple of n_head {heads}")
+            raise ParamError(f"{where}: n_embd {hidden} is not a multiple of n_head {heads}")
         if config.get("activation_function", "gelu_new") not in ("gelu_new", "gelu_pytorch_tanh"):
-            raise ParamError(f"config.json: activation {config.get('activation_function')!r} is not supported")
-        return Architecture(name, vocab=_int(config, "vocab_size"), hidden=hidden, layers=_int(config, "n_layer"),
-                            heads=heads, kv_heads=heads, head_dim=hidden // heads,
-                            intermediate=_int(config, "n_inner", default=4 * hidden), norm="layernorm", mlp="gelu",
-                            positional="learned", tied_embeddings=True, bias="all",
-                            max_positions=_int(config, "n_positions"),
-                            norm_eps=_float(config, "layer_norm_epsilon", 1e-5), source=name)
+            raise ParamError(f"{where}: activation {_short(config.get('activation_function'))} is not supported")
+        if hidden // heads > lim["head_dim"]:
+            raise ParamError(f"{where}: n_embd / n_head is {hidden // heads}, more than {lim['head_dim']}")
+        return Architecture(name, vocab=size("vocab_size", limit=lim["vocab"]), hidden=hidden,
+                            layers=size("n_layer", limit=lim["layers"]), heads=heads, kv_heads=heads,
+                            head_dim=hidden // heads,
+                            intermediate=size("n_inner", limit=lim["intermediate"], default=4 * hidden),
+                            norm="layernorm", mlp="gelu", positional="learned", tied_embeddings=True, bias="all",
+                            max_positions=size("n_positions", limit=lim["learned_positions"]),
+                            norm_eps=_float(config, "layer_norm_epsilon", 1e-5, where), source=name)
     if kind in ("llama", "mistral", "qwen2"):
         if config.get("hidden_act", "silu") != "silu":
-            raise ParamError(f"config.json: activation {config.get('hidden_act')!r} is not supported (silu is)")
+            raise ParamError(f"{where}: activation {_short(config.get('hidden_act'))} is not supported (silu is)")
         if config.get("use_sliding_window") or (kind == "mistral" and config.get("sliding_window")):
-            raise ParamError("config.json: sliding-window attention is not supported")
+            raise ParamError(f"{where}: sliding-window attention is not supported")
         if config.get("mlp_bias"):
-            raise ParamError("config.json: mlp_bias is not supported")
-        hidden = _int(config, "hidden_size")
-        heads = _int(config, "num_attention_heads")
-        theta, scaling = _rope(config)
+            raise ParamError(f"{where}: mlp_bias is not supported")
+        hidden = size("hidden_size", limit=lim["hidden"])
+        heads = size("num_attention_heads", limit=lim["heads"])
+        kv_heads = size("num_key_value_heads", limit=lim["kv_heads"], default=heads)
+        if heads % kv_heads:
+            raise ParamError(f"{where}: num_attention_heads {heads} is not a multiple of num_key_value_heads "
+                             f"{kv_heads}")
+        if "head_dim" not in config and hidden % heads:
+            raise ParamError(f"{where}: hidden_size {hidden} is not a multiple of num_attention_heads {heads} "
+                             "(and no head_dim is given)")
+        head_dim = size("head_dim", limit=lim["head_dim"], default=hidden // heads)
+        theta, scaling = _rope(config, where)
         qkv_bias = kind == "qwen2" or bool(config.get("attention_bias"))
         if kind != "qwen2" and config.get("attention_bias"):
-            raise ParamError("config.json: attention_bias on the output projection is not supported")
-        return Architecture(name, vocab=_int(config, "vocab_size"), hidden=hidden,
-                            layers=_int(config, "num_hidden_layers"), heads=heads,
-                            kv_heads=_int(config, "num_key_value_heads", default=heads),
-                            head_dim=_int(config, "head_dim", default=hidden // heads),
-                            intermediate=_int(config, "intermediate_size"), norm="rmsnorm", mlp="swiglu",
-                            positional="rope", tied_embeddings=bool(config.get("tie_word_embeddings", False)),
+            raise ParamError(f"{where}: attention_bias on the output projection is not supported")
+        return Architecture(name, vocab=size("vocab_size", limit=lim["vocab"]), hidden=hidden,
+                            layers=size("num_hidden_layers", limit=lim["layers"]), heads=heads, kv_heads=kv_heads,
+                            head_dim=head_dim, intermediate=size("intermediate_size", limit=lim["intermediate"]),
+                            norm="rmsnorm", mlp="swiglu", positional="rope",
+                            tied_embeddings=bool(config.get("tie_word_embeddings", False)),
                             bias="qkv" if qkv_bias else "none",
-                            max_positions=_int(config, "max_position_embeddings"),
-                            norm_eps=_float(config, "rms_norm_eps", 1e-6), rope_theta=theta, rope_scaling=scaling,
-                            source=name)
-    raise ParamError(f"config.json: model_type {kind!r} is not supported (gpt2, llama, mistral, qwen2 are)")
+                            max_positions=size("max_position_embeddings", limit=lim["max_positions"]),
+                            norm_eps=_float(config, "rms_norm_eps", 1e-6, where), rope_theta=theta,
+                            rope_scaling=scaling, source=name)
+    raise ParamError(f"{where}: model_type {_short(kind)} is not supported (gpt2, llama, mistral, qwen2 are)")
 
 
 def read_hf_config(folder: str) -> Architecture:
-    """``folder/config.json`` read (a regular file, bounded) into an :class:`Architecture` named for the folder."""
+    """``folder/config.json`` read (a regular file, bounded) into an :class:`Architecture` named for the folder
+    (escaped: a folder name that is not UTF-8 still makes a name that can be shown and saved)."""
     path = os.path.join(folder, "config.json")
-    return from_hf_config(read_json_file(path, CONFIG_MAX_BYTES), os.path.abspath(folder))
+    return from_hf_config(read_json_file(path, CONFIG_MAX_BYTES, "a config.json"), shown_path(os.path.abspath(folder)),
+                          shown_path(path))
 
 
 def resolve(model: str) -> Architecture:
@@ -241,7 +278,7 @@ def resolve(model: str) -> Architecture:
         return BUILT_IN[text.lower()]
     if os.sep in text or text.startswith(".") or os.path.isdir(text):
         if not os.path.isdir(text):
-            raise ParamError(f"model: {text} is not a folder")
+            raise ParamError(f"model: {shown_path(text)} is not a folder")
         return read_hf_config(text)
     return builtin(text)
 
