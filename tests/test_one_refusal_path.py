@@ -98,3 +98,13 @@ def test_a_reader_that_goes_away_ends_the_cli_quietly(cli_env, extra):
         proc.kill()
     err = err.decode()
     assert proc.returncode == 0 and "Broken pipe" not in err and "Exception ignored" not in err, err
+
+
+def test_an_out_of_memory_refusal_that_gives_its_advice_is_not_given_more():
+    from hwbench_gui.engine.run.worker import error_event
+
+    own = error_event(MemoryError("out of memory: needs about 22.5 GiB, more than 92% of 21 GiB: try a smaller "
+                                  "micro_batch"))
+    assert own["message"] == "out of memory: needs about 22.5 GiB, more than 92% of 21 GiB: try a smaller micro_batch"
+    bare = error_event(MemoryError("DefaultCPUAllocator: can't allocate memory"))
+    assert bare["message"] == "out of memory: DefaultCPUAllocator: can't allocate memory (try smaller sizes or batch)"

@@ -215,6 +215,8 @@ def error_event(exc: BaseException) -> dict[str, Any]:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         if detail.startswith("CUDA out of memory at"):  # a benchmark's own message, already with its advice
             return {"type": "error", "kind": "out_of_memory", "traceback": tail, "message": detail}
+        # a benchmark's own refusal (its estimate before allocating) already says what to try
+        advice = "" if ": try " in detail else " (try smaller sizes or batch)"
         return {"type": "error", "kind": "out_of_memory", "traceback": tail,
-                "message": f"out of memory: {detail} (try smaller sizes or batch)"}
+                "message": f"{detail if detail.startswith('out of memory') else 'out of memory: ' + detail}{advice}"}
     return {"type": "error", "kind": "exception", "message": summary, "traceback": tail}
