@@ -45,10 +45,16 @@ def test_a_number_no_reader_can_use_skips_its_file_and_keeps_the_others(tmp_path
     assert [(e.path, e.reason) for e in found.errors] == [(hostile, f"not a result document ({reason})")]
 
 
-def test_an_integer_just_inside_float_range_is_kept(tmp_path):
+def test_a_number_inside_float_range_but_beyond_any_measurement_is_refused_and_1e18_kept(tmp_path):
+    """1e308 parses, but the first sum or ratio a chart takes of it overflows (matplotlib's ticks ended a report
+    in "arange: cannot compute length")."""
     hostile = tmp_path / "big.json"
-    hostile.write_text(_doc_text_with(str(10 ** 300)), encoding="utf-8")
-    assert library.load_document(hostile)["figure"]["value"] == 10 ** 300
+    for text in (str(10 ** 300), "1e308", "-1e19"):
+        hostile.write_text(_doc_text_with(text), encoding="utf-8")
+        with pytest.raises(library.ResultFileError, match=r"figure.value .* is beyond 1e\+18 \(no measurement"):
+            library.load_document(hostile)
+    hostile.write_text(_doc_text_with(str(10 ** 18)), encoding="utf-8")
+    assert library.load_document(hostile)["figure"]["value"] == 10 ** 18
 
 
 HOSTILE_NAME = "al\u200bpha\u202eevil\x00\x1b[2J"
