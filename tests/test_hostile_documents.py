@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+from pathlib import Path
 
 import pytest
 from reports_data import make_doc, write_docs
@@ -57,6 +58,7 @@ def test_a_number_inside_float_range_but_beyond_any_measurement_is_refused_and_1
     assert library.load_document(hostile)["figure"]["value"] == 10 ** 18
 
 
+REFERENCE_H200 = Path(__file__).resolve().parents[1] / "resources" / "reference" / "h200"
 HOSTILE_NAME = "al\u200bpha\u202eevil\x00\x1b[2J"
 ESCAPED_NAME = "al\\u200bpha\\u202eevil\\x00\\x1b[2J"
 
@@ -226,3 +228,30 @@ def test_a_json_text_that_may_hide_a_character_is_told_apart_from_a_plainly_prin
     assert not json_may_hide(json.dumps(plain, ensure_ascii=False))
     for ascii_only in (True, False):
         assert json_may_hide(json.dumps({**plain, "name": f"GPU{hidden}"}, ensure_ascii=ascii_only))
+
+
+def _matmul_of(value: float, host: str) -> dict:
+    doc = json.loads((REFERENCE_H200 / "2026-12-03T08-27-35_gpu.matmul_fafcfce5.json").read_text(encoding="utf-8"))
+    doc["figure"]["value"] = value
+    doc["samples"] = [value] * len(doc["samples"])
+    doc["stats"] = {k: v if k == "n" else value for k, v in doc["stats"].items()}
+    for figure in doc["figures"].values():
+        figure["value"] = value
+        figure["samples"] = [value] * len(figure.get("samples") or [])
+    doc["hostname"] = doc["inventory"]["hostname"] = host
+    doc["id"] = host + doc["id"]
+    return doc
+
+
+def test_a_chart_no_axis_can_show_is_left_out_with_a_note_and_the_report_is_written(tmp_path, cli_env):
+    """1e-300 against 1e18: both within a number's range, their ratio is not (matplotlib refused the axis and the
+    whole report ended in one line)."""
+    write_docs(tmp_path, [_matmul_of(1e-300, "tiny"), _matmul_of(1e18, "huge")])
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run_cli(["report", str(tmp_path), "--baseline", "tiny", "--html", str(out / "r.html"), "--pdf",
+                    str(out / "r.pdf")], cli_env)
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    page = (out / "r.html").read_text(encoding="utf-8")
+    assert page.count("this chart could not draw them") == 1 and (out / "r.pdf").read_bytes().startswith(b"%PDF")

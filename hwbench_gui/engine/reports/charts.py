@@ -21,6 +21,7 @@ their ``framework``, ``mode``, ``gpus`` and ``batch`` parameters.
 from __future__ import annotations
 
 import io
+import math
 import re
 import textwrap
 from collections import defaultdict
@@ -75,35 +76,65 @@ MAX_CHART_SIDES = 8
 
 
 def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) -> list[Chart]:
-    """Every chart the sides' documents hold data for, in a fixed order."""
+    """Every chart the sides' documents hold data for, in a fixed order. A chart whose figures cannot be drawn
+    (a ratio to a baseline of 1e-300 is infinite; matplotlib refuses such axes) is replaced by a page that says
+    so: one chart never ends a report."""
     charts: list[Chart] = []
     if comparison is not None and len(comparison.sides) > 1:
-        charts += _optional(relative_chart(comparison) if len(comparison.sides) <= MAX_CHART_SIDES
-                            else relative_spread_chart(comparison))
+        charts += _drawable("relative", lambda: _optional(relative_chart(comparison)
+                                                          if len(comparison.sides) <= MAX_CHART_SIDES
+                                                          else relative_spread_chart(comparison)))
     if len(sides) > MAX_CHART_SIDES:
         from hwbench_gui.engine.reports.compare import sides_by_machine
 
         sides = sides_by_machine([doc for side in sides for doc in side.docs])
-    charts += _optional(throughput_chart(sides))
-    charts += _optional(scaling_chart(sides))
+    charts += _drawable("throughput", lambda: _optional(throughput_chart(sides)))
+    charts += _drawable("scaling", lambda: _optional(scaling_chart(sides)))
     for key, figure_name, title, scale, unit in TELEMETRY_CHARTS:
-        charts += _optional(telemetry_chart(sides, key, figure_name, title, scale, unit))
-    charts += _optional(mixed_precision_chart(sides))
-    charts += series_charts(sides)
+        charts += _drawable(key, lambda: _optional(telemetry_chart(sides, key, figure_name, title, scale, unit)))
+    charts += _drawable("mixed_precision", lambda: _optional(mixed_precision_chart(sides)))
+    charts += _drawable("series", lambda: series_charts(sides))
     from hwbench_gui.engine.reports import llm_section  # it draws with this module's helpers
 
-    charts += llm_section.charts(sides)
+    charts += _drawable("llm", lambda: llm_section.charts(sides))
     from hwbench_gui.engine.reports import llm_train_section
 
-    charts += _optional(llm_train_section.chart([doc for side in sides[-1:] for doc in side.docs]))
-    charts += _optional(datapath_chart(sides))
-    charts += _optional(datapath_whatif_chart(sides))
-    charts += _optional(perf_per_watt_chart(sides))
+    charts += _drawable("llm_train", lambda: _optional(llm_train_section.chart(
+        [doc for side in sides[-1:] for doc in side.docs])))
+    charts += _drawable("datapath", lambda: _optional(datapath_chart(sides)))
+    charts += _drawable("datapath_whatifs", lambda: _optional(datapath_whatif_chart(sides)))
+    charts += _drawable("perf_per_watt", lambda: _optional(perf_per_watt_chart(sides)))
     return charts
+
+
+#: An axis reaching beyond this cannot be ticked (matplotlib's arange overflows near 1e308).
+MAX_AXIS_MAGNITUDE = 1e250
+
+
+def _drawable(key: str, build: Any) -> list[Chart]:
+    """The charts ``build`` makes, each replaced by a page saying why where it cannot be drawn."""
+    try:
+        built = build()
+    except (ValueError, OverflowError, FloatingPointError) as exc:
+        return [_not_drawn(key, key, str(exc))]
+    out = []
+    for chart in built:
+        limits = [v for ax in chart.figure.axes for v in (*ax.get_xlim(), *ax.get_ylim())]
+        if all(math.isfinite(v) and abs(v) < MAX_AXIS_MAGNITUDE for v in limits):
+            out.append(chart)
+        else:
+            out.append(_not_drawn(chart.key, chart.title, "its figures span more than any axis can show"))
+    return out
 
 
 def _optional(chart: Chart | None) -> list[Chart]:
     return [chart] if chart is not None else []
+
+
+def _not_drawn(key: str, title: str, why: str) -> Chart:
+    figure = Figure(figsize=(6.0, 1.2))
+    figure.text(0.02, 0.5, textwrap.fill(f"This chart is not drawn: {why}.", 90), fontsize=9, va="center")
+    return Chart(key, title, figure, "The documents' figures are in the tables; this chart could not draw them.")
 
 
 # -- helpers ---------------------------------------------------------------------------------------
