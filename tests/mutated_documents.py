@@ -110,3 +110,30 @@ def write(folder: Path, seed: dict[str, Any], doc: dict[str, Any]) -> Path:
     path = folder / "mutated.json"
     path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     return path
+
+
+def case(kind: str, changes: dict[tuple, Any]) -> Case:
+    """A known mutation of the shipped ``kind``: each path set to its value (a list value of one entry followed by
+    ``...`` fills the whole list with it)."""
+    seed = next(d for d in SEEDS if d["benchmark"]["id"] == kind)
+    doc = copy.deepcopy(seed)
+    for path, value in changes.items():
+        parent = _parent(doc, path)
+        if isinstance(value, list) and value[-1:] == [...]:
+            value = value[:1] * len(parent[path[-1]])
+        parent[path[-1]] = value
+    doc["id"] = f"mutated{doc.get('id') or ''}"
+    return Case(seed, doc, [f"set {'.'.join(map(str, p))}" for p in changes])
+
+
+#: What the issue found by hand: a power limit of 0, a datasheet without its bandwidth, a TTFT of the wrong type, a
+#: stated PASS over a failed GPU row, an estimate of 0 GiB.
+_GPU0 = ("details", "health", "gpus", 0)
+KNOWN = [
+    case("health.burnin", {_GPU0 + ("timeline", "power_limit_w"): [0.0, ...]}),
+    case("health.burnin", {_GPU0 + ("verdict",): "FAIL", ("details", "health", "verdict"): "PASS"}),
+    case("health.burnin", {("details", "health", "duration_s"): "long", _GPU0 + ("index",): "zero"}),
+    case("llm.infer", {("details", "datasheet", "memory_gb_per_s"): None}),
+    case("llm.infer", {("details", "serving", 1, "ttft"): {"p50": "x", "p99": 0.1}}),
+    case("llm.train", {("figures", "memory_estimate_gib", "value"): 0}),
+]
