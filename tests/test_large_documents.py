@@ -78,3 +78,21 @@ def test_the_language_model_page_draws_a_bounded_selection(qtbot, tmp_path):
     assert all(len(c.getData()[0]) <= bounded.MAX_SHOWN_POINTS + 2 for c in serving.plotItem.listDataItems()
                if c.getData()[0] is not None)
     assert "10,000 serving points: " in view.summary.text()
+
+
+def test_a_10000_point_sweep_in_a_documents_series_is_charted_as_a_bounded_selection(tmp_path):
+    from hwbench_gui.engine.reports import charts, compare
+
+    source = INFER.parents[2] / "h200" / "2026-12-03T08-26-59_gpu.pcie_bac6fd02.json"
+    doc = json.loads(source.read_text(encoding="utf-8"))
+    series = doc["series"][0]
+    series["x"] = [float(2 ** 12 + i) for i in range(POINTS)]
+    series["y"] = [1.0 + i / POINTS for i in range(POINTS)]
+    series["y_spread"] = None
+    path = tmp_path / "sweep.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    loaded = library.load_document(path)
+    (chart,) = charts.series_charts(compare.sides_by_machine([loaded]))
+    line = chart.figure.axes[0].lines[0]
+    assert len(line.get_xdata()) <= bounded.MAX_SHOWN_POINTS and line.get_xdata()[-1] == 2 ** 12 + POINTS - 1
+    assert f"10,000 points of {series['label']}: {len(line.get_xdata())} shown" in chart.caption

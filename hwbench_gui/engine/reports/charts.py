@@ -34,7 +34,7 @@ from matplotlib.figure import Figure
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
 from hwbench_gui.engine.reports.compare import Comparison, Side
-from hwbench_gui.engine.results import describe
+from hwbench_gui.engine.results import bounded, describe
 from hwbench_gui.engine.results.formatting import format_value
 from hwbench_gui.engine.spec.precision import FP32, PRECISIONS, from_label
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -457,6 +457,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
         figure, ax = _new_figure()
         x_log = False
         x_label = y_label = ""
+        reduced: list[str] = []
         for side_number, (side, doc) in enumerate(entries):
             linestyle = LINESTYLES[side_number % len(LINESTYLES)]
             for s in doc["series"]:
@@ -466,6 +467,9 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
                 points = [(x, y) for x, y in zip(xs, ys) if describe.is_number(x) and describe.is_number(y)]
                 if not points:
                     continue
+                shown = bounded.shown_indices(len(points))
+                reduced += [bounded.note(f"points of {_short(str(s.get('label')), 40, 1)}", len(points), len(shown))]
+                points = [points[i] for i in shown]
                 label = _hue(side, sides, s.get("label"))
                 line = ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3,
                                linestyle=linestyle, label=_short(label, 60))[0]
@@ -490,7 +494,8 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
         title = entries[0][1].get("benchmark", {}).get("title") or bench_id
         ax.set_title(f"{title}: {y_label} vs {x_label}", fontsize=10)
         charts.append(Chart(f"series:{bench_id}", f"{title} ({bench_id})", figure,
-                            "Median per point; the band is p5–p95 of the repeats."))
+                            "Median per point; the band is p5–p95 of the repeats."
+                            + "".join(f" {note}." for note in reduced if note)))
     return charts
 
 
