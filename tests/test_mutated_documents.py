@@ -10,14 +10,18 @@ import csv
 import io
 import warnings
 
-from hypothesis import HealthCheck, example, given, settings
-from mutated_documents import KNOWN, mutated, write
+import pytest
 
-from hwbench_gui import cli
-from hwbench_gui.engine.health.rules import derive
-from hwbench_gui.engine.reports import charts, compare, evaluation, flags, health_section, html, llm_section, pdf
-from hwbench_gui.engine.reports.report import make_report
-from hwbench_gui.engine.results import library
+pytest.importorskip("hypothesis", reason="the dev extras' hypothesis (pip install -e .[dev]) runs these properties")
+from hypothesis import HealthCheck, example, given, settings  # noqa: E402
+from mutated_documents import KNOWN, mutated, write  # noqa: E402
+
+from hwbench_gui import cli  # noqa: E402
+from hwbench_gui.engine.health.rules import derive  # noqa: E402
+from hwbench_gui.engine.reports import (  # noqa: E402
+    charts, compare, evaluation, flags, health_section, html, llm_section, pdf)
+from hwbench_gui.engine.reports.report import make_report  # noqa: E402
+from hwbench_gui.engine.results import library  # noqa: E402
 
 
 def _known(test):
