@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+from pathlib import Path
 
 import pytest
 from reports_data import make_doc, write_docs
@@ -19,7 +20,7 @@ from support import no_traceback, one_line, run_cli
 from hwbench_gui.engine.reports import flags
 from hwbench_gui.engine.reports.physical_limits import impossible_figures
 from hwbench_gui.engine.results import library
-from hwbench_gui.engine.shown_text import escape
+from hwbench_gui.engine.shown_text import escape, json_may_hide
 
 
 def _doc_text_with(value_text: str) -> str:
@@ -45,12 +46,19 @@ def test_a_number_no_reader_can_use_skips_its_file_and_keeps_the_others(tmp_path
     assert [(e.path, e.reason) for e in found.errors] == [(hostile, f"not a result document ({reason})")]
 
 
-def test_an_integer_just_inside_float_range_is_kept(tmp_path):
+def test_a_number_inside_float_range_but_beyond_any_measurement_is_refused_and_1e18_kept(tmp_path):
+    """1e308 parses, but the first sum or ratio a chart takes of it overflows (matplotlib's ticks ended a report
+    in "arange: cannot compute length")."""
     hostile = tmp_path / "big.json"
-    hostile.write_text(_doc_text_with(str(10 ** 300)), encoding="utf-8")
-    assert library.load_document(hostile)["figure"]["value"] == 10 ** 300
+    for text in (str(10 ** 300), "1e308", "-1e19"):
+        hostile.write_text(_doc_text_with(text), encoding="utf-8")
+        with pytest.raises(library.ResultFileError, match=r"figure.value .* is beyond 1e\+18 \(no measurement"):
+            library.load_document(hostile)
+    hostile.write_text(_doc_text_with(str(10 ** 18)), encoding="utf-8")
+    assert library.load_document(hostile)["figure"]["value"] == 10 ** 18
 
 
+REFERENCE_H200 = Path(__file__).resolve().parents[1] / "resources" / "reference" / "h200"
 HOSTILE_NAME = "al\u200bpha\u202eevil\x00\x1b[2J"
 ESCAPED_NAME = "al\\u200bpha\\u202eevil\\x00\\x1b[2J"
 
@@ -210,3 +218,40 @@ def test_one_output_file_named_twice_is_refused_before_anything_is_written(tmp_p
     assert proc.returncode == 2 and not target.exists()
     assert one_line(proc.stderr) == (f"hwbench report: --csv and --html name the same file {target}; give each "
                                      "output its own file")
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\x00", "\u202e", "\x85", "\r", "\x1b[2J", "\ufeff"])
+def test_a_json_text_that_may_hide_a_character_is_told_apart_from_a_plainly_printable_one(hidden):
+    """The load skips the walk over every string of a document whose text is plainly printable, so this test
+    must see every way a string can hold a hidden one."""
+    plain = {"name": "Größe 4× H200", "log": "line\n\tindented", "path": "C:/x", "quote": 'say "hi"'}
+    assert not json_may_hide(json.dumps(plain, ensure_ascii=False))
+    for ascii_only in (True, False):
+        assert json_may_hide(json.dumps({**plain, "name": f"GPU{hidden}"}, ensure_ascii=ascii_only))
+
+
+def _matmul_of(value: float, host: str) -> dict:
+    doc = json.loads((REFERENCE_H200 / "2026-12-03T08-27-35_gpu.matmul_fafcfce5.json").read_text(encoding="utf-8"))
+    doc["figure"]["value"] = value
+    doc["samples"] = [value] * len(doc["samples"])
+    doc["stats"] = {k: v if k == "n" else value for k, v in doc["stats"].items()}
+    for figure in doc["figures"].values():
+        figure["value"] = value
+        figure["samples"] = [value] * len(figure.get("samples") or [])
+    doc["hostname"] = doc["inventory"]["hostname"] = host
+    doc["id"] = host + doc["id"]
+    return doc
+
+
+def test_a_chart_no_axis_can_show_is_left_out_with_a_note_and_the_report_is_written(tmp_path, cli_env):
+    """1e-300 against 1e18: both within a number's range, their ratio is not (matplotlib refused the axis and the
+    whole report ended in one line)."""
+    write_docs(tmp_path, [_matmul_of(1e-300, "tiny"), _matmul_of(1e18, "huge")])
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = run_cli(["report", str(tmp_path), "--baseline", "tiny", "--html", str(out / "r.html"), "--pdf",
+                    str(out / "r.pdf")], cli_env)
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    page = (out / "r.html").read_text(encoding="utf-8")
+    assert page.count("this chart could not draw them") == 1 and (out / "r.pdf").read_bytes().startswith(b"%PDF")

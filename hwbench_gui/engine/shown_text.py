@@ -13,6 +13,7 @@ each surrogate as its escape too, and :func:`shown_path` makes a file name one p
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from typing import Any
 
@@ -31,10 +32,14 @@ def _shown(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+#: Removes what is kept anyway, so the C-speed test below also passes text with tabs and line breaks.
+_WITHOUT_KEPT = str.maketrans("", "", "\t\n")
+
+
 def escape(text: str) -> str:
     """``text`` with every control, zero-width, bidirectional and other invisible character written
     as its escape; anything else unchanged."""
-    if text.isprintable():  # the common case, at C speed (tabs and newlines are not "printable")
+    if text.isprintable() or text.translate(_WITHOUT_KEPT).isprintable():  # the common cases, at C speed
         return text
     return "".join(map(_shown, text))
 
@@ -46,6 +51,23 @@ def shown_path(path: str | bytes | os.PathLike) -> str:
     if text.isprintable():
         return text
     return escape(text).replace("\t", "\\t").replace("\n", "\\n")
+
+
+#: Characters a JSON text holds raw only outside its strings (JSON whitespace aside, a raw control character
+#: is refused by the parser), and the escapes through which a string can hold one :func:`escape` writes out.
+_RAW_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_JSON_HIDING_ESCAPE = re.compile(r"\\[ubfr]")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+def json_may_hide(text: str) -> bool:
+    """Whether the strings of the JSON ``text`` may hold a character :func:`escape` writes out: False lets a
+    reader skip :func:`escape_all` over a document whose text is plainly printable. Regular expressions and the
+    set of its few distinct non-ASCII characters: a pass of ``str.translate`` over the text cost more than the
+    walk it saves."""
+    if _RAW_CONTROL.search(text) or _JSON_HIDING_ESCAPE.search(text):
+        return True
+    return not text.isascii() and not "".join(set(_NON_ASCII.findall(text))).isprintable()
 
 
 def escape_all(value: Any) -> Any:

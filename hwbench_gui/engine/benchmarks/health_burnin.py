@@ -12,13 +12,12 @@ import os
 import threading
 from typing import Any
 
-import psutil
-
 from hwbench_gui.engine import nvml
 from hwbench_gui.engine.health import burns, rules
 from hwbench_gui.engine.health.burnin import BurninPlan, run_burnin
 from hwbench_gui.engine.health.gpu_load import FULL_CHECK_EVERY_S, VALIDATE_ROWS
-from hwbench_gui.engine.health.host_load import CpuCheckedMatmul, RamPattern
+from hwbench_gui.engine.health.allowance import allowance
+from hwbench_gui.engine.health.host_load import CpuCheckedMatmul, RamPattern, ram_pattern_words
 from hwbench_gui.engine.health.rules import RATE_SETTLE_S
 from hwbench_gui.engine.health.watch import HealthWatch
 from hwbench_gui.engine.measure.timing import nvml_handle_for
@@ -89,7 +88,10 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
     notes: list[str] = []
     _gpu_loads(params, plan, watch, notes)
     if params["host"]:
-        words = int(psutil.virtual_memory().available * params["ram_share"]) // 8
+        allowed = allowance()  # ulimit -v, ulimit -d and a cgroup's limit bind before the host's free RAM does
+        words = ram_pattern_words(allowed.bytes, params["ram_share"])
+        notes.append(f"host RAM pattern test: {words * 8 / 2 ** 30:.2f} GiB, {params['ram_share'] * 100:g} % of "
+                     f"the {allowed.bytes / 2 ** 30:.2f} GiB this process may allocate ({allowed.source})")
         plan.host_loads = [CpuCheckedMatmul(0.0, check=params["check"])]
         if words:
             plan.host_loads.append(RamPattern(0.0, words=words, check=params["check"]))
@@ -129,8 +131,9 @@ def _run(params: dict[str, Any], reporter: Reporter, duration_s: float) -> Outco
            "after every copy on a second stream; no host sync between windows (each is queued before the one "
            "before it is collected). " if plan.gpu_loads else f"No GPU load: {health['no_gpu_reason']}. ")
         + ("Host: float64 products of integer-valued 512×512 matrices (exact, checked against the integer "
-           f"product) on every core, and a pattern written over {params['ram_share'] * 100:g} % of the available "
-           "RAM and read back. " if params["host"] else "Host load off. ")
+           f"product) on every core, and a pattern written over {params['ram_share'] * 100:g} % of the memory this "
+           "process may allocate (the least of the available RAM, ulimit -v / -d and its cgroup's limit) and read "
+           "back. " if params["host"] else "Host load off. ")
         + ("Rates are work per load window (about 0.5 s). " if params["check"] else
            "Results not checked (check=false). ")
         + f"Whether the load burns: its GEMM rate after {RATE_SETTLE_S:g} s at least {burns.RATE_TARGET:g} × "
@@ -163,7 +166,8 @@ BENCHMARK = Benchmark(
               minimum=1, maximum=1 << 20, unit="MiB"),
         Param("host", "bool", True, "Load the host too (all cores and a RAM pattern test).",
               decides_comparability=False),
-        Param("ram_share", "float", 0.25, "Share of the available RAM the host pattern test writes and reads.",
+        Param("ram_share", "float", 0.25, "Share of the memory this process may allocate (free RAM, ulimit -v / -d, "
+              "cgroup limit) the host pattern test writes and reads.",
               minimum=0.0, maximum=0.8, decides_comparability=False),
     ),
     run=run,

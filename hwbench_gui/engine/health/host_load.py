@@ -19,6 +19,19 @@ CPU_MATRIX_N = 512
 #: Words written or checked per step of the memory test (a step is short, so stop is seen soon).
 CHUNK_WORDS = 4 << 20  # 32 MiB
 _K = np.uint64(0x9E3779B97F4A7C15)
+#: Chunks of memory the pattern test holds beside its array: the scratch chunk, and the pattern block with
+#: the temporaries that make it.
+_CHUNKS_BESIDE = 4
+
+
+def ram_pattern_words(allowed_bytes: int, share: float) -> int:
+    """Words of the pattern array so that it and what the test holds beside it fit in ``share`` of
+    ``allowed_bytes`` (what this process may still allocate: :func:`hwbench_gui.engine.health.allowance.allowance`)."""
+    budget = int(max(0, allowed_bytes) * share)
+    beside = _CHUNKS_BESIDE * CHUNK_WORDS * 8
+    if budget >= 2 * beside:
+        return (budget - beside) // 8
+    return budget // (_CHUNKS_BESIDE + 1) // 8  # chunks as small as the array: it and 4 of them fit
 
 
 class CpuCheckedMatmul(Load):
@@ -85,7 +98,7 @@ class RamPattern(Load):
         """This pass's pattern for one chunk; chunk ``j`` holds it XOR ``j * K`` (one cheap pass to make)."""
         if self._block_pass != self.passes:
             key = np.uint64((self.passes * 0x5851F42D4C957F2D) & 0xFFFFFFFFFFFFFFFF)
-            block = np.arange(CHUNK_WORDS, dtype=np.uint64) * _K ^ key
+            block = np.arange(min(CHUNK_WORDS, self.words), dtype=np.uint64) * _K ^ key
             self._block_data = ~block if self.passes % 2 else block
             self._block_pass = self.passes
         return self._block_data

@@ -256,11 +256,53 @@ def verdict(gpus: list[GpuEvidence], host: HostEvidence | None, *, no_gpu_reason
             "host": host_part, "no_gpu_reason": no_gpu_reason}
 
 
+@dataclass
+class Derived:
+    """A burn-in's verdicts derived again from its stored rows, and where the stored ones disagree."""
+
+    verdict: str
+    gpus: list[str]  # one per entry of ``health["gpus"]`` that is an object, in order
+    host: str | None
+    disagreements: list[str]
+
+
+def _levels(reasons: Any) -> list[str]:
+    return [r["level"] for r in reasons or [] if isinstance(r, dict) and r.get("level") in _RANK]
+
+
+def derive(health: dict[str, Any]) -> Derived:
+    """The verdicts of a stored burn-in as its own rows make them, never as it states them: a part's verdict is
+    the worst of its stated verdict and its reasons' levels (a stated FAIL stays FAIL even without its reason),
+    and the machine's the worst of its parts, its own reasons and its stated verdict. Each stated verdict that differs
+    from what its rows make it is a disagreement, in words."""
+    disagreements = []
+
+    def part(stated: Any, reasons: Any, scope: str) -> str:
+        levels = _levels(reasons) + ([stated] if stated in _RANK else [])
+        found = worst(levels)
+        if stated in (PASS, WARN, FAIL) and stated != found:
+            disagreements.append(f"{scope} states {stated} but its reasons make it {found}")
+        return found
+
+    gpus = [part(g.get("verdict"), g.get("reasons"), f"gpu{g.get('index')}")
+            for g in health.get("gpus") or [] if isinstance(g, dict)]
+    host_part = health.get("host") if isinstance(health.get("host"), dict) else None
+    host = part(host_part.get("verdict"), host_part.get("reasons"), "the host") if host_part is not None else None
+    from_rows = worst(gpus + ([host] if host else []) + _levels(health.get("reasons")))
+    stated = health.get("verdict")
+    if stated != from_rows:
+        disagreements.insert(0, f"the burn-in states {stated if stated in _RANK else 'no verdict'} but its rows make "
+                                f"it {from_rows}")
+    return Derived(worst([from_rows] + ([stated] if stated in _RANK else [])), gpus, host, disagreements)
+
+
 def verdict_of(doc: Any) -> str | None:
-    """The burn-in verdict a result document holds ("PASS" / "WARN" / "FAIL"), or None if it holds none."""
+    """The burn-in verdict of a result document ("PASS" / "WARN" / "FAIL") as its rows make it
+    (:func:`derive`), or None if it holds no burn-in with a well-formed verdict."""
     if not isinstance(doc, dict):
         return None
     details = doc.get("details")
     health = details.get("health") if isinstance(details, dict) else None
-    value = health.get("verdict") if isinstance(health, dict) else None
-    return value if value in (PASS, WARN, FAIL) else None
+    if not isinstance(health, dict) or health.get("verdict") not in (PASS, WARN, FAIL):
+        return None
+    return derive(health).verdict

@@ -21,6 +21,7 @@ their ``framework``, ``mode``, ``gpus`` and ``batch`` parameters.
 from __future__ import annotations
 
 import io
+import math
 import re
 import textwrap
 from collections import defaultdict
@@ -33,7 +34,7 @@ from matplotlib.figure import Figure
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
 from hwbench_gui.engine.reports.compare import Comparison, Side
-from hwbench_gui.engine.results import describe
+from hwbench_gui.engine.results import bounded, describe
 from hwbench_gui.engine.results.formatting import format_value
 from hwbench_gui.engine.spec.precision import FP32, PRECISIONS, from_label
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -75,7 +76,9 @@ MAX_CHART_SIDES = 8
 
 
 def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) -> list[Chart]:
-    """Every chart the sides' documents hold data for, in a fixed order."""
+    """Every chart the sides' documents hold data for, in a fixed order. A chart whose figures cannot be drawn
+    (a ratio to a baseline of 1e-300 is infinite; matplotlib refuses such axes) is replaced by a page that says
+    so: one chart never ends a report."""
     charts: list[Chart] = []
     if comparison is not None:
         from hwbench_gui.engine.reports.compare import Side as _Side
@@ -85,32 +88,60 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
         left_out = {id(doc) for doc in not_drawable(comparison)}
         sides = [_Side(s.name, [d for d in s.docs if id(d) not in left_out], s.grouping) for s in sides]
     if comparison is not None and len(comparison.sides) > 1:
-        charts += _optional(relative_chart(comparison) if len(comparison.sides) <= MAX_CHART_SIDES
-                            else relative_spread_chart(comparison))
+        charts += _drawable("relative", lambda: _optional(relative_chart(comparison)
+                                                          if len(comparison.sides) <= MAX_CHART_SIDES
+                                                          else relative_spread_chart(comparison)))
     if len(sides) > MAX_CHART_SIDES:
         from hwbench_gui.engine.reports.compare import sides_by_machine
 
         sides = sides_by_machine([doc for side in sides for doc in side.docs])
-    charts += _optional(throughput_chart(sides))
-    charts += _optional(scaling_chart(sides))
+    charts += _drawable("throughput", lambda: _optional(throughput_chart(sides)))
+    charts += _drawable("scaling", lambda: _optional(scaling_chart(sides)))
     for key, figure_name, title, scale, unit in TELEMETRY_CHARTS:
-        charts += _optional(telemetry_chart(sides, key, figure_name, title, scale, unit))
-    charts += _optional(mixed_precision_chart(sides))
-    charts += series_charts(sides)
+        charts += _drawable(key, lambda: _optional(telemetry_chart(sides, key, figure_name, title, scale, unit)))
+    charts += _drawable("mixed_precision", lambda: _optional(mixed_precision_chart(sides)))
+    charts += _drawable("series", lambda: series_charts(sides))
     from hwbench_gui.engine.reports import llm_section  # it draws with this module's helpers
 
-    charts += llm_section.charts(sides)
+    charts += _drawable("llm", lambda: llm_section.charts(sides))
     from hwbench_gui.engine.reports import llm_train_section
 
-    charts += _optional(llm_train_section.chart([doc for side in sides[-1:] for doc in side.docs]))
-    charts += _optional(datapath_chart(sides))
-    charts += _optional(datapath_whatif_chart(sides))
-    charts += _optional(perf_per_watt_chart(sides))
+    charts += _drawable("llm_train", lambda: _optional(llm_train_section.chart(
+        [doc for side in sides[-1:] for doc in side.docs])))
+    charts += _drawable("datapath", lambda: _optional(datapath_chart(sides)))
+    charts += _drawable("datapath_whatifs", lambda: _optional(datapath_whatif_chart(sides)))
+    charts += _drawable("perf_per_watt", lambda: _optional(perf_per_watt_chart(sides)))
     return charts
+
+
+#: An axis reaching beyond this cannot be ticked (matplotlib's arange overflows near 1e308).
+MAX_AXIS_MAGNITUDE = 1e250
+
+
+def _drawable(key: str, build: Any) -> list[Chart]:
+    """The charts ``build`` makes, each replaced by a page saying why where it cannot be drawn."""
+    try:
+        built = build()
+    except (ValueError, OverflowError, FloatingPointError) as exc:
+        return [_not_drawn(key, key, str(exc))]
+    out = []
+    for chart in built:
+        limits = [v for ax in chart.figure.axes for v in (*ax.get_xlim(), *ax.get_ylim())]
+        if all(math.isfinite(v) and abs(v) < MAX_AXIS_MAGNITUDE for v in limits):
+            out.append(chart)
+        else:
+            out.append(_not_drawn(chart.key, chart.title, "its figures span more than any axis can show"))
+    return out
 
 
 def _optional(chart: Chart | None) -> list[Chart]:
     return [chart] if chart is not None else []
+
+
+def _not_drawn(key: str, title: str, why: str) -> Chart:
+    figure = Figure(figsize=(6.0, 1.2))
+    figure.text(0.02, 0.5, textwrap.fill(f"This chart is not drawn: {why}.", 90), fontsize=9, va="center")
+    return Chart(key, title, figure, "The documents' figures are in the tables; this chart could not draw them.")
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -433,6 +464,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
         figure, ax = _new_figure()
         x_log = False
         x_label = y_label = ""
+        reduced: list[str] = []
         for side_number, (side, doc) in enumerate(entries):
             linestyle = LINESTYLES[side_number % len(LINESTYLES)]
             for s in doc["series"]:
@@ -442,6 +474,9 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
                 points = [(x, y) for x, y in zip(xs, ys) if describe.is_number(x) and describe.is_number(y)]
                 if not points:
                     continue
+                shown = bounded.shown_indices(len(points))
+                reduced += [bounded.note(f"points of {_short(str(s.get('label')), 40, 1)}", len(points), len(shown))]
+                points = [points[i] for i in shown]
                 label = _hue(side, sides, s.get("label"))
                 line = ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3,
                                linestyle=linestyle, label=_short(label, 60))[0]
@@ -466,7 +501,8 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
         title = entries[0][1].get("benchmark", {}).get("title") or bench_id
         ax.set_title(f"{title}: {y_label} vs {x_label}", fontsize=10)
         charts.append(Chart(f"series:{bench_id}", f"{title} ({bench_id})", figure,
-                            "Median per point; the band is p5–p95 of the repeats."))
+                            "Median per point; the band is p5–p95 of the repeats."
+                            + "".join(f" {note}." for note in reduced if note)))
     return charts
 
 

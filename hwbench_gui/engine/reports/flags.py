@@ -13,6 +13,8 @@ import re
 import statistics
 from typing import Any
 
+from hwbench_gui.engine.health.rules import derive
+from hwbench_gui.engine.reports import llm_section
 from hwbench_gui.engine.reports.physical_limits import impossible_figures
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
@@ -67,7 +69,8 @@ def consistency_problems(doc: dict[str, Any]) -> list[str]:
     """What in a measured document does not agree with itself: a figure that is not the median of
     its samples, a claimed GPU or CPU that its own inventory and device contradict, software
     versions missing, a GPU count its own telemetry contradicts, a figure above the physical limit
-    its inventory states (:mod:`.physical_limits`, each starting "impossible: "). Empty for a
+    its inventory states (:mod:`.physical_limits`, each starting "impossible: "), a stated verdict its own rows
+    contradict (:func:`stated_verdicts`). Empty for a
     consistent document and for published figures (they state only what their source states)."""
     if describe.is_published(doc):
         return []
@@ -105,12 +108,49 @@ def consistency_problems(doc: dict[str, Any]) -> list[str]:
     sampled = _telemetry_gpu_count(doc)
     if sampled is not None and gpus and len(gpus) != sampled:
         problems.append(f"its inventory lists {len(gpus)} GPU(s) but its telemetry sampled {sampled} during the run")
+    problems += _gpus_nothing_else_saw(doc, gpus, system, sampled)
     problems += [f"impossible: {what}" for what in impossible_figures(doc)]
+    problems += stated_verdicts(doc)
     software = doc.get("software")
     if not isinstance(software, dict) or not any(isinstance(software.get(k), str) and software.get(k)
                                                  for k in SOFTWARE_KEYS):
         problems.append("its software versions are missing")
     return problems
+
+
+def _gpus_nothing_else_saw(doc: dict[str, Any], gpus: list[dict[str, Any]], system: dict[str, Any],
+                           sampled: int | None) -> list[str]:
+    """GPUs an inventory lists that the rest of the document says were not there: the driver saw none, the run's
+    sampler (it reads every GPU NVML sees, whatever the run's device) read no GPU figure, or a run told to take
+    the first GPU it sees (device=auto) ran on the CPU while PyTorch could see one. A CPU-only machine's document
+    given eight H200s in its inventory is caught here, its figures being CPU-sized and its device the CPU."""
+    if not gpus:
+        return []
+    listed = f"its inventory lists {len(gpus)} GPU(s)"
+    problems = []
+    if system.get("available") is False or system.get("device_count") == 0:
+        problems.append(f"{listed} but its driver saw none ({system.get('reason') or 'NVML counted 0'})")
+    telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
+    seed = telemetry.get("seed") if isinstance(telemetry.get("seed"), dict) else {}
+    if sampled is None and seed and not any(str(key).startswith("gpu_") for key in seed):
+        problems.append(f"{listed} but its telemetry sampled no GPU during the run")
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    probe = system.get("torch_probe") if isinstance(system.get("torch_probe"), dict) else {}
+    if params.get("device") == "auto" and str(doc.get("device") or "").startswith("cpu") \
+            and probe.get("cuda_available") is not False:
+        problems.append(f"{listed} but it ran on the CPU with device=auto (which takes the first GPU PyTorch sees)")
+    return problems
+
+
+def stated_verdicts(doc: dict[str, Any]) -> list[str]:
+    """Where a verdict the document states differs from what its own rows make it (a burn-in's PASS over a GPU
+    row's FAIL; a serving point said within target whose p99s are not): readers show the derived verdict."""
+    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
+    if isinstance(details.get("health"), dict):
+        return derive(details["health"]).disagreements
+    if llm_section.is_llm(doc):
+        return llm_section.serving_points(doc).disagreements
+    return []
 
 
 def _telemetry_gpu_count(doc: dict[str, Any]) -> int | None:

@@ -10,10 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from hwbench_gui.engine.health import burns, normal
-from hwbench_gui.engine.health.rules import FAIL, NOTE, POWER_CAP_BIT, SLOWDOWN_BITS, WARN
+from hwbench_gui.engine.health.rules import FAIL, NOTE, POWER_CAP_BIT, SLOWDOWN_BITS, WARN, derive
 from hwbench_gui.engine.results import describe
 
 BENCH_ID = "health.burnin"
+#: The level of a reason row that says the document's stated verdict disagrees with its own rows.
+INCONSISTENT = "INCONSISTENT"
 GPU_COLUMNS = ("GPU", "Verdict", "GEMM rate", "vs gpu.matmul sustained", "Max temp", "Power / limit",
                "Power-capped", "Slowed down")
 
@@ -79,7 +81,8 @@ def build(docs: Sequence[dict[str, Any]]) -> HealthSection | None:
 
 def _burnin(section: HealthSection, doc: dict[str, Any], sustained: dict[str, float]) -> None:
     health = doc["details"]["health"]
-    section.verdict = str(health.get("verdict"))
+    derived = derive(health)  # a stated verdict is never shown as written
+    section.verdict = derived.verdict
     section.date = describe.date_text(doc)
     seconds = health.get("duration_s")
     section.duration = (("" if not describe.is_number(seconds) else f"{float(seconds):.0f} s" if seconds < 120
@@ -89,19 +92,18 @@ def _burnin(section: HealthSection, doc: dict[str, Any], sustained: dict[str, fl
     order = {FAIL: 0, WARN: 1, NOTE: 2}
     # the no-GPU reason is said once, beside the verdict
     reasons = [r for r in health.get("reasons") or [] if isinstance(r, dict) and r.get("rule") != "no_gpu"]
-    section.reasons = [(str(r.get("level")), str(r.get("scope")), str(r.get("text")))
-                       for r in sorted(reasons, key=lambda r: order.get(r.get("level"), 3))]
+    section.reasons = [(INCONSISTENT, "document", text) for text in derived.disagreements]
+    section.reasons += [(str(r.get("level")), str(r.get("scope")), str(r.get("text")))
+                        for r in sorted(reasons, key=lambda r: order.get(r.get("level"), 3))]
     precision = str(doc.get("precision") or "")
-    for gpu in health.get("gpus") or []:
-        if not isinstance(gpu, dict):
-            continue
+    for gpu, gpu_verdict in zip((g for g in health.get("gpus") or [] if isinstance(g, dict)), derived.gpus):
         tl = gpu.get("timeline") if isinstance(gpu.get("timeline"), dict) else {}
         rate = _numbers((gpu.get("load") or {}).get("rate"))
         mean = statistics.fmean(rate) if rate else None
         power, limit, temps = _numbers(tl.get("power_w")), _numbers(tl.get("power_limit_w")), _numbers(tl.get("temp_c"))
         reference = sustained.get(precision)
         section.gpus.append([
-            f"gpu{gpu.get('index')} {gpu.get('name') or ''}".strip(), str(gpu.get("verdict")),
+            f"gpu{gpu.get('index')} {gpu.get('name') or ''}".strip(), gpu_verdict,
             f"{mean:.4g} TFLOP/s {precision}" if mean else "not measured",
             f"{mean / reference:.2f} × {reference:.4g}" if mean and reference else
             f"no gpu.matmul mode=sustained {precision} run among these results",
@@ -141,7 +143,7 @@ def pdf_tables(section: HealthSection | None, usable_in: float) -> list[tuple[st
     """``(heading, [(column, width in inches)], [(cells, colours)])`` per table of the section, for the PDF."""
     if section is None:
         return []
-    shade = {FAIL: "#f9e0e0", WARN: "#fbe3c8"}
+    shade = {FAIL: "#f9e0e0", WARN: "#fbe3c8", INCONSISTENT: "#f9e0e0"}
     tables = []
     if section.verdict:
         heading = f"Health burn-in: {section.verdict} ({section.duration}, {section.date}" + \

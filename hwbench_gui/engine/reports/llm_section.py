@@ -3,6 +3,9 @@ the two charts every view of it draws (tokens/s against context depth with each 
 sweep as a latency-throughput curve with its target).
 
 Documents are foreign input: every field used is checked; a document missing one is passed over, not fatal.
+Whether a serving point meets its target is derived again from its p99s and the document's targets, never taken
+as stated (:func:`serving_points`); a sweep of more points than a chart or table can show is shown as a bounded
+selection that says so (:mod:`hwbench_gui.engine.results.bounded`).
 :func:`depth_curves` and :func:`serving_curve` are plain data, so the window draws the same curves as the
 reports without importing matplotlib; :func:`charts` draws them for HTML and PDF reports.
 """
@@ -12,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from hwbench_gui.engine.results import describe, formatting
+from hwbench_gui.engine.results import bounded, describe, formatting
 from hwbench_gui.engine.spec.precision import BF16
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
@@ -90,6 +93,7 @@ def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
         rows = _rows(doc, key)
         if not rows:
             continue
+        rows = [rows[i] for i in bounded.shown_indices(len(rows))]
         n = params.get(key, "")
         depths = [float(r["depth"]) for r in rows]
         measured = [_median(r["tokens_per_s"]) for r in rows]
@@ -105,28 +109,95 @@ def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
     return charts
 
 
-def serving_curve(doc: dict[str, Any]) -> CurveChart | None:
-    """Time per output token (p99 and p50) against total output tokens/s, one point per concurrency."""
-    details = doc.get("details") or {}
-    points = []
+@dataclass
+class ServingPoint:
+    """One point of the serving sweep as its own figures make it."""
+
+    concurrency: int
+    output_tokens_per_s: float
+    tpot_p50_s: float
+    tpot_p99_s: float
+    ttft_p50_s: float | None
+    ttft_p99_s: float | None
+    #: Within both latency targets by its p99s; None where the document states no targets to hold it against.
+    meets_target: bool | None
+
+
+@dataclass
+class Serving:
+    points: list[ServingPoint]
+    #: The largest concurrency within target, derived from the points (None: none is, or nothing to judge by).
+    largest: int | None
+    #: Where the document's stated verdicts differ from what its points make them, in words.
+    disagreements: list[str]
+    tpot_target_ms: float | None
+    ttft_target_s: float | None
+
+
+def serving_points(doc: dict[str, Any]) -> Serving:
+    """The serving sweep's usable points with their verdicts derived again: a point meets its target when its p99
+    time per output token and p99 time to first token are within the document's targets (as the benchmark
+    decides it); the largest concurrency within target is the largest such point. A stated ``meets_target``
+    or ``largest_concurrency_within_target`` that differs is a disagreement."""
+    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
+    targets = details.get("targets") if isinstance(details.get("targets"), dict) else {}
+    tpot_ms = targets.get("tpot_p99_ms") if describe.is_number(targets.get("tpot_p99_ms")) else None
+    ttft_s = targets.get("ttft_p99_s") if describe.is_number(targets.get("ttft_p99_s")) else None
+    points, wrong = [], []
     for p in details.get("serving") or []:
         if not isinstance(p, dict):
             continue
-        tpot, rate = p.get("tpot"), _median(p.get("output_tokens_per_s") or [])
+        tpot, ttft = p.get("tpot"), p.get("ttft") if isinstance(p.get("ttft"), dict) else {}
+        rate = _median(p.get("output_tokens_per_s") or [])
         if not (isinstance(tpot, dict) and describe.is_number(tpot.get("p99")) and describe.is_number(tpot.get("p50"))
                 and rate is not None and describe.is_number(p.get("concurrency"))):
             continue
-        points.append((rate, tpot["p50"] * 1e3, tpot["p99"] * 1e3, int(p["concurrency"])))
+        ttft50, ttft99 = (ttft.get(k) if describe.is_number(ttft.get(k)) else None for k in ("p50", "p99"))
+        meets = None
+        if tpot_ms is not None and ttft_s is not None and ttft99 is not None:
+            meets = tpot["p99"] <= tpot_ms / 1e3 and ttft99 <= ttft_s
+        stated = p.get("meets_target")
+        if isinstance(stated, bool) and meets is not None and stated != meets:
+            wrong.append(int(p["concurrency"]))
+        points.append(ServingPoint(int(p["concurrency"]), rate, tpot["p50"], tpot["p99"], ttft50, ttft99, meets))
+    within = [pt.concurrency for pt in points if pt.meets_target]
+    largest = max(within) if within else None
+    disagreements = []
+    if wrong:
+        disagreements.append(f"{len(wrong)} serving point(s) state the opposite of what their p99s make them "
+                             f"(first: {wrong[0]} sequences)")
+    stated_largest = details.get("largest_concurrency_within_target")
+    if tpot_ms is not None and ttft_s is not None and stated_largest != largest and \
+            (describe.is_number(stated_largest) or largest is not None):
+        disagreements.append(f"it states {stated_largest} concurrent sequences within target but its points make "
+                             f"it {largest}")
+    return Serving(points, largest, disagreements, tpot_ms, ttft_s)
+
+
+def _shown(serving: Serving) -> tuple[list[ServingPoint], str]:
+    """The points a chart or table shows (the largest within target and the first past it always among them)."""
+    points = serving.points
+    keep = [i for i, pt in enumerate(points) if pt.concurrency == serving.largest]
+    keep += [i + 1 for i in keep]
+    chosen = bounded.shown_indices(len(points), keep)
+    return [points[i] for i in chosen], bounded.note("serving points", len(points), len(chosen))
+
+
+def serving_curve(doc: dict[str, Any]) -> CurveChart | None:
+    """Time per output token (p99 and p50) against total output tokens/s, one point per concurrency."""
+    points, _ = _shown(serving_points(doc))
     if not points:
         return None
+    details = doc.get("details") or {}
     targets = details.get("targets") if isinstance(details.get("targets"), dict) else {}
     target = targets.get("tpot_p99_ms") if describe.is_number(targets.get("tpot_p99_ms")) else None
-    xs = [p[0] for p in points]
+    xs = [p.output_tokens_per_s for p in points]
     return CurveChart("Serving: time per output token against output tokens/s", "output tokens/s (all sequences)",
                       "time per output token (ms)",
-                      [Curve("TPOT p99", xs, [p[2] for p in points]), Curve("TPOT p50", xs, [p[1] for p in points])],
+                      [Curve("TPOT p99", xs, [p.tpot_p99_s * 1e3 for p in points]),
+                       Curve("TPOT p50", xs, [p.tpot_p50_s * 1e3 for p in points])],
                       target_y=target, target_label=f"target {target:g} ms" if target is not None else "",
-                      point_labels=[f"{p[3]} seq" for p in points],
+                      point_labels=[f"{p.concurrency} seq" for p in points],
                       short_title="TPOT p99 / p50 (ms) vs output tokens/s"
                                   + (f" (dotted: {target:g} ms target)" if target is not None else ""))
 
@@ -138,11 +209,16 @@ class LlmRun:
     title: str
     limits: str
     figures: list[tuple[str, str, str, str]]  # (figure, tokens/s, spread, fraction of its bound)
-    serving: list[tuple[str, str, str, str, bool]]  # (concurrency, output tokens/s, TTFT p50/p99, TPOT p50/p99, ok)
+    # (concurrency, output tokens/s, TTFT p50/p99, TPOT p50/p99, within target; None: no target to judge by)
+    serving: list[tuple[str, str, str, str, bool | None]]
     largest: str
     memory: str
     date: str
     fits: str = ""
+    #: What was left out of a long sweep or depth list ("" when everything is shown).
+    reduced: str = ""
+    #: Where the document's stated verdicts differ from its own points.
+    disagreements: list[str] = field(default_factory=list)
 
 
 def _run(doc: dict[str, Any]) -> LlmRun:
@@ -160,10 +236,14 @@ def _run(doc: dict[str, Any]) -> LlmRun:
         f"FP8 matmul {fp8_tflops:.1f} TFLOP/s" if describe.is_number(fp8_tflops) else "",
         (f"datasheet {sheet['model']}: {sheet['memory_gb_per_s']:g} GB/s, "
          f"{sheet['peak_tflops']:g} TFLOP/s" if sheet.get("model") and describe.is_number(sheet.get("peak_tflops"))
-         else "")]))
+         and describe.is_number(sheet.get("memory_gb_per_s")) else "")]))
     figures = []
+    reduced = []
     for key in ("pp", "tg"):
-        for row in _rows(doc, key):
+        rows = _rows(doc, key)
+        chosen = bounded.shown_indices(len(rows))
+        reduced.append(bounded.note(f"{key} depths", len(rows), len(chosen)))
+        for row in (rows[i] for i in chosen):
             name = f"{key}{params.get(key)} @ depth {row['depth']}"
             stats = ((doc.get("figures") or {}).get(name) or {}).get("stats")
             fraction = share(row)
@@ -172,21 +252,19 @@ def _run(doc: dict[str, Any]) -> LlmRun:
                             formatting.spread_text(stats) if isinstance(stats, dict) else "",
                             f"{fraction:.0%} of {row['bound_tokens_per_s']:,.1f}" if fraction is not None
                             else f"{UNRELIABLE} of {row['bound_tokens_per_s']:,.1f}"))
-    serving = []
-    for p in details.get("serving") or []:
-        try:
-            serving.append((str(p["concurrency"]),
-                            formatting.format_value(_median(p["output_tokens_per_s"]), "tokens/s"),
-                            f"{p['ttft']['p50']:.3g} / {p['ttft']['p99']:.3g} s",
-                            f"{p['tpot']['p50'] * 1e3:.3g} / {p['tpot']['p99'] * 1e3:.3g} ms", bool(p["meets_target"])))
-        except (KeyError, TypeError):
-            continue
-    largest = details.get("largest_concurrency_within_target")
-    targets = details.get("targets") if isinstance(details.get("targets"), dict) else {}
-    target_text = (f"TPOT p99 ≤ {targets.get('tpot_p99_ms')} ms, TTFT p99 ≤ {targets.get('ttft_p99_s')} s"
-                   if targets else "the latency target")
-    largest_text = (f"{largest} concurrent sequences within {target_text}" if describe.is_number(largest)
-                    else (f"no concurrency measured within {target_text}" if serving else ""))
+    sweep = serving_points(doc)
+    shown, note = _shown(sweep)
+    reduced.append(note)
+    serving = [(str(p.concurrency), formatting.format_value(p.output_tokens_per_s, "tokens/s"),
+                f"{p.ttft_p50_s:.3g} / {p.ttft_p99_s:.3g} s" if p.ttft_p50_s is not None and p.ttft_p99_s is not None
+                else "not recorded", f"{p.tpot_p50_s * 1e3:.3g} / {p.tpot_p99_s * 1e3:.3g} ms", p.meets_target)
+               for p in shown]
+    largest = sweep.largest
+    target_text = (f"TPOT p99 ≤ {sweep.tpot_target_ms} ms, TTFT p99 ≤ {sweep.ttft_target_s} s"
+                   if sweep.tpot_target_ms is not None and sweep.ttft_target_s is not None else "")
+    largest_text = (f"{largest} concurrent sequences within {target_text}" if largest is not None
+                    else (f"no concurrency measured within {target_text}" if serving and target_text else
+                          "no latency target stated to judge the sweep by" if serving else ""))
     memory = details.get("memory") if isinstance(details.get("memory"), dict) else {}
     plan = memory.get("plan") if isinstance(memory.get("plan"), dict) else {}
     peak = memory.get("peak_allocated_bytes")
@@ -197,7 +275,8 @@ def _run(doc: dict[str, Any]) -> LlmRun:
             memory_text += f", peak allocated {peak / 2 ** 30:.2f} GiB"
     return LlmRun(f"{params.get('model')} · {precision_of(doc)} · batch {params.get('batch')} · "
                   f"step {params.get('step')} · {doc.get('device') or ''}", limit_text, figures, serving,
-                  largest_text, memory_text, describe.date_text(doc), fits_text(details.get("what_fits")))
+                  largest_text, memory_text, describe.date_text(doc), fits_text(details.get("what_fits")),
+                  "; ".join(filter(None, reduced)), sweep.disagreements)
 
 
 def fits_text(fits: Any) -> str:
@@ -250,10 +329,15 @@ def lines(runs: Sequence[LlmRun]) -> list[str]:
     for run in runs:
         out += [f"  {run.title} ({run.date})", f"    limits: {run.limits}"]
         out += [f"    {name}: {value} {spread}  {fraction} (bound)" for name, value, spread, fraction in run.figures]
-        out += [f"    serving {c} seq: {rate}, TTFT p50/p99 {ttft}, TPOT p50/p99 {tpot}"
-                + ("" if ok else "  (misses the target)") for c, rate, ttft, tpot, ok in run.serving]
-        out += [f"    {text}" for text in (run.largest, run.memory, run.fits) if text]
+        out += [f"    serving {c} seq: {rate}, TTFT p50/p99 {ttft}, TPOT p50/p99 {tpot}" + _missed(ok)
+                for c, rate, ttft, tpot, ok in run.serving]
+        out += [f"    {text}" for text in (run.largest, run.memory, run.fits, run.reduced) if text]
+        out += [f"    inconsistent: {text}" for text in run.disagreements]
     return out
+
+
+def _missed(ok: bool | None) -> str:
+    return "" if ok else "  (misses the target)" if ok is False else "  (no target to judge by)"
 
 
 def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
@@ -264,8 +348,10 @@ def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
     if run.fits:
         heading += f" {run.fits}."
     rows = [[name, value, spread, f"{fraction} (bound)"] for name, value, spread, fraction in run.figures]
-    rows += [[f"serving {c} sequences", rate, f"TTFT p50 / p99 {ttft}", f"TPOT p50 / p99 {tpot}"
-              + ("" if ok else " (misses the target)")] for c, rate, ttft, tpot, ok in run.serving]
+    rows += [[f"serving {c} sequences", rate, f"TTFT p50 / p99 {ttft}", f"TPOT p50 / p99 {tpot}" + _missed(ok)]
+             for c, rate, ttft, tpot, ok in run.serving]
+    heading += "".join(f" {text}." for text in [run.reduced] + [f"Inconsistent: {t}" for t in run.disagreements]
+                       if text)
     return heading, ("Figure", "Tokens/s", "Spread / first token", "Of its bound / per token"), rows
 
 

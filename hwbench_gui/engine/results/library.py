@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, NamedTuple, Sequence
 
 from hwbench_gui.engine import paths
-from hwbench_gui.engine.shown_text import escape, escape_all
+from hwbench_gui.engine.shown_text import escape, escape_all, json_may_hide
 from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.describe import PUBLISHED
 from hwbench_gui.engine.results.store import (
@@ -93,7 +93,9 @@ def load_document(path: str | os.PathLike) -> dict[str, Any]:
     text = read_document_text(path)
     doc = parse_result(text, path)
     check_document(doc, path, text)
-    doc = escape_all({k: v for k, v in doc.items() if k != "_path"})  # what every view shows, escaped once
+    doc = {k: v for k, v in doc.items() if k != "_path"}
+    if json_may_hide(text):
+        doc = escape_all(doc)  # what every view shows, escaped once
     doc["_path"] = str(path)
     return doc
 

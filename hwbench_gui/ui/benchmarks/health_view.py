@@ -15,7 +15,8 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QScrollArea, QVBoxLayout, QW
 
 from hwbench_gui.engine.health import burns
 from hwbench_gui.engine.health.bands import reason_bands
-from hwbench_gui.engine.health.rules import FAIL, NOTE, PASS, WARN
+from hwbench_gui.engine.health.rules import FAIL, NOTE, PASS, WARN, derive
+from hwbench_gui.engine.results import document_check
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR
 
 BENCH_ID = "health.burnin"
@@ -121,16 +122,25 @@ class HealthView(QScrollArea):
         its load against."""
         self.document = document
         self.progress.hide()
+        self.plots.clear()
+        self.plots.setMinimumHeight(0)
+        self.burns.setText("")
+        self.reasons.setText("")
+        found = document_check.problem(document) if has_health(document) else "it holds no burn-in (details.health)"
+        if found:  # a document given without the load's check (a live run's, a test's): said, never half drawn
+            self.verdict.setText(f"<b>This burn-in cannot be shown</b>: {html.escape(found)}")
+            return
         health = document["details"]["health"]
-        verdict = health.get("verdict")
+        derived = derive(health)  # the verdicts its rows make, never the stated ones as written
+        verdict = derived.verdict
         color = VERDICT_COLORS.get(verdict, NOTE_COLOR)
         gpus = [g for g in health.get("gpus") or [] if isinstance(g, dict)]
         parts = [f"{len(gpus)} GPU{'s' if len(gpus) != 1 else ''}" if gpus else "no GPU",
                  _duration(float(health.get("duration_s") or 0)),
                  "results checked" if health.get("checking", True) else "results NOT checked"]
         per_gpu = "  ".join(f"gpu{g.get('index')} <span style='color:"
-                            f"{VERDICT_COLORS.get(g.get('verdict'), NOTE_COLOR)}'>"
-                            f"{html.escape(str(g.get('verdict')))}</span>" for g in gpus)
+                            f"{VERDICT_COLORS.get(v, NOTE_COLOR)}'>{html.escape(v)}</span>"
+                            for g, v in zip(gpus, derived.gpus))
         self.verdict.setText(
             f"<span style='font-size:18pt; font-weight:700; color:{color}'>{html.escape(str(verdict))}</span>"
             f"&nbsp;&nbsp;machine · {' · '.join(parts)}"
@@ -139,7 +149,9 @@ class HealthView(QScrollArea):
                if health.get("no_gpu_reason") else "")
             + ("" if health.get("checking", True) else
                "<br>This run measured the load alone (what checking costs); the burn-in is a checked run "
-               "(Results lists both)."))
+               "(Results lists both).")
+            + "".join(f"<br><span style='color:{ERROR_COLOR}'>Inconsistent: {html.escape(text)}</span>"
+                      for text in derived.disagreements))
         self.burns.setText("<br>".join(
             f"gpu{j['index']} <span style='color:{VERDICT_COLORS.get(j['level'], NOTE_COLOR)}; font-weight:600'>"
             f"{'burns' if j['burns'] else 'does not burn'}</span>: {html.escape(j['text'])}"
@@ -199,6 +211,9 @@ class HealthView(QScrollArea):
         item = self.plots.addPlot(title=title)
         item.showGrid(x=True, y=True, alpha=0.25)
         item.setMenuEnabled(False)
+        # a long timeline draws each pixel column's extremes (spikes stay); the document keeps every sample
+        item.setDownsampling(auto=True, mode="peak")
+        item.setClipToView(True)
         item.getAxis("left").enableAutoSIPrefix(False)
         item.getAxis("left").setWidth(AXIS_WIDTH_PX)  # the plots' x axes line up, and "1,755" fits
         item.addLegend(offset=(-4, 4), labelTextSize="8pt")
@@ -212,5 +227,6 @@ class HealthView(QScrollArea):
         points = [(a, b) for a, b in zip(t, y) if isinstance(a, (int, float)) and isinstance(b, (int, float))]
         if not points:
             return
+
         pen = pg.mkPen(color, width=1.5, style=Qt.DashLine if dashed else Qt.SolidLine)
         item.plot([a for a, _ in points], [b for _, b in points], pen=pen, name=name)

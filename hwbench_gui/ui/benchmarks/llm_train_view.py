@@ -5,12 +5,14 @@ from the engine (:func:`~hwbench_gui.engine.results.formatting.shown_lines`), as
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
+from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
 
 BENCH_ID = TRAIN_ID
@@ -99,6 +101,13 @@ class TrainingView(QWidget):
 
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document
+        found = document_check.problem(document)
+        if found:  # a document given without the load's check: said, never half drawn
+            self.summary.setText(f"This run cannot be shown: {html.escape(found)}")
+            self.memory.setText("")
+            self.fits_title.setText("")
+            self.fits.setRowCount(0)
+            return
         lines = [f"<b>{configuration(document)}</b>: {figure_text(document)} on {document.get('device') or '?'}"]
         lines += [line for line in shown_lines(document) if not line.startswith("largest that trains")]
         self.summary.setText("<br>".join(lines))

@@ -5,6 +5,7 @@ curves come from :mod:`hwbench_gui.engine.reports.llm_section`, as the reports d
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import pyqtgraph as pg
@@ -12,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.reports import llm_section
+from hwbench_gui.engine.results import document_check
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.theme import ERROR_COLOR, plot_colors
 
@@ -36,7 +38,9 @@ def summary_text(document: dict[str, Any]) -> str:
     if run.largest:
         text += f". Serving: {run.largest}."
     text += f" Limits measured in the run: {run.limits}."
-    return text + (f" {run.fits}." if run.fits else "")
+    text += f" {run.fits}." if run.fits else ""
+    text += f" {run.reduced}." if run.reduced else ""
+    return text + "".join(f" Inconsistent: {disagreement}." for disagreement in run.disagreements)
 
 
 class LlmView(QWidget):
@@ -69,6 +73,12 @@ class LlmView(QWidget):
 
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document
+        found = document_check.problem(document)
+        if found:  # a document given without the load's check: said, never half drawn
+            for column in self.columns:
+                column.setVisible(False)
+            self.summary.setText(f"This run cannot be shown: {html.escape(found)}")
+            return
         charts = llm_section.depth_curves(document)
         serving = llm_section.serving_curve(document)
         if serving is not None:
