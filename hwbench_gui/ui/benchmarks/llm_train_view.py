@@ -5,6 +5,7 @@ from the engine (:func:`~hwbench_gui.engine.results.formatting.shown_lines`), as
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -23,6 +24,18 @@ GIB = 1 << 30
 def has_training_page(document: dict[str, Any]) -> bool:
     """Whether ``document`` is a finished llm.train run (it has a Training page)."""
     return (document.get("benchmark") or {}).get("id") == BENCH_ID and document.get("status") == "ok"
+
+
+def step_kind(document: dict[str, Any]) -> str:
+    """How the run built its step: the blocks compiled (torch.compile) or eager, as the result stores it."""
+    compiled = (document.get("params") or {}).get("compile")
+    return {"true": "blocks compiled", "false": "eager step"}.get(str(compiled).lower(), f"compile={compiled}")
+
+
+def heading_text(document: dict[str, Any]) -> str:
+    """What ran (model, method, precision, shape, step kind), its figure and the device, as the page's first line."""
+    return (f"<b>{escape(configuration(document))} · {step_kind(document)}</b>: {escape(figure_text(document))} "
+            f"on <b>{escape(str(document.get('device') or 'a device not recorded'))}</b>")
 
 
 def _gib(value: Any) -> str:
@@ -99,7 +112,7 @@ class TrainingView(QWidget):
 
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document
-        lines = [f"<b>{configuration(document)}</b>: {figure_text(document)} on {document.get('device') or '?'}"]
+        lines = [heading_text(document)]
         lines += [line for line in shown_lines(document) if not line.startswith("largest that trains")]
         self.summary.setText("<br>".join(lines))
         details = document.get("details") if isinstance(document.get("details"), dict) else {}
