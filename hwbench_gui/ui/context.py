@@ -34,7 +34,21 @@ class AppContext:
     extras: dict[str, Any] = field(default_factory=dict)
     #: The benchmark runs waiting and running (Qt-free); saves into ``results_dir`` unless given.
     run_queue: RunQueue | None = None
+    _results_watch: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.run_queue is None:
             self.run_queue = RunQueue(results_dir=self.results_dir)
+
+    def results_watch(self) -> Any:
+        """The :class:`~hwbench_gui.ui.results_watch.ResultsWatch` of ``results_dir`` (documents other processes
+        write there while the window is open), started by the first view that asks."""
+        if self._results_watch is None:
+            from hwbench_gui.ui.results_watch import ResultsWatch
+
+            self._results_watch = ResultsWatch(self.results_dir, self.workers)
+        return self._results_watch
+
+    def stop_watching_results(self) -> None:
+        if self._results_watch is not None:
+            self._results_watch.stop()

@@ -59,7 +59,10 @@ def _key(color: str, glyph: str, label: str) -> str:
 class LlmView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QVBoxLayout(self)
+        # The whole page scrolls as one: in a short lower pane the heading and the verdicts come first, the
+        # charts below them.
+        page = QWidget()
+        layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 4)
         self.heading = QLabel()
         self.heading.setWordWrap(True)
@@ -75,8 +78,7 @@ class LlmView(QWidget):
         self.titles = [QLabel() for _ in self.plots]
         self.legends = [QLabel() for _ in self.plots]
         self.columns = []
-        charts = QWidget()
-        grid = QGridLayout(charts)
+        grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         for index, (plot, title, legend) in enumerate(zip(self.plots, self.titles, self.legends)):
             plot.plotItem.legend.setVisible(False)  # the legend line above says what each line is
@@ -94,12 +96,15 @@ class LlmView(QWidget):
             grid.addWidget(column, index // COLUMNS, index % COLUMNS)
         for column in range(COLUMNS):
             grid.setColumnStretch(column, 1)
-        # On a small screen the two rows of charts scroll instead of squeezing each plot to its axes.
+        layout.addLayout(grid, 1)
+        # On a small screen the page scrolls instead of squeezing each plot to its axes.
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setWidget(charts)
-        layout.addWidget(self.scroll, 1)
+        self.scroll.setWidget(page)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
         self.document: dict[str, Any] | None = None
 
     def set_document(self, document: dict[str, Any]) -> None:

@@ -77,6 +77,7 @@ class BenchmarksTab(QWidget):
 
         self.bottom = QTabWidget()
         self.bottom.addTab(self.results_table, "Results")
+        self.bottom.setTabToolTip(0, "Select a result to draw it; double-click it (or press Enter) to open its page")
         self.bottom.addTab(self.plot, "Plot")
         self.bottom.addTab(panel.log_view, "Log")
         self.bottom.addTab(panel.queue_list, "Queue")
@@ -87,6 +88,8 @@ class BenchmarksTab(QWidget):
         self.run_splitter = QSplitter(Qt.Vertical)
         self.run_splitter.addWidget(self.run_panel)
         self.run_splitter.addWidget(self.bottom)
+        # The split never moves by itself: a page that opens below reads in the lower share (scrolling where
+        # it must) and the form keeps its rows.
         self.run_splitter.setStretchFactor(0, 3)
         self.run_splitter.setStretchFactor(1, 2)
         self.run_splitter.setSizes([600, 400])
@@ -115,8 +118,7 @@ class BenchmarksTab(QWidget):
         self.suite_bar.suite_finished.connect(self._on_suite_finished)
         self.run_panel.run_requested.connect(lambda bench_id, params: self.enqueue(bench_id, params))
         self.results_table.document_selected.connect(self._on_document_selected)
-        self._sizes_before_reading: list[int] | None = None  # the user's split while a reading page is shown
-        self.bottom.currentChanged.connect(self._give_reading_room)
+        self.results_table.document_opened.connect(self.open_document)
         self.runner.run_started.connect(self._on_run_started)
         self.runner.run_event.connect(self._on_run_event)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
@@ -125,6 +127,7 @@ class BenchmarksTab(QWidget):
         self.catalogue.selected.connect(self._show_what_trains)
         self.catalogue.select_first_available()
         self.results_table.saved_loaded.connect(self._log_lines)
+        self.results_table.arrivals_added.connect(self._log_lines)
         self.results_table.load_saved()
 
     def _log_lines(self, lines: list[str]) -> None:
@@ -313,18 +316,22 @@ class BenchmarksTab(QWidget):
         pages = (self.pipeline, self.health, self.llm_view, self.training_view)
         return tuple(page for page in pages if page is not None)
 
-    def _give_reading_room(self, _index: int) -> None:
-        """While a reading page is shown the form above shrinks to its smallest; the user's split comes back
-        when a glanced-at lower tab (results, plot, log) is chosen. Moving between reading pages keeps the room."""
-        showing = self.bottom.currentWidget() in self.reading_pages()
-        if showing and self._sizes_before_reading is None:
-            self._sizes_before_reading = self.run_splitter.sizes()
-            total = sum(self._sizes_before_reading)
-            top = self.run_panel.minimumSizeHint().height()
-            self.run_splitter.setSizes([top, max(LOWER_MIN_HEIGHT_PX, total - top)])
-        elif not showing and self._sizes_before_reading is not None:
-            self.run_splitter.setSizes(self._sizes_before_reading)
-            self._sizes_before_reading = None
+    def page_of(self, document: dict[str, Any]) -> QWidget | None:
+        """The reading page that shows ``document`` (None for a result without one)."""
+        if _has_pipeline(document):
+            return self.pipeline
+        if has_health(document):
+            return self.health
+        if _has_llm_curves(document):
+            return self.llm_view
+        from hwbench_gui.ui.benchmarks.llm_train_view import has_training_page
+
+        return self.training_view if has_training_page(document) else None
+
+    def open_document(self, document: dict[str, Any]) -> None:
+        """A result opened (double-click or Enter on its row): its page comes forward; the split stays as it is."""
+        page = self.page_of(document)
+        self.bottom.setCurrentWidget(page if page is not None else self.plot)
 
     def show_pipeline(self, document: dict[str, Any]) -> bool:
         """Show a finished datapath.analyze document in the "Pipeline" tab and bring it forward (for
@@ -372,9 +379,8 @@ class BenchmarksTab(QWidget):
 
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
-        if self._sizes_before_reading is not None:  # the user's split, not a reading page's
-            self.run_splitter.setSizes(self._sizes_before_reading)
         self._save_splitters()
+        self.context.stop_watching_results()
         self.run_panel.shutdown()
         self.runner.shutdown()
 
