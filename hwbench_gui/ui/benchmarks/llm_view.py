@@ -132,7 +132,7 @@ class LlmView(QWidget):
         keys = []
         foreground = plot_colors(self.palette())[1]
         if depth is not None:  # one depth: a bar, its bound a dashed level across it
-            plot.setLabel("bottom", f"at context depth {depth_tick(depth)} (the one depth measured)")
+            plot.setLabel("bottom", "context depth (the one measured)")
             plot.addItem(pg.BarGraphItem(x=[0.0], height=[measured[0].y[0]], width=0.5,
                                          brush=CURVE_COLORS[0], pen=pg.mkPen(CURVE_COLORS[0])))
             keys.append(_key(CURVE_COLORS[0], "█", measured[0].label))

@@ -34,6 +34,8 @@ from hwbench_gui.ui.pipeline_view import PipelineView
 CATALOGUE_MIN_WIDTH_PX = 300
 #: Lowest the lower tabs (results, plot, log) get, so that a live plot stays a plot.
 LOWER_MIN_HEIGHT_PX = 200
+#: Qt's QWIDGETSIZE_MAX: no maximum height.
+UNLIMITED_PX = (1 << 24) - 1
 #: Settings keys of the two splitters' remembered sizes.
 SPLITTER_KEYS = ("benchmarks/splitter", "benchmarks/run_splitter")
 #: A suite expected to take longer than this here (or whose time is unknown) is queued only once the user
@@ -109,6 +111,7 @@ class BenchmarksTab(QWidget):
         layout.addWidget(self.splitter)
 
         self.catalogue.selected.connect(self.run_panel.show_benchmark)
+        self.catalogue.selected.connect(self._fit_form)
         self.catalogue.suite_requested.connect(lambda name: self.enqueue_suite(name, confirm=self._confirm_long_suite))
         self.catalogue.suite_resume_requested.connect(
             lambda name: self.enqueue_suite(name, resume=True, confirm=self._confirm_long_suite))
@@ -129,6 +132,18 @@ class BenchmarksTab(QWidget):
         self.results_table.saved_loaded.connect(self._log_lines)
         self.results_table.arrivals_added.connect(self._log_lines)
         self.results_table.load_saved()
+
+    def _fit_form(self, *_selected) -> None:
+        """The form above is never taller than its rows (and the run's controls) need: the height it would leave
+        empty goes to the results and pages below. It follows the chosen benchmark's form, never a page that
+        opens, so reading a result does not move it."""
+        panel, area = self.run_panel, self.run_panel.form_area
+        form = area.widget()
+        if form is None:
+            panel.setMaximumHeight(UNLIMITED_PX)
+            return
+        controls = panel.sizeHint().height() - area.sizeHint().height()  # title, buttons, progress, status
+        panel.setMaximumHeight(controls + form.sizeHint().height() + 2 * area.frameWidth())
 
     def _log_lines(self, lines: list[str]) -> None:
         for line in lines:

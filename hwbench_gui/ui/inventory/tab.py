@@ -227,10 +227,11 @@ class InventoryTab(QWidget):
         probe = system.get("torch_probe") or {}
         timed_out = isinstance(probe, dict) and probe.get("timed_out") is True
         self.retry_button.setVisible(timed_out)
-        if timed_out:
+        if timed_out:  # short in the bar (a long label would widen the window); the reason in the tooltips
             reason = str(probe.get("reason") or "the torch probe timed out")
             self.retry_button.setToolTip(reason)
-            self.status.setText(f"{self.status.text()} · {reason}")
+            self.status.setText(f"{self.status.text()} · torch probe timed out (busy machine?)")
+            self.status.setToolTip(reason)
         self._update_buttons()
         self.inventory_changed.emit(inv)
 
