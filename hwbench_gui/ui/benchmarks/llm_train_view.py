@@ -9,7 +9,17 @@ from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
@@ -19,6 +29,8 @@ BENCH_ID = TRAIN_ID
 # what the row is read for.
 FIT_COLUMNS = ("Model", "Method", "Verdict", "Parameters", "Peak at micro-batch 1", "With checkpointing")
 GIB = 1 << 30
+#: The what-fits table shows four of its rows at least; below that the page scrolls.
+FITS_MIN_HEIGHT_PX = 150
 
 
 def has_training_page(document: dict[str, Any]) -> bool:
@@ -72,10 +84,20 @@ class TrainingView(QWidget):
         lower = QHBoxLayout()
         lower.addWidget(self.memory, 1)
         lower.addLayout(right, 2)
-        layout = QVBoxLayout(self)
+        self.fits.setMinimumHeight(FITS_MIN_HEIGHT_PX)
+        # The page scrolls as one in a short lower pane: the summary first, the estimate and the table below.
+        page = QWidget()
+        layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
         layout.addLayout(lower, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(page)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
 
     def show_machine(self, memory_bytes: float | None, gpu: str) -> None:
         """Before any run: what trains on this machine's GPU by the estimate, at each usual sequence length."""
