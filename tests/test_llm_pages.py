@@ -129,6 +129,7 @@ def test_a_page_of_one_depth_draws_a_bar_on_an_axis_of_that_depth(qtbot):
     bound = ONE_DEPTH["details"]["tg"][0]["bound_tokens_per_s"]
     assert plot.getViewBox().viewRange()[1][1] > bound
     assert "FP8" in view.heading.text()
+    assert "of its bound). Limits measured in the run" in view.summary.text()  # no serving: the figures end
 
 
 def test_the_training_page_names_its_step_kind_and_device(qtbot):

@@ -41,8 +41,7 @@ def summary_text(document: dict[str, Any]) -> str:
     run = runs[0]
     parts = [f"{name}: {value} ({fraction.split(' of ')[0]} of its bound)" for name, value, _, fraction in run.figures]
     text = " · ".join(parts)
-    if run.largest:
-        text += f". Serving: {run.largest}."
+    text += f". Serving: {run.largest}." if run.largest else "."
     text += f" Limits measured in the run: {run.limits}."
     return text + (f" {run.fits}." if run.fits else "")
 
