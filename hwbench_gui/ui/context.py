@@ -40,15 +40,20 @@ class AppContext:
         if self.run_queue is None:
             self.run_queue = RunQueue(results_dir=self.results_dir)
 
-    def results_watch(self) -> Any:
+    def results_watch(self, owner: Any = None) -> Any:
         """The :class:`~hwbench_gui.ui.results_watch.ResultsWatch` of ``results_dir`` (documents other processes
-        write there while the window is open), started by the first view that asks."""
-        if self._results_watch is None:
+        write there while the window is open), started by the first view that asks. It lives as long as that
+        view (``owner``, a QObject): its timer must not outlive the views it feeds."""
+        import shiboken6
+
+        if self._results_watch is None or not shiboken6.isValid(self._results_watch):
             from hwbench_gui.ui.results_watch import ResultsWatch
 
-            self._results_watch = ResultsWatch(self.results_dir, self.workers)
+            self._results_watch = ResultsWatch(self.results_dir, self.workers, owner)
         return self._results_watch
 
     def stop_watching_results(self) -> None:
-        if self._results_watch is not None:
+        import shiboken6
+
+        if self._results_watch is not None and shiboken6.isValid(self._results_watch):
             self._results_watch.stop()

@@ -41,6 +41,7 @@ class ResultsWatch(QObject):
         self.arrivals = Arrivals(self.folder)
         self._loading = False
         self._again = False
+        self._stopped = False
         self.watcher = QFileSystemWatcher(self)
         if self.folder.is_dir():
             self.watcher.addPath(str(self.folder))
@@ -53,6 +54,8 @@ class ResultsWatch(QObject):
 
     def look(self) -> None:
         """List the folder now; load what is new on a worker (one load at a time, the next look follows it)."""
+        if self._stopped:
+            return
         if self._loading:
             self._again = True
             return
@@ -70,7 +73,7 @@ class ResultsWatch(QObject):
     def _loaded(self, found: tuple[list[dict[str, Any]], list[str]]) -> None:
         docs, problems = found
         self._done()
-        if docs or problems:
+        if (docs or problems) and not self._stopped:
             self.arrived.emit(docs, problems)
 
     def _done(self) -> None:
@@ -80,5 +83,12 @@ class ResultsWatch(QObject):
             self.look()
 
     def stop(self) -> None:
+        """No more looks (the window is closing: its workers are about to be waited for)."""
+        if self._stopped:
+            return
+        self._stopped = True
         self.timer.stop()
         self._settle.stop()
+        self.watcher.directoryChanged.disconnect()
+        if self.watcher.directories():
+            self.watcher.removePaths(self.watcher.directories())

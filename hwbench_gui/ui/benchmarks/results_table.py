@@ -104,7 +104,7 @@ class ResultsTable(QWidget):
         layout.addLayout(buttons)
         runner.run_finished.connect(self.add_run)
         # created before the folder is first listed (load_saved), so that nothing written in between is missed
-        context.results_watch().arrived.connect(self._on_arrived)
+        context.results_watch(self).arrived.connect(self._on_arrived)
 
     def load_saved(self) -> None:
         """Read the results folder's newest documents on a worker, then show them a few rows per turn;
