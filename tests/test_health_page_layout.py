@@ -1,7 +1,7 @@
-"""Benchmarks → Health reads at 1024x700, 1366x768 and 1920x1080 with the H100 references: the page takes the
-form's height while shown (the one mechanism the Pipeline page uses too; moving between them keeps the room,
-a glanced-at tab gives the user's split back), its labels show their whole text, and nothing lies off its
-right edge (it scrolls down, never sideways)."""
+"""Benchmarks → Health reads at 1024x700, 1366x768 and 1920x1080 with the H100 references: the page reads in
+the lower pane's share without moving the split (the form keeps its rows while pages open and close, as for the
+Pipeline and language-model pages), its labels show their whole text, and nothing lies off its right edge (it
+scrolls down, never sideways)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def _settle() -> None:
 
 
 @pytest.mark.parametrize("screen", SIZES, ids=lambda v: "x".join(map(str, v)))
-def test_the_health_page_gets_the_forms_room_and_reads(qtbot, qsettings, screen):
+def test_the_health_page_reads_without_moving_the_form(qtbot, qsettings, screen):
     win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.ready, timeout=10000):
@@ -42,25 +42,24 @@ def test_the_health_page_gets_the_forms_room_and_reads(qtbot, qsettings, screen)
     tab.bottom.setCurrentWidget(tab.health)
     _settle()
     view = tab.health
-    assert tab.run_splitter.sizes()[0] < split[0]
-    # the lower pane holds the verdict, the judgement, the reasons and at least a plot's worth below them
-    assert view.viewport().height() >= 300 and view.viewport().height() >= 0.55 * sum(tab.run_splitter.sizes())
+    assert tab.run_splitter.sizes() == split
+    # the lower pane's share (it scrolls down for the rest): the verdict and the judgement at least
+    assert view.viewport().height() >= 180
     body = view.widget()
     assert body.width() <= view.viewport().width()
     for label in (view.verdict, view.burns, view.reasons):
         assert label.text() and label.heightForWidth(label.width()) <= label.height(), label.text()[:60]
         assert label.geometry().right() <= body.width()
     assert "the load burns" in view.burns.text()
-    room = tab.run_splitter.sizes()
     tab.show_pipeline(json.loads((FIXTURES / "h200_datapath_2026-12-04.json").read_text()))
     _settle()
-    assert tab.run_splitter.sizes() == room  # one mechanism: the other reading page keeps the room
+    assert tab.run_splitter.sizes() == split
     tab.bottom.setCurrentIndex(0)
     _settle()
     assert tab.run_splitter.sizes() == split
 
 
-def test_the_language_model_pages_get_the_forms_room_too(qtbot, qsettings):
+def test_the_language_model_pages_leave_the_form_where_it_is(qtbot, qsettings):
     win = build_window(qsettings, start_sampler=False, build_hidden_tabs=False)
     qtbot.addWidget(win)
     with qtbot.waitSignal(win.ready, timeout=10000):
@@ -80,7 +79,7 @@ def test_the_language_model_pages_get_the_forms_room_too(qtbot, qsettings):
         _settle()
         tab.bottom.setCurrentWidget(getattr(tab, page))
         _settle()
-        assert tab.run_splitter.sizes()[0] < split[0], page
+        assert tab.run_splitter.sizes() == split, page
     tab.bottom.setCurrentIndex(0)
     _settle()
     assert tab.run_splitter.sizes() == split

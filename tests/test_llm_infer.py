@@ -129,7 +129,7 @@ def test_reports_read_the_curves_and_verdicts_of_a_document(small_document):
     report = evaluation.build_evaluation([doc], with_charts=True)
     assert [run.title.split(" · ")[0] for run in report.llm] == ["tiny"]
     assert not any("llm.infer" in m.title for m in report.micro)
-    assert len([c for c in report.charts if c.key.startswith("llm:")]) == 3
+    assert len([c for c in report.charts if c.key.startswith("llm:")]) == 4  # depth ×2, TPOT, TTFT
     assert not any(c.key == "series:llm.infer" for c in report.charts)  # mixed axes: its own charts instead
     text = evaluation.format_evaluation(report)
     assert "Language models" in text and "tg6 @ depth 8" in text
@@ -146,9 +146,9 @@ def test_the_language_model_page_draws_a_result(small_document, qtbot):
     view = LlmView()
     qtbot.addWidget(view)
     view.set_document(small_document)
-    assert [not c.isHidden() for c in view.columns] == [True, True, True]
+    assert [not c.isHidden() for c in view.columns] == [True, True, True, True]
     assert "of its bound" in view.summary.text() and "Serving:" in view.summary.text()
-    assert "dashed: bound" in view.titles[0].text()
+    assert "bound from the measured copy bandwidth" in view.legends[0].text()
     depths = [row["depth"] for row in small_document["details"]["tg"]]
     ticks = view.plots[0].getAxis("bottom")._tickLevels[0]
     assert [x for x, _ in ticks] == depths  # ticks at the depths measured, not pyqtgraph's round numbers
@@ -187,7 +187,7 @@ def test_report_charts_put_every_side_on_one_chart(small_document):
 
     other = {**small_document, "started_at": "2026-12-06T00:00:00+00:00"}
     drawn = llm_section.charts([Side("alpha", [small_document]), Side("beta", [other])])
-    assert len(drawn) == 3
+    assert len(drawn) == 4
     labels = [line.get_label() for line in drawn[0].figure.axes[0].get_lines()]
     assert labels == ["[1] alpha: tg6 measured", "[1] alpha: bound from the measured copy bandwidth",
                       "[2] beta: tg6 measured", "[2] beta: bound from the measured copy bandwidth"]

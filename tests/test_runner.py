@@ -48,6 +48,47 @@ class Recorder:
         return [e for e in self.events if e["type"] == kind]
 
 
+class HeldClock:
+    """The runner's ``time`` while a test waits for its child: ``monotonic`` stands still until
+    :meth:`release` (the child reported what the test needs), then runs on from there. A timeout then
+    fires a fixed span after the child was ready however long a loaded machine took to start it, instead
+    of racing the child's start-up. Past ``ceiling_s`` of real time it runs anyway: a child that never
+    gets ready fails the test instead of hanging it."""
+
+    def __init__(self, ceiling_s: float = 120.0):
+        self._real = time.monotonic
+        self._began = self._real()
+        self._ceiling_s = ceiling_s
+        self._released_at: float | None = None
+        self.sleep, self.time = time.sleep, time.time
+
+    def release(self) -> None:
+        if self._released_at is None:
+            self._released_at = self._real()
+
+    def monotonic(self) -> float:
+        real = self._real()
+        if self._released_at is None and real - self._began >= self._ceiling_s:
+            self.release()
+        return self._began + (real - self._released_at if self._released_at is not None else 0.0)
+
+
+def _timeout_run(monkeypatch, bench_id, tmp_path, ready, **kwargs):
+    """Run ``bench_id`` with its timeout counted from the event ``ready(event)`` says the test needs."""
+    clock = HeldClock()
+    monkeypatch.setattr(runner, "time", clock)
+    recorder = Recorder()
+
+    def on_event(event):
+        recorder(event)
+        if ready(event):
+            clock.release()
+
+    result = runner.run_benchmark(bench_id, on_event=on_event, results_dir=tmp_path, **kwargs)
+    monkeypatch.setattr(runner, "time", time)  # the next run (assert_next_run_works) on the real clock
+    return result, recorder
+
+
 def _alive(pid: int) -> bool:
     try:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
@@ -58,7 +99,8 @@ def _alive(pid: int) -> bool:
 def assert_all_gone(pids):
     """Every pid has ended (a zombie waiting for init to reap it counts as ended)."""
     assert pids, "the run reported no pids to check"
-    deadline = time.monotonic() + 5.0
+    # a ceiling (below the fixtures' 60 s sleeps): the loop ends as soon as they have gone
+    deadline = time.monotonic() + 30.0
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)
     left = [pid for pid in pids if _alive(pid)]
@@ -198,9 +240,10 @@ def test_exception_keeps_the_traceback_tail(tmp_path):
     assert error["kind"] == "exception" and error["traceback"][-1] == "RuntimeError: boom from the fixture"
 
 
-def test_timeout_kills_the_group_even_when_sigterm_is_ignored(tmp_path):
-    """test.hang ignores SIGTERM and declares default_timeout_s=1.5, which applies here."""
-    result, recorder = run("test.hang", tmp_path)
+def test_timeout_kills_the_group_even_when_sigterm_is_ignored(tmp_path, monkeypatch):
+    """test.hang ignores SIGTERM and declares default_timeout_s=1.5, which applies here, counted from its
+    progress event (it has ignored SIGTERM and reported its pid by then)."""
+    result, recorder = _timeout_run(monkeypatch, "test.hang", tmp_path, lambda e: e["type"] == "progress")
     doc = result.document
     assert doc["status"] == "failed" and doc["error_kind"] == "timeout"
     assert doc["timeout_s"] == 1.5 and "timed out after 1.5 s while waiting for nothing (25% done)" in doc["reason"]
@@ -262,8 +305,11 @@ def test_exception_in_on_event_ends_the_child_and_propagates(tmp_path):
     assert_all_gone(recorder.pids)
 
 
-def test_timeout_also_ends_the_grandchild(tmp_path):
-    result, recorder = run("test.slow", tmp_path, timeout_s=1.0, save=False)
+def test_timeout_also_ends_the_grandchild(tmp_path, monkeypatch):
+    # counted from the child's report of its grandchild: the timeout must find the grandchild there
+    result, recorder = _timeout_run(monkeypatch, "test.slow", tmp_path,
+                                    lambda e: e["type"] == "metric" and e["name"] == "grandchild_pid",
+                                    timeout_s=1.0, save=False)
     assert result.document["error_kind"] == "timeout"
     assert len(recorder.pids) == 2
     assert_all_gone(recorder.pids)

@@ -58,34 +58,55 @@ def test_interval_limits():
         sampler.set_interval(11)
 
 
+#: CPU seconds the busy grandchild burns: counted as CPU time, not as a share of a wall-clock span, so that the
+#: figure holds on a loaded box where the child gets a fraction of a core.
+BURN_CPU_S = 0.6
+
+
 def test_busy_child_shows_in_cpu_and_watched_tree():
-    # The watched pid is a parent that only waits; the CPU is burnt by its child, so the tree
-    # lookup has to find the child.
-    code = (
-        "import subprocess, sys; "
-        "p = subprocess.Popen([sys.executable, '-c', 'while True: pass']); p.wait()"
-    )
-    parent = subprocess.Popen([sys.executable, "-c", code])
-    sampler = Sampler(interval_s=0.2, history_s=60)
+    # The watched pid is a parent that only waits; the CPU is burnt by its child, so the tree lookup has to
+    # find the child. Each step waits for an event, never for a time: the parent starts the child on "go" (the
+    # sampler has read the tree by then); the child prints its pid and waits for "burn" (the sampler has read
+    # the tree with the child in it by then); it says "burnt" once it has used BURN_CPU_S of CPU time, and waits
+    # to be killed.
+    burn = ("import os, sys, time\nprint(os.getpid(), flush=True)\nsys.stdin.readline()\n"
+            f"while time.process_time() < {BURN_CPU_S}: pass\nprint('burnt', flush=True)\ntime.sleep(600)")
+    code = (f"import subprocess, sys; sys.stdin.readline(); "
+            f"p = subprocess.Popen([sys.executable, '-c', {burn!r}]); p.wait()")
+    parent = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    sampler = Sampler(interval_s=0.2, history_s=600)
     sampler.watch(parent.pid)
+
+    def read_after(moment: float) -> bool:
+        """A sample began after ``moment``: what existed or was spent by then is in it."""
+        return sampler.history(metrics=["proc_cpu_percent"])[0][-1:].tolist() > [moment]
+
     try:
-        time.sleep(0.3)  # let the child start
         sampler.start()
-
-        def busy_seen():
-            _, h = sampler.history(metrics=["proc_cpu_percent"])
-            return np.nanmax(h["proc_cpu_percent"], initial=0) > 50
-
-        assert _wait_for(busy_seen, 15), sampler.history(metrics=["proc_cpu_percent"])
-        time.sleep(0.5)
+        assert _wait_for(lambda: sampler.history()[0].size >= 2, 120)  # the tree read with the parent alone
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        int(parent.stdout.readline())  # the child's pid: it exists
+        assert _wait_for(lambda now=time.time(): read_after(now), 120)
+        parent.stdin.write("burn\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline().strip() == "burnt"  # however long a loaded box takes
+        assert _wait_for(lambda now=time.time(): read_after(now), 120)
     finally:
         sampler.stop()
         for child in __import__("psutil").Process(parent.pid).children(recursive=True):
             child.kill()
         parent.kill()
         parent.wait()
-    _, h = sampler.history()
-    # One of two cores busy (on this machine) is ~50 % of all; be lenient for bigger machines.
+        parent.stdin.close()
+        parent.stdout.close()
+    t, h = sampler.history()
+    # The watched tree's CPU, summed over the samples (percent of a core × the span each covers), holds the
+    # child's burn: the child was found under the parent and counted.
+    counted_s = np.nansum(h["proc_cpu_percent"][1:] / 100.0 * np.diff(t))
+    assert counted_s >= 0.85 * BURN_CPU_S, counted_s
+    # The host saw a core busy for at least one sample: the burn alone fills one (it lasts three intervals of
+    # CPU time); on a loaded box other processes fill them anyway.
     assert np.nanmax(h["cpu_percent"]) > 100.0 / sampler.cpu_count * 0.6
     assert np.nanmax(h["proc_rss_bytes"]) > 1e6
     per_core = np.nanmax(np.vstack([h[f"cpu{i}_percent"] for i in range(sampler.cpu_count)]))

@@ -63,9 +63,14 @@ def _snake_train(args: argparse.Namespace) -> int:
 
 
 def _timed_evaluate(evaluate, agent, *args, **kwargs):
+    """The evaluation's figures, wall time and start; ``figures["telemetry"]``: how busy the machine was."""
+    from hwbench_gui.demos.machine_watch import MachineWatch
+
+    watch = MachineWatch()
     started_at, start = datetime.now(timezone.utc), time.perf_counter()
     figures = evaluate(agent, *args, **kwargs)
-    return figures, time.perf_counter() - start, started_at
+    eval_s = time.perf_counter() - start
+    return {**figures, "telemetry": watch.finish()}, eval_s, started_at
 
 
 def _save_snake_result(args, figures: dict, eval_s: float, started_at, checkpoint, training: dict | None,
@@ -78,7 +83,8 @@ def _save_snake_result(args, figures: dict, eval_s: float, started_at, checkpoin
     h, w = figures["board"]
     params = {"board": f"{h}x{w}", "episodes": figures["episodes"], "device": args.device}
     doc = snake_eval_document(figures, params, started_at=started_at, eval_s=eval_s, device=args.device,
-                              training={"checkpoint": str(checkpoint), **(training or {})})
+                              training={"checkpoint": str(checkpoint), **(training or {})},
+                              telemetry=figures.get("telemetry"))
     try:
         path = save_demo_document(doc, args.results_dir)
     except OSError as exc:

@@ -99,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
             last_status[0] = result.status
             print(f"frame {result.index}: {result.status}", flush=True)
 
+    from hwbench_gui.demos.machine_watch import MachineWatch
+
+    watch = MachineWatch()  # how busy the machine is beside the run, for its document
     started_at, start = datetime.now(timezone.utc), time.perf_counter()
     try:
         doc = run_to_files(pipeline, args.out, args.trace, max_frames=args.max_frames, on_frame=on_frame)
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     finally:
         pipeline.close()
+        telemetry = watch.finish()
     timing = doc["timing"]
     if not timing["frames"]:
         print(f"error: {source.description} delivered no frames", file=sys.stderr)
@@ -123,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
             duration_s=timing["wall_s"], device="cpu", precision="n/a",
             stage_ms={k: v for k, v in timing.items() if k.endswith("_ms")},
             details={"source": source.description, "target": doc["target"]["name"], "frames_with_keypoints": tracked,
-                     "keypoint_source": doc["keypoint_source"], "continuity": doc["continuity"]})
+                     "keypoint_source": doc["keypoint_source"], "continuity": doc["continuity"]},
+            telemetry=telemetry)
         try:
             result_file = save_demo_document(result, args.results_dir)
         except OSError as exc:

@@ -160,12 +160,16 @@ def run(args: argparse.Namespace) -> int:
         if not frame_size and result.frame is not None:
             frame_size.extend((int(result.frame.shape[1]), int(result.frame.shape[0])))
 
+    from hwbench_gui.demos.machine_watch import MachineWatch
+
+    watch = MachineWatch()  # how busy the machine is beside the run, for its document
     started_at = datetime.now(timezone.utc)
     start = time.perf_counter()
     try:
         stats = track_video(pipeline, args.source, args.out, args.video, args.max_frames,
                             getattr(detector, "class_names", None), on_frame=on_frame, overlap=not args.no_overlap)
     except (SourceError, OSError) as exc:  # unreadable input, or an MP4 that cannot be written
+        watch.finish()
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -206,9 +210,11 @@ def run(args: argparse.Namespace) -> int:
         windows = window_fps(frame_times_from_stamps(stamps, start))
         t["steady_fps"] = float(sorted(windows)[len(windows) // 2]) if windows else None
         t["fps_windows"] = len(windows)
+    telemetry = watch.finish()
     if not args.no_result:
         try:
-            summary["result_file"] = str(_save_result(args, detector, summary, stamps, start, started_at, frame_size))
+            summary["result_file"] = str(_save_result(args, detector, summary, stamps, start, started_at, frame_size,
+                                                      telemetry))
         except OSError as exc:
             print(f"error: cannot write the result document: {exc}", file=sys.stderr)
             return 2
@@ -235,7 +241,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save_result(args, detector, summary: dict, stamps: list[float], start: float, started_at, frame_size):
+def _save_result(args, detector, summary: dict, stamps: list[float], start: float, started_at, frame_size,
+                 telemetry: dict | None = None):
     from hwbench_gui.demos.results import demo_document, frame_times_from_stamps, save_demo_document
 
     t = summary["timing"]
@@ -254,5 +261,5 @@ def _save_result(args, detector, summary: dict, stamps: list[float], start: floa
         details={"source": summary["source"], "track_ids": summary["track_ids"],
                  "capacity_fps": t.get("capacity_fps"), "appearance": summary["appearance"],
                  "detector_summary": summary["detector_summary"],
-                 "smallest_person_px": summary["smallest_person_px"]})
+                 "smallest_person_px": summary["smallest_person_px"]}, telemetry=telemetry)
     return save_demo_document(doc, args.results_dir)

@@ -73,12 +73,15 @@ def demo_document(demo: str, params: dict[str, Any], frame_times_s: Sequence[flo
                   duration_s: float, device: str, precision: str = "n/a", stage_ms: dict[str, Any] | None = None,
                   metrics: dict[str, Any] | None = None, details: dict[str, Any] | None = None,
                   method: str = "", warnings: Sequence[str] = (), window: int = 30,
-                  status: str = "ok", reason: str | None = None) -> dict[str, Any]:
+                  status: str = "ok", reason: str | None = None,
+                  telemetry: dict[str, Any] | None = None) -> dict[str, Any]:
     """The result document of one demo run (``demo``: a key of :data:`DEMOS`).
 
     ``params`` should name the device (``device``, which comparisons ignore, so CPU and GPU runs of
     the same settings line up) and everything that changes the speed. A run with no frames is
-    "failed" (build_document's rule: no valid samples).
+    "failed" (build_document's rule: no valid samples). ``telemetry`` is the run's summary
+    (:class:`~hwbench_gui.demos.machine_watch.MachineWatch`): a busy machine's run carries the warning a
+    benchmark's does.
     """
     from hwbench_gui.engine.results import build_document
 
@@ -98,12 +101,24 @@ def demo_document(demo: str, params: dict[str, Any], frame_times_s: Sequence[flo
                              "(the whole frame: read, process, draw, write); the figure is their median"),
         "details": {"frames": n, "window_frames": window, "stage_ms": stage_ms or {}, "metrics": metrics,
                     **(details or {})},
-        "warnings": list(warnings),
+        "warnings": _with_busy(warnings, telemetry),
     }
     bench = replace(DEMOS[demo], deciding_params=tuple(k for k in params if k not in WHERE_PARAMS))
     return build_document(bench, params, status=status, reason=reason, started_at=started_at,
-                          duration_s=duration_s, outcome=outcome,
-                          telemetry_reason="demo runs sample no telemetry")
+                          duration_s=duration_s, outcome=outcome, **_telemetry(telemetry))
+
+
+def _with_busy(warnings: Sequence[str], telemetry: dict[str, Any] | None) -> list[str]:
+    from hwbench_gui.engine.telemetry.summary import busy_warning
+
+    busy = busy_warning(telemetry)
+    return list(warnings) + ([busy] if busy else [])
+
+
+def _telemetry(telemetry: dict[str, Any] | None) -> dict[str, Any]:
+    if telemetry is None:
+        return {"telemetry_reason": "the machine was not sampled during this demo run"}
+    return {"telemetry": telemetry, "telemetry_reason": "sampled beside the demo, which runs in this process"}
 
 
 SNAKE_FIGURE_NAME = "score per greedy game"
@@ -111,7 +126,7 @@ SNAKE_FIGURE_NAME = "score per greedy game"
 
 def snake_eval_document(figures: dict[str, Any], params: dict[str, Any], *, started_at: datetime, eval_s: float,
                         device: str, training: dict[str, Any] | None = None,
-                        warnings: Sequence[str] = ()) -> dict[str, Any]:
+                        warnings: Sequence[str] = (), telemetry: dict[str, Any] | None = None) -> dict[str, Any]:
     """The result document of a snake evaluation (``figures``: what ``snake.train.evaluate`` returns).
 
     The headline is the score per game (samples: each game's score, so the document's value is
@@ -137,11 +152,11 @@ def snake_eval_document(figures: dict[str, Any], params: dict[str, Any], *, star
         "details": {"board": figures.get("board"), "episodes": len(scores), "mean": figures.get("mean"),
                     "max": figures.get("max"), "mean_steps": figures.get("mean_steps"), "eval_s": eval_s,
                     "training": training},
-        "warnings": list(warnings),
+        "warnings": _with_busy(warnings, telemetry),
     }
     bench = replace(DEMOS["snake"], deciding_params=tuple(k for k in params if k not in WHERE_PARAMS))
     return build_document(bench, params, status="ok", started_at=started_at, duration_s=eval_s, outcome=outcome,
-                          telemetry_reason="demo runs sample no telemetry")
+                          **_telemetry(telemetry))
 
 
 def save_demo_document(doc: dict[str, Any], directory: str | os.PathLike | None = None) -> Path:

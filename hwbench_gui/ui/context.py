@@ -34,7 +34,26 @@ class AppContext:
     extras: dict[str, Any] = field(default_factory=dict)
     #: The benchmark runs waiting and running (Qt-free); saves into ``results_dir`` unless given.
     run_queue: RunQueue | None = None
+    _results_watch: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.run_queue is None:
             self.run_queue = RunQueue(results_dir=self.results_dir)
+
+    def results_watch(self, owner: Any = None) -> Any:
+        """The :class:`~hwbench_gui.ui.results_watch.ResultsWatch` of ``results_dir`` (documents other processes
+        write there while the window is open), started by the first view that asks. It lives as long as that
+        view (``owner``, a QObject): its timer must not outlive the views it feeds."""
+        import shiboken6
+
+        if self._results_watch is None or not shiboken6.isValid(self._results_watch):
+            from hwbench_gui.ui.results_watch import ResultsWatch
+
+            self._results_watch = ResultsWatch(self.results_dir, self.workers, owner)
+        return self._results_watch
+
+    def stop_watching_results(self) -> None:
+        import shiboken6
+
+        if self._results_watch is not None and shiboken6.isValid(self._results_watch):
+            self._results_watch.stop()

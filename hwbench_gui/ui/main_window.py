@@ -379,6 +379,7 @@ class MainWindow(QMainWindow):
                 holder.shutdown()
             except Exception:
                 log.exception("tab %s did not shut down cleanly", holder.spec.title)
+        self.context.stop_watching_results()  # no look at the folder may start a worker after this
         self.context.workers.shutdown(timeout_s=SHUTDOWN_WAIT_S)
         if self.context.sampler is not None:
             self.context.sampler.stop()

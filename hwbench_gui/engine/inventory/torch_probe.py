@@ -21,7 +21,14 @@ from typing import Any
 
 from hwbench_gui.engine.child import TORCH_PROBE_FLAG
 
+#: The probe's budget in CPU seconds of its child: importing torch is work, and a loaded machine gives the
+#: child a fraction of a core, so wall-clock seconds would time a healthy probe out there.
 DEFAULT_TIMEOUT_S = 20.0
+#: A child that uses no CPU (stuck in a driver call) is stopped after this many wall-clock seconds per CPU second
+#: of budget: 6 × 20 s = 2 minutes.
+WALL_PER_CPU_S = 6.0
+#: What a timed-out probe tells the user to do.
+RETRY_HINT = "press Retry in the Inventory tab (or run `hwbench inventory` again) once the machine is quieter"
 
 
 def default_python_argv() -> list[str]:
@@ -131,9 +138,12 @@ def run_probe(python_argv: list[str] | None = None, timeout_s: float = DEFAULT_T
               cancel: threading.Event | None = None) -> dict[str, Any]:
     """Run the probe in a child and return its report; never raises.
 
-    On failure the dict has ``ok: False`` and ``reason`` (not installed, timed out, crashed, cancelled).
-    ``cancel`` set by another thread kills the child within 0.1 s. The child sees
-    ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` so its indices follow NVML's order.
+    On failure the dict has ``ok: False`` and ``reason`` (not installed, timed out, crashed, cancelled); a
+    timeout also has ``timed_out: True`` and its reason says how to retry. ``timeout_s`` is counted in CPU
+    seconds of the child (a busy machine slows the probe without timing it out), with
+    :data:`WALL_PER_CPU_S` wall-clock seconds per CPU second for a child that does nothing. ``cancel`` set by
+    another thread kills the child within 0.1 s. The child sees ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` so its
+    indices follow NVML's order.
     """
     argv = list(python_argv or default_python_argv())
     env = dict(os.environ)
@@ -155,10 +165,14 @@ def run_probe(python_argv: list[str] | None = None, timeout_s: float = DEFAULT_T
             child.kill()
             reader.join(5)
             return {"ok": False, "reason": "torch probe cancelled"}
-        if time.monotonic() - started > timeout_s:
+        if not reader.is_alive():  # it ended: its report is read below, however long it took
+            break
+        # a child whose CPU time cannot be read (ending, or psutil missing) has the wall-clock ceiling only
+        wall_s, cpu_s = time.monotonic() - started, _cpu_s(child.pid)
+        if (cpu_s is not None and cpu_s > timeout_s) or wall_s > WALL_PER_CPU_S * timeout_s:
             child.kill()
             reader.join(5)
-            return {"ok": False, "reason": f"torch probe timed out after {timeout_s:.0f} s"}
+            return {"ok": False, "timed_out": True, "reason": timeout_reason(wall_s, cpu_s)}
     elapsed_s = time.monotonic() - started
     report = _last_json_line(result.get("stdout") or "")
     if report is None:
@@ -167,6 +181,27 @@ def run_probe(python_argv: list[str] | None = None, timeout_s: float = DEFAULT_T
                                        + (f": {' | '.join(tail)}" if tail else "")}
     report["elapsed_s"] = round(elapsed_s, 2)
     return report
+
+
+def _cpu_s(pid: int) -> float | None:
+    """CPU seconds ``pid`` and its reaped children have used, or None where that cannot be read."""
+    try:
+        import psutil
+
+        times = psutil.Process(pid).cpu_times()
+    except Exception:  # psutil missing, the child gone or not readable: wall-clock time decides then
+        return None
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def timeout_reason(wall_s: float, cpu_s: float | None) -> str:
+    """Why the probe was stopped, how busy the machine was, and how to retry."""
+    used = f" ({cpu_s:.0f} s of CPU)" if cpu_s is not None else ""
+    try:
+        load = f"; load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    except (AttributeError, OSError):
+        load = ""
+    return f"torch probe timed out after {wall_s:.0f} s{used}{load}: {RETRY_HINT}"
 
 
 def _last_json_line(text: str) -> dict[str, Any] | None:

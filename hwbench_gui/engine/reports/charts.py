@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 # Figure objects without pyplot: no GUI backend is chosen or needed, and nothing global changes.
 from matplotlib.figure import Figure
+from matplotlib.transforms import blended_transform_factory
 
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
@@ -600,30 +601,55 @@ def gpu_power_is_the_cost(doc: dict[str, Any]) -> bool:
     return str(doc.get("device") or "").startswith("cuda") and bench_id not in NOT_GPU_WORK
 
 
+def _per_watt_group(doc: dict[str, Any]) -> str:
+    """What a figure per watt is compared within: the benchmark, its model where it takes one, and the
+    precision (tokens/s of a 124M model and of an 8B one per watt are not one quantity)."""
+    parts = [(doc.get("benchmark") or {}).get("id"), _p(doc, "model"), _p(doc, "method")]
+    return " ".join(str(p) for p in parts if isinstance(p, str) and p) + f" ({precision_of(doc)})"
+
+
 def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
     """Headline figure per watt of mean GPU power, for the runs where GPU power is the cost
-    (:func:`gpu_power_is_the_cost`)."""
-    groups: list[str] = []
-    series: dict[str, dict[str, float]] = defaultdict(dict)
-    units = set()
+    (:func:`gpu_power_is_the_cost`): one panel per benchmark, model and precision, each on its own scale and
+    unit (figures of different kinds on one axis leave the small ones as invisible bars), a bar per side."""
+    groups: dict[str, dict[str, float]] = {}
+    units: dict[str, str] = {}
     for side in sides:
         for doc in _ok(side.docs):
             power_w = mean_gpu_power_w(doc)
             figure = doc["figure"]
             if power_w is None or not figure.get("higher_is_better", True) or not gpu_power_is_the_cost(doc):
                 continue
-            group = f"{(doc.get('benchmark') or {}).get('id')} ({precision_of(doc)})"
-            _add_group(groups, group)
-            series[side.name if len(sides) > 1 else ""].setdefault(group, float(figure["value"]) / power_w)
-            units.add(f"{figure.get('unit')}/W")
+            group = _per_watt_group(doc)
+            groups.setdefault(group, {}).setdefault(side.name, float(figure["value"]) / power_w)
+            units.setdefault(group, f"{figure.get('unit')}/W")
     if not groups:
         return None
-    figure, ax = _new_figure()
-    _grouped_bars(ax, groups, dict(series), " or ".join(sorted(units)))
-    ax.set_title("Performance per watt (headline figure / mean GPU power during the run)", fontsize=10)
+    bars = sum(len(values) for values in groups.values())
+    figure = Figure(figsize=(8.0, 0.5 + 0.28 * bars + 0.62 * len(groups)), layout="constrained")
+    axes = figure.subplots(len(groups), 1, squeeze=False)[:, 0]
+    for ax, (group, values) in zip(axes, groups.items()):
+        names = list(values)
+        drawn = ax.barh(range(len(names)), [values[n] for n in names], 0.7,
+                        color=[f"C{[s.name for s in sides].index(n) % 10}" for n in names])
+        ax.bar_label(drawn, labels=[f"{values[n]:.3g}" for n in names], fontsize=7, padding=2)
+        ax.set_yticks(range(len(names)), [_short(n, 50, 1) for n in names] if len(sides) > 1 else [""] * len(names),
+                      fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1.15 * max(values.values()))
+        ax.set_title(f"{group}: {units[group]}", fontsize=8, loc="left")
+        ax.tick_params(axis="x", labelsize=7)
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_axisbelow(True)
+    figure.suptitle("Performance per watt (headline figure / mean GPU power during the run)", fontsize=10)
     return Chart("perf_per_watt", "Performance per watt", figure,
                  "Mean board power of all GPUs as NVML reported it during the run; only runs whose work the GPU "
-                 "did (no host memory, disk, CPU decode, PCIe or data-path figure per GPU watt).")
+                 "did (no host memory, disk, CPU decode, PCIe or data-path figure per GPU watt). Each panel has "
+                 "its own scale: compare bars within a panel, not across.")
+
+
+#: Characters of a code line in the what-ifs chart before it wraps (6-point monospace across 8.5 inches).
+CODE_COLUMNS = 150
 
 
 def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:
@@ -644,9 +670,23 @@ def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:
     labels = ["default configuration"] + [_short(str(actions.get(t["rate_images_per_s"]) or t.get("key")), 60, 2)
                                           for t in tried]
     values = [float(default) if describe.is_number(default) else 0.0] + [float(t["rate_images_per_s"]) for t in tried]
-    code = str(best.get("code") or "")
+    # 6-point monospace across the page: long lines wrap under themselves instead of running off the chart
+    code = "\n".join(wrapped for line in str(best.get("code") or "").splitlines()
+                     for wrapped in (textwrap.wrap(line, CODE_COLUMNS, subsequent_indent="      ",
+                                                   drop_whitespace=False) or [""]))
     code_lines = code.count("\n") + 1 if code else 0
-    figure, ax = _new_figure(8.5, 1.4 + 0.3 * len(labels) + 0.13 * code_lines)
+    bars_in, code_in = 1.2 + 0.3 * len(labels), (0.35 + 0.118 * code_lines if code else 0.0)
+    figure = Figure(figsize=(8.5, bars_in + code_in), layout="constrained")
+    if code:  # an axes of its own below the bars, sized for its lines
+        ax, code_ax = figure.subplots(2, 1, height_ratios=[bars_in, code_in])
+        code_ax.axis("off")
+        text = code_ax.text(0.01, 1.0, code, transform=blended_transform_factory(figure.transFigure, code_ax.transAxes),
+                            family="monospace", fontsize=6, va="top", ha="left")
+        # out of the layout: a code line wider than the figure would collapse the bars to nothing (the saved
+        # image's tight box still takes it in whole)
+        text.set_in_layout(False)
+    else:
+        ax = figure.add_subplot()
     colors = ["#16a34a" if key == best.get("key") else ("0.6" if i == 0 else "C0")
               for i, key in enumerate(["default"] + [t.get("key") for t in tried])]
     bars = ax.barh(range(len(labels)), values, 0.7, color=colors)
@@ -658,8 +698,5 @@ def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:
     ax.set_xlabel("images/s end to end (line: the default configuration, the headline)")
     ax.grid(axis="x", alpha=0.3)
     ax.set_title("Data path: the analyzer's advice, measured", fontsize=10)
-    if code:  # under the axes; the layout engine makes room for it
-        ax.annotate(code, (0.0, 0.0), xycoords="axes fraction", xytext=(-150, -30), textcoords="offset points",
-                    family="monospace", fontsize=6, va="top", ha="left")
     return Chart("datapath_whatifs", "Data path what-ifs", figure,
                  str(best.get("text") or "") + (f" Code: {best.get('describe')}." if code else ""))

@@ -84,6 +84,20 @@ class CurveChart:
     short_title: str = ""  # for a small plot without a legend
 
 
+def depth_tick(depth: float) -> str:
+    """A context depth as a tick label: whole multiples of 1024 as "4k", "16k"; others as they are."""
+    if depth >= 1024 and depth % 1024 == 0:
+        return f"{depth / 1024:g}k"
+    return f"{depth:g}"
+
+
+def subject(doc: dict[str, Any]) -> str:
+    """What a run measured, in one line: model, precision, batch, step kind and device."""
+    params = doc.get("params") or {}
+    return (f"{params.get('model')} · {precision_of(doc)} · batch {params.get('batch')} · "
+            f"step {params.get('step')} · {doc.get('device') or 'device not recorded'}")
+
+
 def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
     """One chart per figure kind (generation, prompt): tokens/s against context depth, with its bound."""
     charts = []
@@ -105,7 +119,7 @@ def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
                          Curve(f"bound from the {limit}", [float(r["depth"]) for r in held],
                                [float(r["bound_tokens_per_s"]) for r in held], bound=True)],
             point_labels=[f"{share(r):.0%}" if share(r) is not None else "bound not reliable" for r in rows],
-            short_title=f"{key}{n} tokens/s vs depth (dashed: bound; % of it)"))
+            short_title=f"{key}{n}: {what} tokens/s against context depth (beside each: % of its bound)"))
     return charts
 
 
@@ -183,23 +197,49 @@ def _shown(serving: Serving) -> tuple[list[ServingPoint], str]:
     return [points[i] for i in chosen], bounded.note("serving points", len(points), len(chosen))
 
 
+def _target(doc: dict[str, Any], key: str) -> float | None:
+    targets = (doc.get("details") or {}).get("targets")
+    value = targets.get(key) if isinstance(targets, dict) else None
+    return float(value) if describe.is_number(value) else None
+
+
 def serving_curve(doc: dict[str, Any]) -> CurveChart | None:
     """Time per output token (p99 and p50) against total output tokens/s, one point per concurrency."""
     points, _ = _shown(serving_points(doc))
     if not points:
         return None
-    details = doc.get("details") or {}
-    targets = details.get("targets") if isinstance(details.get("targets"), dict) else {}
-    target = targets.get("tpot_p99_ms") if describe.is_number(targets.get("tpot_p99_ms")) else None
+    target = _target(doc, "tpot_p99_ms")
     xs = [p.output_tokens_per_s for p in points]
     return CurveChart("Serving: time per output token against output tokens/s", "output tokens/s (all sequences)",
                       "time per output token (ms)",
                       [Curve("TPOT p99", xs, [p.tpot_p99_s * 1e3 for p in points]),
                        Curve("TPOT p50", xs, [p.tpot_p50_s * 1e3 for p in points])],
-                      target_y=target, target_label=f"target {target:g} ms" if target is not None else "",
+                      target_y=target, target_label=f"target p99 ≤ {target:g} ms" if target is not None else "",
                       point_labels=[f"{p.concurrency} seq" for p in points],
-                      short_title="TPOT p99 / p50 (ms) vs output tokens/s"
-                                  + (f" (dotted: {target:g} ms target)" if target is not None else ""))
+                      short_title="Time per output token against output tokens/s")
+
+
+def ttft_curve(doc: dict[str, Any]) -> CurveChart | None:
+    """Time to first token (p99 and p50) against total output tokens/s, one point per concurrency: with the
+    time per output token, the two latencies a concurrency must keep within their targets."""
+    shown, _ = _shown(serving_points(doc))
+    points = [p for p in shown if p.ttft_p50_s is not None and p.ttft_p99_s is not None]
+    if not points:
+        return None
+    target = _target(doc, "ttft_p99_s")
+    xs = [p.output_tokens_per_s for p in points]
+    return CurveChart("Serving: time to first token against output tokens/s", "output tokens/s (all sequences)",
+                      "time to first token (s)",
+                      [Curve("TTFT p99", xs, [p.ttft_p99_s for p in points]),
+                       Curve("TTFT p50", xs, [p.ttft_p50_s for p in points])],
+                      target_y=target, target_label=f"target p99 ≤ {target:g} s" if target is not None else "",
+                      point_labels=[f"{p.concurrency} seq" for p in points],
+                      short_title="Time to first token against output tokens/s")
+
+
+def serving_charts(doc: dict[str, Any]) -> list[CurveChart]:
+    """The serving sweep's two latency charts (per output token, to first token) that ``doc`` holds data for."""
+    return [chart for chart in (serving_curve(doc), ttft_curve(doc)) if chart is not None]
 
 
 @dataclass
@@ -273,8 +313,7 @@ def _run(doc: dict[str, Any]) -> LlmRun:
         memory_text = f"planned {plan['total_bytes'] / 2 ** 30:.2f} GiB"
         if describe.is_number(peak):
             memory_text += f", peak allocated {peak / 2 ** 30:.2f} GiB"
-    return LlmRun(f"{params.get('model')} · {precision_of(doc)} · batch {params.get('batch')} · "
-                  f"step {params.get('step')} · {doc.get('device') or ''}", limit_text, figures, serving,
+    return LlmRun(subject(doc), limit_text, figures, serving,
                   largest_text, memory_text, describe.date_text(doc), fits_text(details.get("what_fits")),
                   "; ".join(filter(None, reduced)), sweep.disagreements)
 
@@ -361,53 +400,97 @@ def newest(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     return good[-1] if good else None
 
 
+def one_depth(specs: Sequence[CurveChart]) -> float | None:
+    """The context depth when every chart of ``specs`` measured that one depth alone (drawn as bars, since a
+    line needs two points and an axis around one point has no scale), else None."""
+    depths = {x for spec in specs for curve in spec.curves for x in curve.x}
+    return depths.pop() if len(depths) == 1 else None
+
+
 def charts(sides: Sequence[Any]) -> list[Any]:
     """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of each side's newest good llm.infer
     run (``sides``: :class:`~hwbench_gui.engine.reports.compare.Side`), one chart per kind of curve with every
-    side on it; a side's bound is dashed in its own colour."""
+    side on it; a side's bound is dashed in its own colour. Where every side measured one depth alone the chart
+    has a bar per side with its bound across it; a chart of one side names the run under its title."""
     from hwbench_gui.engine.reports.charts import Chart, _new_figure, _short
 
-    by_title: dict[str, list[tuple[str, CurveChart]]] = {}
+    by_title: dict[str, list[tuple[str, CurveChart, dict[str, Any]]]] = {}
     for number, side in enumerate(sides):
         doc = newest(side.docs)
         if doc is None:
             continue
-        serving = serving_curve(doc)
         # sides as the report's table numbers them: names of runs of one machine differ only at their end
         name = f"[{number + 1}] {_short(side.name, 30, 1)}"
-        for spec in depth_curves(doc) + ([serving] if serving is not None else []):
-            by_title.setdefault(spec.title, []).append((name, spec))
+        for spec in depth_curves(doc) + serving_charts(doc):
+            by_title.setdefault(spec.title, []).append((name, spec, doc))
     out = []
     for number, (title, entries) in enumerate(by_title.items()):
         figure, ax = _new_figure(7.0, 3.6)
-        target = None
-        for side_name, spec in entries:
-            prefix = f"{side_name}: " if len(entries) > 1 else ""
-            colour = None
-            for curve in spec.curves:
-                line = ax.plot(curve.x, curve.y, marker="" if curve.bound else "o", markersize=4,
-                               linestyle="--" if curve.bound else "-", label=prefix + curve.label,
-                               color=colour if curve.bound else None)[0]
-                if not curve.bound and colour is None:
-                    colour = line.get_color()
-            for x, y, text in zip(spec.curves[0].x, spec.curves[0].y, spec.point_labels):
-                ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
-            target = spec if spec.target_y is not None else target
-        if target is not None:
-            ax.axhline(target.target_y, color="crimson", linewidth=1, linestyle=":", label=target.target_label)
-        spec = entries[0][1]
-        ax.set_xlabel(spec.x_label)
+        specs = [spec for _, spec, _ in entries]
+        depth = one_depth(specs) if specs[0].target_y is None else None
+        if depth is not None:
+            _draw_bars(ax, entries, depth)
+        else:
+            _draw_lines(ax, entries)
+        spec = specs[0]
         ax.set_ylabel(spec.y_label)
-        ax.set_ylim(bottom=0)
-        ax.set_title(title, fontsize=10)
+        # from zero, and room above the highest bound or target so that neither sits on the frame
+        top = max([y for s in specs for c in s.curves for y in c.y if describe.is_number(y)]
+                  + [s.target_y for s in specs if s.target_y is not None] + [0.0])
+        ax.set_ylim(0, 1.12 * top if top > 0 else 1.0)
+        ax.set_title(title if len(entries) > 1 else f"{title}\n{_short(subject(entries[0][2]), 90, 1)}",
+                     fontsize=10 if len(entries) > 1 else 9)
         if len(entries) > 1:  # long side names: below the plot, not over its lines
             ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18))
         else:
-            ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, loc="lower right" if spec.target_y is None else "upper left")
+        ax.grid(alpha=0.3, axis="y" if depth is not None else "both")
         caption = ("Each side's newest llm.infer run; a bound (dashed) is what that machine's own limit, measured "
-                   "in the same run, allows (see the document's method)." if target is None else
+                   "in the same run, allows (see the document's method)." if spec.target_y is None else
                    "One point per number of concurrent sequences (all arriving together); the dotted line is "
                    "the latency target.")
         out.append(Chart(f"llm:{number}", title, figure, caption))
     return out
+
+
+def _draw_lines(ax: Any, entries: list[tuple[str, CurveChart, dict[str, Any]]]) -> None:
+    target = None
+    depths: set[float] = set()
+    for side_name, spec, _ in entries:
+        prefix = f"{side_name}: " if len(entries) > 1 else ""
+        colour = None
+        for curve in spec.curves:
+            # a bound of one depth is a short dash at its level: a line of one point is not drawn at all
+            marker = ("_" if len(curve.x) == 1 else "") if curve.bound else "o"
+            line = ax.plot(curve.x, curve.y, marker=marker, markersize=14 if marker == "_" else 4,
+                           linestyle="--" if curve.bound else "-", label=prefix + curve.label,
+                           color=colour if curve.bound else None)[0]
+            if not curve.bound and colour is None:
+                colour = line.get_color()
+        for x, y, text in zip(spec.curves[0].x, spec.curves[0].y, spec.point_labels):
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        target = spec if spec.target_y is not None else target
+        if spec.target_y is None:
+            depths.update(spec.curves[0].x)
+    if target is not None:
+        ax.axhline(target.target_y, color="crimson", linewidth=1, linestyle=":", label=target.target_label)
+    if depths:  # ticks at the depths measured, 4096 as "4k"
+        ax.set_xticks(sorted(depths), [depth_tick(d) for d in sorted(depths)])
+    ax.set_xlabel(entries[0][1].x_label)
+
+
+def _draw_bars(ax: Any, entries: list[tuple[str, CurveChart, dict[str, Any]]], depth: float) -> None:
+    """One bar per side at its measured figure, its bound a dashed level across the bar."""
+    for index, (side_name, spec, _) in enumerate(entries):
+        measured = next(c for c in spec.curves if not c.bound)
+        bars = ax.bar([index], measured.y, 0.5, color=f"C{index}",
+                      label=(f"{side_name}: " if len(entries) > 1 else "") + measured.label)
+        if spec.point_labels:
+            ax.bar_label(bars, labels=spec.point_labels[:1], fontsize=7, padding=2)
+        for curve in spec.curves:
+            if curve.bound:
+                ax.hlines(curve.y, index - 0.35, index + 0.35, colors=f"C{index}", linestyles="--",
+                          label=(f"{side_name}: " if len(entries) > 1 else "") + curve.label)
+    ax.set_xticks(range(len(entries)), [name for name, _, _ in entries] if len(entries) > 1 else [""])
+    ax.set_xlim(-0.75, len(entries) - 0.25)
+    ax.set_xlabel(f"at context depth {depth_tick(depth)} (the one depth measured)")

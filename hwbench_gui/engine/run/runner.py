@@ -27,6 +27,7 @@ from hwbench_gui.engine.results import document as result_document
 from hwbench_gui.engine.results import store
 from hwbench_gui.engine.run import protocol, registry
 from hwbench_gui.engine.spec.benchmark import Benchmark
+from hwbench_gui.engine.telemetry.summary import busy_warning
 
 #: Lines of the child's log kept for the document of a run that did not end ok.
 LOG_TAIL_LINES = 200
@@ -320,10 +321,9 @@ class _Run:
                 windows = timed_windows(self.phases, self.wall_end)
                 self.telemetry_result = (self.telemetry.summary(self.wall_start, self.wall_end, windows)
                                          if windows else (whole, reason))
-                noise = (self.telemetry_result[0] or {}).get("noise") or {}
-                if noise.get("busy"):
-                    self.warnings.append("busy machine: " + "; ".join(noise.get("reasons") or []) +
-                                         " (figures may be low and spread wide)")
+                busy = busy_warning(self.telemetry_result[0])
+                if busy:
+                    self.warnings.append(busy)
                 elif self.bench.telemetry_notes is not None and self.outcome is not None and self.telemetry_result[0]:
                     self.warnings.extend(self.bench.telemetry_notes(self.params, self.outcome,
                                                                     self.telemetry_result[0]))

@@ -85,3 +85,11 @@ def noise_summary(values: dict[str, np.ndarray]) -> dict[str, Any]:
     return {"others_cpu_percent": {"median": cpu["median"], "mean": cpu["mean"], "max": cpu["max"]},
             "others_gpu_processes_max": gpu["max"], "busy": bool(reasons), "reasons": reasons,
             "threshold_cpu_percent": BUSY_CPU_PERCENT}
+
+
+def busy_warning(summary: dict[str, Any] | None) -> str | None:
+    """The warning a result carries when its telemetry ``summary`` marked the machine busy, else None."""
+    noise = (summary or {}).get("noise") if isinstance((summary or {}).get("noise"), dict) else {}
+    if not noise.get("busy"):
+        return None
+    return "busy machine: " + "; ".join(noise.get("reasons") or []) + " (figures may be low and spread wide)"

@@ -5,11 +5,21 @@ from the engine (:func:`~hwbench_gui.engine.results.formatting.shown_lines`), as
 
 from __future__ import annotations
 
-import html
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
 from hwbench_gui.engine.results import document_check
@@ -20,11 +30,25 @@ BENCH_ID = TRAIN_ID
 # what the row is read for.
 FIT_COLUMNS = ("Model", "Method", "Verdict", "Parameters", "Peak at micro-batch 1", "With checkpointing")
 GIB = 1 << 30
+#: The what-fits table shows four of its rows at least; below that the page scrolls.
+FITS_MIN_HEIGHT_PX = 150
 
 
 def has_training_page(document: dict[str, Any]) -> bool:
     """Whether ``document`` is a finished llm.train run (it has a Training page)."""
     return (document.get("benchmark") or {}).get("id") == BENCH_ID and document.get("status") == "ok"
+
+
+def step_kind(document: dict[str, Any]) -> str:
+    """How the run built its step: the blocks compiled (torch.compile) or eager, as the result stores it."""
+    compiled = (document.get("params") or {}).get("compile")
+    return {"true": "blocks compiled", "false": "eager step"}.get(str(compiled).lower(), f"compile={compiled}")
+
+
+def heading_text(document: dict[str, Any]) -> str:
+    """What ran (model, method, precision, shape, step kind), its figure and the device, as the page's first line."""
+    return (f"<b>{escape(configuration(document))} · {step_kind(document)}</b>: {escape(figure_text(document))} "
+            f"on <b>{escape(str(document.get('device') or 'a device not recorded'))}</b>")
 
 
 def _gib(value: Any) -> str:
@@ -61,10 +85,20 @@ class TrainingView(QWidget):
         lower = QHBoxLayout()
         lower.addWidget(self.memory, 1)
         lower.addLayout(right, 2)
-        layout = QVBoxLayout(self)
+        self.fits.setMinimumHeight(FITS_MIN_HEIGHT_PX)
+        # The page scrolls as one in a short lower pane: the summary first, the estimate and the table below.
+        page = QWidget()
+        layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
         layout.addLayout(lower, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(page)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
 
     def show_machine(self, memory_bytes: float | None, gpu: str) -> None:
         """Before any run: what trains on this machine's GPU by the estimate, at each usual sequence length."""
@@ -103,12 +137,12 @@ class TrainingView(QWidget):
         self.document = document
         found = document_check.problem(document)
         if found:  # a document given without the load's check: said, never half drawn
-            self.summary.setText(f"This run cannot be shown: {html.escape(found)}")
+            self.summary.setText(f"This run cannot be shown: {escape(found)}")
             self.memory.setText("")
             self.fits_title.setText("")
             self.fits.setRowCount(0)
             return
-        lines = [f"<b>{configuration(document)}</b>: {figure_text(document)} on {document.get('device') or '?'}"]
+        lines = [heading_text(document)]
         lines += [line for line in shown_lines(document) if not line.startswith("largest that trains")]
         self.summary.setText("<br>".join(lines))
         details = document.get("details") if isinstance(document.get("details"), dict) else {}

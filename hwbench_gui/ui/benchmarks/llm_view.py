@@ -1,30 +1,36 @@
-"""The "Language model" page of an llm.infer result: generation and prompt tokens/s against context depth,
-each with the bound this machine's own measured limit allows (dashed), and the serving sweep's time per
-output token against output tokens/s with the latency target (dotted), above a line of verdicts. The
-curves come from :mod:`hwbench_gui.engine.reports.llm_section`, as the reports draw them."""
+"""The "Language model" page of an llm.infer result: what ran (model, precision, batch, step kind, device), then
+generation and prompt tokens/s against context depth, each with the bound this machine's own measured limit
+allows (dashed), and the serving sweep's time per output token and time to first token against output
+tokens/s, each with its latency target (dotted), below a line of verdicts. A run of one depth is a bar with its
+bound across it. The curves come from :mod:`hwbench_gui.engine.reports.llm_section`, as the reports draw them.
+Each chart's legend is a line of text above it: inside a plot a third of a 1024-pixel window wide it would cover
+the points."""
 
 from __future__ import annotations
 
-import html
+from html import escape
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.reports import llm_section
-from hwbench_gui.engine.results import document_check
+from hwbench_gui.engine.results import describe, document_check
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.theme import ERROR_COLOR, plot_colors
 
 BENCH_ID = llm_section.LLM_ID
-
-
-def depth_tick(depth: float) -> str:
-    """A context depth as a tick label: whole multiples of 1024 as "4k", "16k"; others as they are."""
-    if depth >= 1024 and depth % 1024 == 0:
-        return f"{depth / 1024:g}k"
-    return f"{depth:g}"
+depth_tick = llm_section.depth_tick
+#: Colours of a chart's measured curves (p99 first); the target is ERROR_COLOR, the bound BOUND_COLOR.
+CURVE_COLORS = ("#2563eb", "#16a34a")
+BOUND_COLOR = "#6b7280"
+#: A chart never gets lower than this: below it the axis labels take the plot's room.
+PLOT_MIN_HEIGHT_PX = 190
+#: Charts side by side: two keep each chart wide enough for its axis ticks at 1024 pixels.
+COLUMNS = 2
+_DASH, _DOT = "╌╌", "┈┈"
 
 
 def summary_text(document: dict[str, Any]) -> str:
@@ -35,40 +41,71 @@ def summary_text(document: dict[str, Any]) -> str:
     run = runs[0]
     parts = [f"{name}: {value} ({fraction.split(' of ')[0]} of its bound)" for name, value, _, fraction in run.figures]
     text = " · ".join(parts)
-    if run.largest:
-        text += f". Serving: {run.largest}."
+    text += f". Serving: {run.largest}." if run.largest else "."
     text += f" Limits measured in the run: {run.limits}."
     text += f" {run.fits}." if run.fits else ""
     text += f" {run.reduced}." if run.reduced else ""
     return text + "".join(f" Inconsistent: {disagreement}." for disagreement in run.disagreements)
 
 
+def heading_text(document: dict[str, Any]) -> str:
+    """What ran, in bold, and when: the page names the run its charts show."""
+    return f"<b>{escape(llm_section.subject(document))}</b> · {escape(describe.date_text(document))}"
+
+
+def _key(color: str, glyph: str, label: str) -> str:
+    return f'<span style="color:{color}">{glyph}</span>&nbsp;{escape(label)}'
+
+
 class LlmView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QVBoxLayout(self)
+        # The whole page scrolls as one: in a short lower pane the heading and the verdicts come first, the
+        # charts below them.
+        page = QWidget()
+        layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 4)
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.heading)
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.summary)
-        row = QHBoxLayout()
-        self.plots = [CurvePlot() for _ in range(3)]
-        # Titles are wrapped labels above the plots: a title inside a plot keeps it from shrinking, and the
-        # plots beside it would cover its right-hand side.
+        self.plots = [CurvePlot() for _ in range(4)]
+        # Titles and legends are wrapped labels above the plots: inside a plot they keep it from shrinking,
+        # and the plots beside it would cover their right-hand side.
         self.titles = [QLabel() for _ in self.plots]
+        self.legends = [QLabel() for _ in self.plots]
         self.columns = []
-        for plot, title in zip(self.plots, self.titles):
-            plot.plotItem.legend.setVisible(False)  # the titles say what each line is
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        for index, (plot, title, legend) in enumerate(zip(self.plots, self.titles, self.legends)):
+            plot.plotItem.legend.setVisible(False)  # the legend line above says what each line is
+            plot.setMinimumHeight(PLOT_MIN_HEIGHT_PX)
             title.setWordWrap(True)
+            legend.setWordWrap(True)
             column = QWidget()
             stack = QVBoxLayout(column)
             stack.setContentsMargins(0, 0, 0, 0)
+            stack.setSpacing(1)
             stack.addWidget(title)
+            stack.addWidget(legend)
             stack.addWidget(plot, 1)
             self.columns.append(column)
-            row.addWidget(column, 1)
-        layout.addLayout(row, 1)
+            grid.addWidget(column, index // COLUMNS, index % COLUMNS)
+        for column in range(COLUMNS):
+            grid.setColumnStretch(column, 1)
+        layout.addLayout(grid, 1)
+        # On a small screen the page scrolls instead of squeezing each plot to its axes.
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(page)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
         self.document: dict[str, Any] | None = None
 
     def set_document(self, document: dict[str, Any]) -> None:
@@ -77,48 +114,70 @@ class LlmView(QWidget):
         if found:  # a document given without the load's check: said, never half drawn
             for column in self.columns:
                 column.setVisible(False)
-            self.summary.setText(f"This run cannot be shown: {html.escape(found)}")
+            self.heading.setText("")
+            self.summary.setText(f"This run cannot be shown: {escape(found)}")
             return
-        charts = llm_section.depth_curves(document)
-        serving = llm_section.serving_curve(document)
-        if serving is not None:
-            charts.append(serving)
-        for plot, title, column, spec in zip(self.plots, self.titles, self.columns, charts + [None] * len(self.plots)):
+        self.heading.setText(heading_text(document))
+        charts = llm_section.depth_curves(document) + llm_section.serving_charts(document)
+        for plot, title, legend, column, spec in zip(self.plots, self.titles, self.legends, self.columns,
+                                                     charts + [None] * len(self.plots)):
             column.setVisible(spec is not None)
             if spec is not None:
-                self._draw(plot, spec)
-                title.setText(spec.short_title or spec.title)
+                legend.setText(self._draw(plot, spec))
+                title.setText(f"<b>{escape(spec.short_title or spec.title)}</b>")
         self.summary.setText(summary_text(document))
 
-    def _draw(self, plot: CurvePlot, spec: llm_section.CurveChart) -> None:
+    def _draw(self, plot: CurvePlot, spec: llm_section.CurveChart) -> str:
+        """Draw ``spec`` on ``plot``; its legend, as rich text."""
+        plot.clear()
+        plot._drawn = None  # not what draw_curves drew: a later draw_curves must draw again
+        plot.x_axis.integer = False
+        plot.setLogMode(x=spec.x_log, y=False)
+        plot.setLabel("left", spec.y_label)
         measured = [c for c in spec.curves if not c.bound]
-        plot.draw_curves([(c.label, c.x, c.y) for c in measured], x_label=spec.x_label, y_label=spec.y_label,
-                         x_log=spec.x_log)
-        bound_pen = pg.mkPen("#6b7280", width=2, style=Qt.PenStyle.DashLine)
         bounds = [c for c in spec.curves if c.bound]
-        for curve in bounds:
-            if len(curve.x) == 1:  # one depth measured: its bound is a level to read the point against
-                plot.addItem(pg.InfiniteLine(curve.y[0], angle=0, pen=bound_pen))
-                plot.plot([], [], pen=bound_pen, name=curve.label)
-            else:
-                plot.plot(curve.x, curve.y, pen=bound_pen, name=curve.label)
-        if bounds:
-            # from zero to above the bound, so the height of a point is its share of what the machine allows
-            top = max(max(c.y) for c in spec.curves if c.y)
-            plot.setYRange(0, 1.1 * top, padding=0)
-            if len(measured[0].x) == 1:
-                plot.setXRange(measured[0].x[0] - 1, measured[0].x[0] + 1)
-            # ticks at the depths measured, 4096 as "4k": automatic ticks of 5000s run together on a narrow chart
-            plot.getAxis("bottom").setTicks([[(x, depth_tick(x)) for x in measured[0].x], []])
-        if spec.target_y is not None:
-            plot.addItem(pg.InfiniteLine(spec.target_y, angle=0, pen=pg.mkPen(ERROR_COLOR, width=1,
-                                                                             style=Qt.PenStyle.DotLine)))
-            plot.plot([], [], pen=pg.mkPen(ERROR_COLOR, style=Qt.PenStyle.DotLine), name=spec.target_label)
+        depth = llm_section.one_depth([spec]) if spec.target_y is None else None
+        keys = []
         foreground = plot_colors(self.palette())[1]
+        if depth is not None:  # one depth: a bar, its bound a dashed level across it
+            plot.setLabel("bottom", "context depth (the one measured)")
+            plot.addItem(pg.BarGraphItem(x=[0.0], height=[measured[0].y[0]], width=0.5,
+                                         brush=CURVE_COLORS[0], pen=pg.mkPen(CURVE_COLORS[0])))
+            keys.append(_key(CURVE_COLORS[0], "█", measured[0].label))
+            points = [(0.0, measured[0].y[0])]
+            for curve in bounds:
+                plot.plot([-0.35, 0.35], [curve.y[0]] * 2,
+                          pen=pg.mkPen(BOUND_COLOR, width=2, style=Qt.PenStyle.DashLine))
+                keys.append(_key(BOUND_COLOR, _DASH, curve.label))
+            plot.setXRange(-0.75, 0.75, padding=0)
+            plot.getAxis("bottom").setTicks([[(0.0, f"depth {depth_tick(depth)}")], []])
+        else:
+            plot.setLabel("bottom", spec.x_label)
+            for color, curve in zip(CURVE_COLORS, measured):
+                plot.plot(np.array(curve.x, dtype=float), np.array(curve.y, dtype=float),
+                          pen=pg.mkPen(color, width=2), symbol="o", symbolSize=6, symbolBrush=color)
+                keys.append(_key(color, "━●━", curve.label))
+            for curve in bounds:
+                plot.plot(curve.x, curve.y, pen=pg.mkPen(BOUND_COLOR, width=2, style=Qt.PenStyle.DashLine))
+                keys.append(_key(BOUND_COLOR, _DASH, curve.label))
+            points = list(zip(measured[0].x, measured[0].y))
+            if bounds:  # ticks at the depths measured, 4096 as "4k": automatic ticks of 5000s run together
+                plot.getAxis("bottom").setTicks([[(x, depth_tick(x)) for x in measured[0].x], []])
+            else:
+                plot.getAxis("bottom").setTicks(None)
+            plot.enableAutoRange(axis="x")
+        if spec.target_y is not None:
+            plot.addItem(pg.InfiniteLine(spec.target_y, angle=0,
+                                         pen=pg.mkPen(ERROR_COLOR, width=2, style=Qt.PenStyle.DotLine)))
+            keys.append(_key(ERROR_COLOR, _DOT, spec.target_label))
+        # from zero to above the highest bound or target, so the height of a point is its share of what is
+        # allowed and the target line is never on the frame
+        top = max([y for c in spec.curves for y in c.y] + [spec.target_y or 0.0, 0.0])
+        plot.setYRange(0, 1.12 * top if top > 0 else 1.0, padding=0)
         last = len(spec.point_labels) - 1
-        for index, (x, y, text) in enumerate(zip(measured[0].x, measured[0].y, spec.point_labels)):
+        for index, ((x, y), text) in enumerate(zip(points, spec.point_labels)):
             # the last point's label sits to its left, inside the plot
             label = pg.TextItem(text, color=foreground, anchor=(1 if index == last and last else 0, 1))
             label.setPos(x, y)
             plot.addItem(label)
-        plot._drawn = None  # the overlays are not part of what draw_curves remembers
+        return " &nbsp; ".join(keys)

@@ -9,6 +9,7 @@ opened the tab) and come in a few rows per event-loop turn, above this session's
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -65,8 +66,12 @@ def _read_saved(_control, folder) -> tuple[list[dict[str, Any]], list[str]]:
 class ResultsTable(QWidget):
     #: Exactly one row is selected: its document.
     document_selected = Signal(object)
+    #: A row was opened (double-click, Enter): its document, whose page the tab brings forward.
+    document_opened = Signal(object)
     #: The saved documents are all shown: what could not be read, in words (a list of str).
     saved_loaded = Signal(list)
+    #: Documents another process wrote into the results folder were added: what could not be read (list of str).
+    arrivals_added = Signal(list)
 
     def __init__(self, runner: QueueRunner, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +90,7 @@ class ResultsTable(QWidget):
         header.setSectionResizeMode(QHeaderView.Interactive)
         header.setStretchLastSection(True)
         self.table.itemSelectionChanged.connect(self._on_selection_changed)
+        self.table.itemActivated.connect(self._on_activated)
         self.save_as_button = QPushButton("Save as…")
         self.save_as_button.setToolTip("Write the selected result document to a file of your choice")
         self.save_as_button.setEnabled(False)
@@ -97,6 +103,8 @@ class ResultsTable(QWidget):
         layout.addWidget(self.table, 1)
         layout.addLayout(buttons)
         runner.run_finished.connect(self.add_run)
+        # created before the folder is first listed (load_saved), so that nothing written in between is missed
+        context.results_watch(self).arrived.connect(self._on_arrived)
 
     def load_saved(self) -> None:
         """Read the results folder's newest documents on a worker, then show them a few rows per turn;
@@ -110,6 +118,8 @@ class ResultsTable(QWidget):
 
     def _add_saved(self, documents: list[dict[str, Any]], problems: list[str]) -> None:
         for document in documents[:SAVED_ROWS_PER_TURN]:
+            if self.row_of_file(document.get("_path")) is not None:  # arrived while the folder was read
+                continue
             self.add_document(document, row=self._saved_rows)
             self._saved_rows += 1
         if len(documents) > SAVED_ROWS_PER_TURN:
@@ -117,6 +127,37 @@ class ResultsTable(QWidget):
             return
         self._fit_columns()
         self.saved_loaded.emit(problems)
+
+    def row_of_file(self, path: str | None) -> int | None:
+        """The row of the document read from (or saved to) ``path``, or None."""
+        if not path:
+            return None
+        real = os.path.realpath(path)
+        return next((row for row, doc in enumerate(self._documents)
+                     if doc.get("_path") and os.path.realpath(doc["_path"]) == real), None)
+
+    def _on_arrived(self, documents: list[dict[str, Any]], problems: list[str]) -> None:
+        """Documents another process (``hwbench run``) wrote into the results folder: a row each, after the rest;
+        a file already shown (this session's own run, or rewritten) keeps its one row, now of the new text."""
+        added = 0
+        for document in documents:
+            row = self.row_of_file(document.get("_path"))
+            if row is not None and not self._documents[row].get("_save_error"):
+                if self._documents[row].get("id") == document.get("id"):
+                    continue  # this window's own run, saved there
+                self._remove_row(row)
+            self.add_document(document)
+            added += 1
+        if added:
+            self._fit_columns()
+            self.context.show_status(f"{added} new result(s) in {self.context.results_dir}", 8000)
+        self.arrivals_added.emit(problems)
+
+    def _remove_row(self, row: int) -> None:
+        self.table.removeRow(row)
+        del self._documents[row]
+        if row < self._saved_rows:
+            self._saved_rows -= 1
 
     def add_run(self, run: QueuedRun) -> None:
         """A run of this session ended: its row now, then (a turn each) the columns fitted and the row
@@ -129,6 +170,9 @@ class ResultsTable(QWidget):
             document["_save_error"] = save_error
         elif run.result.path:
             document["_path"] = str(run.result.path)
+            arrived = self.row_of_file(document["_path"])
+            if arrived is not None:  # the folder watch read the saved file before this run's end got here
+                self._remove_row(arrived)
         self.add_document(document)
         # one turn each: fitting the columns took 13 ms and drawing the document's plot 25 ms, and in
         # the turn of the run's end they stalled the window 50-80 ms with its repaint
@@ -207,6 +251,10 @@ class ResultsTable(QWidget):
             return
         self.save_as_button.setEnabled(True)
         self.document_selected.emit(document)
+
+    def _on_activated(self, item: QTableWidgetItem) -> None:
+        if 0 <= item.row() < len(self._documents):
+            self.document_opened.emit(self._documents[item.row()])
 
     def _save_selected_as(self) -> None:
         document = self.selected_document()

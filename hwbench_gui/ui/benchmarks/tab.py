@@ -34,6 +34,8 @@ from hwbench_gui.ui.pipeline_view import PipelineView
 CATALOGUE_MIN_WIDTH_PX = 300
 #: Lowest the lower tabs (results, plot, log) get, so that a live plot stays a plot.
 LOWER_MIN_HEIGHT_PX = 200
+#: Qt's QWIDGETSIZE_MAX: no maximum height.
+UNLIMITED_PX = (1 << 24) - 1
 #: Settings keys of the two splitters' remembered sizes.
 SPLITTER_KEYS = ("benchmarks/splitter", "benchmarks/run_splitter")
 #: A suite expected to take longer than this here (or whose time is unknown) is queued only once the user
@@ -77,6 +79,7 @@ class BenchmarksTab(QWidget):
 
         self.bottom = QTabWidget()
         self.bottom.addTab(self.results_table, "Results")
+        self.bottom.setTabToolTip(0, "Select a result to draw it; double-click it (or press Enter) to open its page")
         self.bottom.addTab(self.plot, "Plot")
         self.bottom.addTab(panel.log_view, "Log")
         self.bottom.addTab(panel.queue_list, "Queue")
@@ -87,6 +90,8 @@ class BenchmarksTab(QWidget):
         self.run_splitter = QSplitter(Qt.Vertical)
         self.run_splitter.addWidget(self.run_panel)
         self.run_splitter.addWidget(self.bottom)
+        # The split never moves by itself: a page that opens below reads in the lower share (scrolling where
+        # it must) and the form keeps its rows.
         self.run_splitter.setStretchFactor(0, 3)
         self.run_splitter.setStretchFactor(1, 2)
         self.run_splitter.setSizes([600, 400])
@@ -106,6 +111,7 @@ class BenchmarksTab(QWidget):
         layout.addWidget(self.splitter)
 
         self.catalogue.selected.connect(self.run_panel.show_benchmark)
+        self.catalogue.selected.connect(self._fit_form)
         self.catalogue.suite_requested.connect(lambda name: self.enqueue_suite(name, confirm=self._confirm_long_suite))
         self.catalogue.suite_resume_requested.connect(
             lambda name: self.enqueue_suite(name, resume=True, confirm=self._confirm_long_suite))
@@ -115,8 +121,7 @@ class BenchmarksTab(QWidget):
         self.suite_bar.suite_finished.connect(self._on_suite_finished)
         self.run_panel.run_requested.connect(lambda bench_id, params: self.enqueue(bench_id, params))
         self.results_table.document_selected.connect(self._on_document_selected)
-        self._sizes_before_reading: list[int] | None = None  # the user's split while a reading page is shown
-        self.bottom.currentChanged.connect(self._give_reading_room)
+        self.results_table.document_opened.connect(self.open_document)
         self.runner.run_started.connect(self._on_run_started)
         self.runner.run_event.connect(self._on_run_event)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
@@ -125,7 +130,20 @@ class BenchmarksTab(QWidget):
         self.catalogue.selected.connect(self._show_what_trains)
         self.catalogue.select_first_available()
         self.results_table.saved_loaded.connect(self._log_lines)
+        self.results_table.arrivals_added.connect(self._log_lines)
         self.results_table.load_saved()
+
+    def _fit_form(self, *_selected) -> None:
+        """The form above is never taller than its rows (and the run's controls) need: the height it would leave
+        empty goes to the results and pages below. It follows the chosen benchmark's form, never a page that
+        opens, so reading a result does not move it."""
+        panel, area = self.run_panel, self.run_panel.form_area
+        form = area.widget()
+        if form is None:
+            panel.setMaximumHeight(UNLIMITED_PX)
+            return
+        controls = panel.sizeHint().height() - area.sizeHint().height()  # title, buttons, progress, status
+        panel.setMaximumHeight(controls + form.sizeHint().height() + 2 * area.frameWidth())
 
     def _log_lines(self, lines: list[str]) -> None:
         for line in lines:
@@ -313,18 +331,22 @@ class BenchmarksTab(QWidget):
         pages = (self.pipeline, self.health, self.llm_view, self.training_view)
         return tuple(page for page in pages if page is not None)
 
-    def _give_reading_room(self, _index: int) -> None:
-        """While a reading page is shown the form above shrinks to its smallest; the user's split comes back
-        when a glanced-at lower tab (results, plot, log) is chosen. Moving between reading pages keeps the room."""
-        showing = self.bottom.currentWidget() in self.reading_pages()
-        if showing and self._sizes_before_reading is None:
-            self._sizes_before_reading = self.run_splitter.sizes()
-            total = sum(self._sizes_before_reading)
-            top = self.run_panel.minimumSizeHint().height()
-            self.run_splitter.setSizes([top, max(LOWER_MIN_HEIGHT_PX, total - top)])
-        elif not showing and self._sizes_before_reading is not None:
-            self.run_splitter.setSizes(self._sizes_before_reading)
-            self._sizes_before_reading = None
+    def page_of(self, document: dict[str, Any]) -> QWidget | None:
+        """The reading page that shows ``document`` (None for a result without one)."""
+        if _has_pipeline(document):
+            return self.pipeline
+        if has_health(document):
+            return self.health
+        if _has_llm_curves(document):
+            return self.llm_view
+        from hwbench_gui.ui.benchmarks.llm_train_view import has_training_page
+
+        return self.training_view if has_training_page(document) else None
+
+    def open_document(self, document: dict[str, Any]) -> None:
+        """A result opened (double-click or Enter on its row): its page comes forward; the split stays as it is."""
+        page = self.page_of(document)
+        self.bottom.setCurrentWidget(page if page is not None else self.plot)
 
     def show_pipeline(self, document: dict[str, Any]) -> bool:
         """Show a finished datapath.analyze document in the "Pipeline" tab and bring it forward (for
@@ -372,9 +394,8 @@ class BenchmarksTab(QWidget):
 
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
-        if self._sizes_before_reading is not None:  # the user's split, not a reading page's
-            self.run_splitter.setSizes(self._sizes_before_reading)
         self._save_splitters()
+        self.context.stop_watching_results()
         self.run_panel.shutdown()
         self.runner.shutdown()
 

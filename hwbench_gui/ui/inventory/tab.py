@@ -82,6 +82,10 @@ class InventoryTab(QWidget):
         self.refresh_button = QPushButton("Refresh")
         self.refresh_button.setToolTip("Collect the inventory again (runs a torch probe in a child process)")
         self.refresh_button.clicked.connect(self.refresh)
+        # shown only when the torch probe timed out (a busy machine): the one thing to do about it
+        self.retry_button = QPushButton("Retry torch probe")
+        self.retry_button.clicked.connect(self.refresh)
+        self.retry_button.hide()
         self.copy_button = QPushButton("Copy as text")
         self.copy_button.clicked.connect(self.copy_as_text)
         self.save_button = QPushButton("Save JSON…")
@@ -93,7 +97,8 @@ class InventoryTab(QWidget):
         self.busy.hide()
         self.status = QLabel("Not collected yet")
         mute(self.status)
-        for widget in (self.refresh_button, self.copy_button, self.save_button, self.busy, self.status):
+        for widget in (self.refresh_button, self.retry_button, self.copy_button, self.save_button, self.busy,
+                       self.status):
             bar.addWidget(widget)
         bar.addStretch(1)
         outer.addLayout(bar)
@@ -189,6 +194,7 @@ class InventoryTab(QWidget):
 
     def _update_buttons(self) -> None:
         self.refresh_button.setEnabled(not self.is_busy())
+        self.retry_button.setEnabled(not self.is_busy())
         self.copy_button.setEnabled(self.inventory is not None)
         self.save_button.setEnabled(self.inventory is not None)
 
@@ -217,6 +223,15 @@ class InventoryTab(QWidget):
         self._set_content(build_page(inv))
         self.status.setText(f"{inv.get('hostname', '?')}, collected {local_time(inv.get('collected_at'))}")
         self.status.setToolTip(f"collected_at {inv.get('collected_at', '?')} (as stored)")
+        system = inv.get("gpu_system") if isinstance(inv.get("gpu_system"), dict) else {}
+        probe = system.get("torch_probe") or {}
+        timed_out = isinstance(probe, dict) and probe.get("timed_out") is True
+        self.retry_button.setVisible(timed_out)
+        if timed_out:  # short in the bar (a long label would widen the window); the reason in the tooltips
+            reason = str(probe.get("reason") or "the torch probe timed out")
+            self.retry_button.setToolTip(reason)
+            self.status.setText(f"{self.status.text()} · torch probe timed out (busy machine?)")
+            self.status.setToolTip(reason)
         self._update_buttons()
         self.inventory_changed.emit(inv)
 

@@ -51,8 +51,11 @@ class ReportsTab(QWidget):
         self.undo_button = self.library_view.undo_button
         self.baseline_combo = self.compare_view.baseline_combo
         self.compare_table = self.compare_view.compare_table
+        arrivals = self.context.results_watch(self)  # before the first listing: nothing written in between is missed
         self.library_view.refresh_in_background()
         self._listen_for_saved_runs()
+        # documents another process (hwbench run) wrote into the folder: listed again, as after a run here
+        arrivals.arrived.connect(lambda *_: self._on_run_saved())
 
     def _listen_for_saved_runs(self) -> None:
         """Reload the library when a queued run has saved its document (the queue tells its listeners on
@@ -155,4 +158,5 @@ class ReportsTab(QWidget):
     def shutdown(self) -> None:
         """Drop the library's background reload if one still runs (comparisons and exports are
         synchronous)."""
+        self.context.stop_watching_results()
         self.library_view.shutdown()

@@ -53,6 +53,9 @@ class MotionJob:
             emit(("failed", str(exc)))
             return
         recorder = None
+        from hwbench_gui.demos.machine_watch import MachineWatch
+
+        watch = MachineWatch()  # how busy the machine is beside the run, for its document
         started_at, start = datetime.now(timezone.utc), time.perf_counter()
         all_stamps: list[float] = []
         stage_ms: dict[str, list[float]] = collections.defaultdict(list)
@@ -114,11 +117,13 @@ class MotionJob:
                 recorder.close()
                 emit(("recorded", f"{recorder.path} ({recorder.frames} frames)"))
             source.close()
+            telemetry = watch.finish()
             if all_stamps:
                 emit(("document", self._document(source, all_stamps, start, started_at, stage_ms, frame_wh,
-                                                 continuity.as_dict())))
+                                                 continuity.as_dict(), telemetry)))
 
-    def _document(self, source, stamps, start, started_at, stage_ms, frame_wh, continuity: dict) -> dict:
+    def _document(self, source, stamps, start, started_at, stage_ms, frame_wh, continuity: dict,
+                  telemetry: dict | None = None) -> dict:
         """The run's ``demo.motion`` document, with the parameters ``hwbench demo motion`` records."""
         from hwbench_gui.demos.results import demo_document, frame_times_from_stamps
 
@@ -131,5 +136,5 @@ class MotionJob:
             duration_s=stamps[-1] - start, device="cpu", precision="n/a", stage_ms=summary,
             warnings=[] if source.live else ["paced to the video's frame rate: the FPS is at most the video's"],
             details={"source": source.description, "target": getattr(self.target, "name", None),
-                     "from": "GUI Motion page", "continuity": continuity})
+                     "from": "GUI Motion page", "continuity": continuity}, telemetry=telemetry)
 

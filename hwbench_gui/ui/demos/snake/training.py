@@ -23,15 +23,18 @@ def train_job(control, config, pause: threading.Event, eval_episodes: int = 0,
                                progress_interval_s=0.5, frame_interval_s=0.05)
     result = train(config, callbacks, stop=control.abort_event, pause=pause)
     if eval_episodes > 0 and not (skip_eval is not None and skip_eval.is_set()):
+        from hwbench_gui.demos.machine_watch import MachineWatch
         from hwbench_gui.demos.results import snake_eval_document
 
+        watch = MachineWatch()
         started_at, start = datetime.now(timezone.utc), time.perf_counter()
         figures = evaluate(result.agent, eval_episodes, config.height, config.width)
         eval_s = time.perf_counter() - start
+        telemetry = watch.finish()
         params = {"board": f"{config.height}x{config.width}", "episodes": eval_episodes, "device": config.device}
         control.emit(("document", snake_eval_document(
             figures, params, started_at=started_at, eval_s=eval_s, device=config.device,
-            training={**result.stats, "from": "GUI Snake page"})))
+            training={**result.stats, "from": "GUI Snake page"}, telemetry=telemetry)))
     return result
 
 

@@ -84,6 +84,9 @@ class TrackJob:
         pipeline = TrackingPipeline(detector, use_appearance=self.settings.get("appearance", True))
         names = getattr(detector, "class_names", None)
         writer, writer_path = None, None
+        from hwbench_gui.demos.machine_watch import MachineWatch
+
+        watch = MachineWatch()  # how busy the machine is beside the run, for its document
         started_at, start = datetime.now(timezone.utc), time.perf_counter()
         stamps: list[float] = []
         frame_wh: list[int] = []
@@ -133,11 +136,12 @@ class TrackJob:
         finally:
             if writer:
                 writer.close()
+            telemetry = watch.finish()
             if stamps:
-                self.document = self._document(detector, pipeline, stamps, start, started_at, frame_wh)
+                self.document = self._document(detector, pipeline, stamps, start, started_at, frame_wh, telemetry)
         self._emit(("status", f"stopped after {self.frames_done} frames"))
 
-    def _document(self, detector, pipeline, stamps, start, started_at, frame_wh) -> dict:
+    def _document(self, detector, pipeline, stamps, start, started_at, frame_wh, telemetry=None) -> dict:
         """The run's ``demo.track`` document, with the parameters ``hwbench demo track`` records."""
         from hwbench_gui.commands.demo_track import device_text
         from hwbench_gui.demos.results import demo_document, frame_times_from_stamps
@@ -157,5 +161,5 @@ class TrackJob:
             duration_s=stamps[-1] - start, device=device_text(getattr(detector, "device", "cpu")),
             precision=precision,
             stage_ms={k: timing[k] for k in ("detect_ms", "embed_ms", "associate_ms", "frame_ms") if k in timing},
-            warnings=warnings, details={"source": str(s["source"]), "from": "GUI Tracking page"})
+            warnings=warnings, details={"source": str(s["source"]), "from": "GUI Tracking page"}, telemetry=telemetry)
 
