@@ -362,10 +362,10 @@ def newest(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def charts(sides: Sequence[Any]) -> list[Any]:
-    """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of each side's newest good llm.infer
+    """matplotlib charts (:class:`~hwbench_gui.engine.reports.chart_kit.Chart`) of each side's newest good llm.infer
     run (``sides``: :class:`~hwbench_gui.engine.reports.compare.Side`), one chart per kind of curve with every
     side on it; a side's bound is dashed in its own colour."""
-    from hwbench_gui.engine.reports.charts import Chart, _new_figure, _short
+    from hwbench_gui.engine.reports.chart_kit import Chart, new_figure, short
 
     by_title: dict[str, list[tuple[str, CurveChart]]] = {}
     for number, side in enumerate(sides):
@@ -374,12 +374,12 @@ def charts(sides: Sequence[Any]) -> list[Any]:
             continue
         serving = serving_curve(doc)
         # sides as the report's table numbers them: names of runs of one machine differ only at their end
-        name = f"[{number + 1}] {_short(side.name, 30, 1)}"
+        name = f"[{number + 1}] {short(side.name, 30, 1)}"
         for spec in depth_curves(doc) + ([serving] if serving is not None else []):
             by_title.setdefault(spec.title, []).append((name, spec))
     out = []
     for number, (title, entries) in enumerate(by_title.items()):
-        figure, ax = _new_figure(7.0, 3.6)
+        figure, ax = new_figure(7.0, 3.6)
         target = None
         for side_name, spec in entries:
             prefix = f"{side_name}: " if len(entries) > 1 else ""
