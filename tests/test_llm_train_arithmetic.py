@@ -8,6 +8,7 @@ import pytest
 from hwbench_gui.engine.inventory import datasheets
 from hwbench_gui.engine.models.llm import architectures, arithmetic
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
+from hwbench_gui.engine.models.llm import what_fits
 
 GPT2 = architectures.builtin("gpt2-124m")
 TINY = architectures.builtin("tiny")
@@ -106,7 +107,7 @@ def test_a_run_that_cannot_fit_is_refused_with_the_arithmetic():
         llm_train._fit_check(arch, params, 80 * ta.GIB, "none", 1)
     lora = llm_train.BENCHMARK.resolve_params({"model": "llama-3.1-8b", "seq": 2048, "method": "lora"})
     assert llm_train._fit_check(arch, lora, 80 * ta.GIB, "none", 1) == 6
-    table = {(r["model"], r["method"]): r["by_seq"] for r in llm_train.fit_table(80 * ta.GIB)}
+    table = {(r["model"], r["method"]): r["by_seq"] for r in what_fits.fit_table(80 * ta.GIB)}
     assert table[("llama-3.1-8b", "full")][2048] == {"largest_micro_batch": 0, "checkpointing": False}
     assert table[("llama-3.1-8b", "lora")][2048]["largest_micro_batch"] == 6
 
@@ -129,7 +130,7 @@ def test_llama_8b_lora_fits_an_80_gib_gpu_at_micro_batch_6_by_hand():
     params = llm_train.BENCHMARK.resolve_params({"model": "llama-3.1-8b", "seq": 2048, "method": "lora"})
     arch = architectures.builtin("llama-3.1-8b")
     assert llm_train.estimate(arch, params, 6).total == peak(6)
-    summary = llm_train.largest_summary(80 * ta.GIB)
+    summary = what_fits.largest_summary(80 * ta.GIB)
     assert summary == ("largest that trains on one 80 GiB GPU at seq 2048 (estimate): GPT-2: full gpt2-124m, "
                        "LoRA gpt2-124m; Llama 3: full llama-3.2-1b, LoRA llama-3.1-8b; Qwen2.5: full none, "
                        "LoRA qwen2.5-7b")

@@ -27,10 +27,10 @@ def test_pdf_report_holds_the_machines_and_the_spreads(tmp_path):
 
 
 def test_chart_labels_are_wrapped_not_cut():
-    from hwbench_gui.engine.reports.charts import _short
+    from hwbench_gui.engine.reports.chart_kit import short
 
     name = "ResNet-50 training · PyTorch · FP16-AMP · batch 256 · workstation-with-a-long-name"
-    wrapped = _short(name, 28)
+    wrapped = short(name, 28)
     assert "\n" in wrapped and wrapped.replace("\n", " ").replace("  ", " ").startswith("ResNet-50 training")
     assert "workstation-with-a-long-name" in wrapped.replace("\n", "")
 

@@ -341,29 +341,10 @@ def _print_plan(plan, *, quiet: bool) -> None:
         print(f"  done before: {run.label} ({doc.get('_path')})", file=sys.stderr)
 
 
-def write_suite_report(name: str, docs: list[dict[str, Any]], folder) -> tuple[list[Any], str]:
-    """The suite's report in ``folder``: (the files, what they are). The one-machine evaluation report
-    (``engine.reports.evaluation.write_evaluation_report``: HTML and PDF) where this install has it,
-    else the HTML comparison report of the suite's documents. OSError/ValueError when it cannot be
-    written."""
-    from pathlib import Path
-
-    try:
-        from hwbench_gui.engine.reports.evaluation import write_evaluation_report
-    except ImportError:
-        write_evaluation_report = None
-    if write_evaluation_report is not None:
-        return list(write_evaluation_report(docs, folder, title=f"hwbench {name} suite")), "evaluation report"
-    from hwbench_gui.engine.reports.html import write_html
-    from hwbench_gui.engine.reports.report import make_report
-
-    stamp = time.strftime("%Y-%m-%dT%H-%M-%S")
-    report = make_report(docs, group="machine", title=f"hwbench {name} suite")
-    return [write_html(report, Path(folder) / f"{name}-suite-report_{stamp}.html")], "report (HTML)"
-
-
 def _suite_report(name: str, docs: list[dict[str, Any]], folder) -> None:
     """The suite's report written into the results folder, and where it is, on stderr."""
+    from hwbench_gui.engine.reports.suite_report import write_suite_report
+
     if not docs:
         print("hwbench run: no result to report on", file=sys.stderr)
         return

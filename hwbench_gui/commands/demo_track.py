@@ -81,19 +81,6 @@ def result_folder_problem(args: argparse.Namespace) -> str | None:
         return f"result document: {exc}"
 
 
-def device_text(device) -> str:
-    """``cpu`` or ``cuda:0 (NVIDIA H200)``."""
-    text = str(device)
-    if text.startswith("cuda"):
-        try:
-            import torch
-
-            return f"{text} ({torch.cuda.get_device_name(torch.device(text))})"
-        except Exception:  # a name is nice to have; the device string is what matters
-            return text
-    return text
-
-
 def _classes(text: str | None, names: list[str]) -> list[int] | None:
     if not text:
         return None
@@ -243,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _save_result(args, detector, summary: dict, stamps: list[float], start: float, started_at, frame_size,
                  telemetry: dict | None = None):
-    from hwbench_gui.demos.results import demo_document, frame_times_from_stamps, save_demo_document
+    from hwbench_gui.demos.results import demo_document, device_text, frame_times_from_stamps, save_demo_document
 
     t = summary["timing"]
     yolo = args.detector == "yolov3"

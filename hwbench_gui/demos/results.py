@@ -178,3 +178,16 @@ def save_run_document(doc: dict[str, Any], directory: str | os.PathLike | None) 
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return None, f"result not saved: {reason}"
     return path, f"result saved: {path}"
+
+
+def device_text(device) -> str:
+    """``cpu`` or ``cuda:0 (NVIDIA H200)``."""
+    text = str(device)
+    if text.startswith("cuda"):
+        try:
+            import torch
+
+            return f"{text} ({torch.cuda.get_device_name(torch.device(text))})"
+        except Exception:  # a name is nice to have; the device string is what matters
+            return text
+    return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from hwbench_gui.engine.inventory.gpu_arch import FP8_CAPABILITY, FP8_MAX, fp8_capability_reason
 from hwbench_gui.engine.measure.stats import median, spread
 from hwbench_gui.engine.measure.timing import (
     Steps,
@@ -46,7 +47,6 @@ REPEAT_S = {"cuda": 0.05, "cpu": 0.2}  # target length of one timed repeat
 #: repeats measure the power-capped rate; bursts measure the clock-limited peak that published
 #: "peak TFLOP/s" figures and short framework kernels see.
 BURST_S = 0.015
-FP8_MAX = 448.0  # largest finite float8_e4m3fn
 
 
 def make_operands(label: str, n: int, device: str, fp8_rowwise: bool = False) -> tuple[Callable[[], Any], list[Any]]:
@@ -121,8 +121,8 @@ def _skip_reason(torch: Any, label: str, device: str) -> str | None:
         return None
     if from_label(label) is FP8:
         major, minor = torch.cuda.get_device_capability(device)
-        if (major, minor) < (8, 9):
-            return f"FP8 needs compute capability 8.9 or newer; {torch.cuda.get_device_name(device)} is {major}.{minor}"
+        if (major, minor) < FP8_CAPABILITY:
+            return fp8_capability_reason(major, minor, torch.cuda.get_device_name(device))
         if not (hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn")):
             return f"PyTorch {torch.__version__} has no torch._scaled_mm / float8_e4m3fn"
     return None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from hwbench_gui.engine import nvml
+from hwbench_gui.engine.inventory.gpu_arch import pcie_theoretical_gbps
 from hwbench_gui.engine.measure.stats import median, spread
 from hwbench_gui.engine.measure.timing import (
     GB,
@@ -21,19 +22,8 @@ from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamEr
 from hwbench_gui.engine.spec.device import GPU_PARAM
 from hwbench_gui.engine.spec.device import parse as parse_device
 
-# Per-lane signalling rate (GT/s) and line-code efficiency of each PCIe generation (PCI-SIG specs;
-# gen 6 uses 242/256 FLIT framing). Theoretical GB/s per direction = GT/s × efficiency × lanes / 8.
-PCIE_GTPS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
-PCIE_EFFICIENCY = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
 FAR_BELOW = 0.6  # a healthy link delivers 80-90 % of its theoretical rate with pinned memory
 TARGET_BYTES_PER_REPEAT = 256 << 20
-
-
-def pcie_theoretical_gbps(gen: int | None, width: int | None) -> float | None:
-    """Theoretical one-direction bandwidth of a PCIe link in GB/s (1e9), from the spec; None if unknown."""
-    if not gen or not width or gen not in PCIE_GTPS:
-        return None
-    return PCIE_GTPS[gen] * PCIE_EFFICIENCY[gen] * width / 8
 
 
 def pcie_link(index: int) -> dict[str, Any]:

@@ -23,15 +23,14 @@ from hwbench_gui.engine.measure.timing import duration_text, figure, inner_for, 
 from hwbench_gui.engine.models import multigpu
 from hwbench_gui.engine.models.common import GIB, GPU_WINDOW_MIN_STEPS, OutOfMemoryError, TimedRun, window_rates
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
+from hwbench_gui.engine.models.llm import what_fits
+from hwbench_gui.engine.models.llm.what_fits import FIT_FRACTION
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
 from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP8, FP16, FP16_AMP, from_key, from_label
 
 BENCH_ID = "llm.train"
 PRECISION_KEYS = (BF16_AMP.key, FP16_AMP.key, FP8.key)
-#: Share of a GPU's memory the pre-run estimate may fill before the run is refused (the CUDA context,
-#: cuBLAS workspaces and the allocator's rounding take the rest).
-FIT_FRACTION = 0.92
 #: The matmul the run measures for its own MFU denominator: n × n × n, back-to-back for about this long.
 MATMUL_N = {"cuda": 8192, "cpu": 512}
 #: The CPU's FP8 product is PyTorch's emulation, some 10,000 times slower than its BF16 one: a smaller n keeps the
@@ -614,73 +613,9 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     return outcome
 
 
-#: The built-in models by family, smallest first: "the largest model of each family that trains here".
-FAMILIES = {"GPT-2": ("gpt2-124m",), "Llama 3": ("llama-3.2-1b", "llama-3.1-8b"), "Qwen2.5": ("qwen2.5-7b",)}
-
-
 def _what_fits(memory_bytes: float | None, params: dict[str, Any]) -> dict[str, Any]:
-    """What trains on one GPU of ``memory_bytes`` at this run's sequence length, by the estimate: a row per
-    built-in model and method, the largest of each family, and summary lines (the CLI prints them)."""
-    if not memory_bytes:
-        return {}
-    from hwbench_gui.engine.models.llm import architectures
-
-    archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
-    fits = ta.what_fits(archs, memory_bytes, params["seq"], params["lora_rank"], FIT_FRACTION,
-                        compiled=compiles_on_gpu(params), fp8=is_fp8(params))
-    largest = ta.largest_trainable(fits, FAMILIES)
-    gib = memory_bytes / GIB
-    picked = "; ".join(f"{family}: full {picks['full'] or 'none'}, LoRA {picks['lora'] or 'none'}"
-                       for family, picks in largest.items())
-    how = f"estimate; full training with {FP8.label} block matmuls, LoRA in {BF16.label}" if is_fp8(params) \
-        else "estimate"
-    lines = [f"largest that trains on one {gib:.0f} GiB GPU at seq {params['seq']} ({how}): {picked}"]
-    rows = [{"model": f.model, "method": f.method, "params": f.params, "peak_gib_micro_batch_1": f.peak_bytes / GIB,
-             "peak_gib_checkpointed": f.peak_checkpointed_bytes / GIB if f.peak_checkpointed_bytes else None,
-             "largest_micro_batch": f.largest_micro_batch, "verdict": f.verdict} for f in fits]
-    return {"what_fits": {"memory_gib": gib, "seq": params["seq"], "usable_fraction": FIT_FRACTION, "rows": rows,
-                          "largest_trainable": largest, "fp8_full_training": is_fp8(params)}, "summary": lines}
-
-
-def largest_summary(memory_bytes: float, seq: int = 2048, lora_rank: int = 16) -> str:
-    """Before a run: the largest built-in model of each family that trains fully and with LoRA on one GPU of
-    ``memory_bytes`` at ``seq`` (compiled blocks, a GPU run's default), by the estimate."""
-    return _what_fits(memory_bytes, {"seq": seq, "lora_rank": lora_rank, "compile": "auto"})["summary"][0]
-
-
-#: The sequence lengths of the pre-run "what trains here" table.
-FIT_SEQS = (1024, 2048, 4096)
-
-
-def this_gpu_memory() -> tuple[float | None, str]:
-    """(total bytes of GPU 0, its name) from NVML, without torch; (None, why) without a GPU."""
-    from hwbench_gui.engine import nvml
-
-    if nvml.device_count() == 0:
-        reason = nvml.unavailable_reason()
-        return None, nvml.plain_reason(reason) if reason else "no NVIDIA GPU found"
-    device = nvml.handle(0)
-    info = nvml.query("nvmlDeviceGetMemoryInfo", device)
-    name = nvml.query("nvmlDeviceGetName", device) or "GPU 0"
-    total = getattr(info, "total", None)
-    return (float(total), str(name)) if total else (None, f"NVML gave no memory size for {name}")
-
-
-def fit_table(memory_bytes: float, lora_rank: int = 16) -> list[dict[str, Any]]:
-    """Before a run: for each built-in model and method, the largest micro-batch the estimate fits on one GPU of
-    ``memory_bytes`` at each of :data:`FIT_SEQS` (0 with ``checkpointing`` True: it fits only checkpointed;
-    0 without: it does not fit)."""
-    from hwbench_gui.engine.models.llm import architectures
-
-    archs = [architectures.builtin(name) for models in FAMILIES.values() for name in models]
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for seq in FIT_SEQS:
-        for fit in ta.what_fits(archs, memory_bytes, seq, lora_rank, FIT_FRACTION):
-            row = rows.setdefault((fit.model, fit.method), {"model": fit.model, "method": fit.method,
-                                                           "params": fit.params, "by_seq": {}})
-            row["by_seq"][seq] = {"largest_micro_batch": fit.largest_micro_batch,
-                                  "checkpointing": not fit.largest_micro_batch and bool(fit.peak_checkpointed_bytes)}
-    return list(rows.values())
+    return what_fits.what_fits(memory_bytes, params["seq"], params["lora_rank"], compiled=compiles_on_gpu(params),
+                               fp8=is_fp8(params))
 
 
 # --- several GPUs ----------------------------------------------------------------------------------------

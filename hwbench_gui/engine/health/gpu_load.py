@@ -29,18 +29,18 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from hwbench_gui.engine.health.load import WINDOW_S, Load
+from hwbench_gui.engine.inventory.gpu_arch import FP8_CAPABILITY, FP8_MAX
 from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, Precision, apply_torch
 
 #: A full element-by-element compare at most this often (seconds of load); every product is fingerprinted.
 FULL_CHECK_EVERY_S = 10.0
 VALIDATE_ROWS = 256
-FP8_MAX = 448.0  # largest finite float8_e4m3fn
 
 
 def best_precision(torch: Any, index: int) -> tuple[Precision, str]:
     """The GEMM precision with the highest tensor rate this GPU and PyTorch offer, and why it was chosen."""
     major, minor = torch.cuda.get_device_capability(index)
-    if (major, minor) >= (8, 9) and hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn"):
+    if (major, minor) >= FP8_CAPABILITY and hasattr(torch, "_scaled_mm") and hasattr(torch, "float8_e4m3fn"):
         return FP8, f"compute capability {major}.{minor} has FP8 tensor cores"
     if major >= 8:
         return BF16, f"compute capability {major}.{minor}: BF16 tensor cores, no FP8"

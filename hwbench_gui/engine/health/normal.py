@@ -9,15 +9,14 @@ healthy fraction's low end is a finding ("low"). Pure: reads a result document, 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from hwbench_gui.engine.inventory import datasheets
+from hwbench_gui.engine.limits import BENCHMARKS, gpu_name, limit_of
 from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, TF32
 
 #: A figure is low when its fraction is below (1 - TOLERANCE) × the healthy fraction's low end.
 TOLERANCE = 0.10
-BENCHMARKS = ("gpu.d2d", "gpu.pcie", "gpu.matmul", "host.membw")
 NORMAL, LOW, NO_REFERENCE, NO_LIMIT = "normal", "low", "no reference", "no limit"
 _PRECISIONS = tuple(p.label for p in (FP32, TF32, FP16, BF16, FP8))
 _KIND = {"memory_copy": "GPU memory copy", "pcie_pinned": "PCIe", "matmul_burst": "matmul"}
@@ -25,18 +24,6 @@ _KIND = {"memory_copy": "GPU memory copy", "pcie_pinned": "PCIe", "matmul_burst"
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else None
-
-
-def gpu_name(doc: dict[str, Any]) -> str | None:
-    """The GPU a document measured: ``details.gpu``, else the name in its ``device`` ("cuda:0 (NVIDIA H200)")."""
-    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
-    if isinstance(details.get("gpu"), str):
-        return details["gpu"]
-    device = doc.get("device")
-    if isinstance(device, str) and device.startswith("cuda"):
-        match = re.search(r"\((.+)\)", device)
-        return match.group(1) if match else None
-    return None
 
 
 def _finding(label: str, value: float, unit: str, limit: float | None, limit_text: str,
@@ -67,7 +54,8 @@ def judge(doc: Any) -> list[dict[str, Any]]:
     """Findings for the figures of an ok gpu.d2d / gpu.pcie / gpu.matmul / host.membw document; [] otherwise.
 
     Each: ``{figure, value, unit, limit, limit_text, limit_source, fraction, healthy: {low, high, source} | None,
-    status: normal | low | no reference | no limit, text}``; :func:`sources` says where both came from.
+    status: normal | low | no reference | no limit, text}``; the limit is :func:`~hwbench_gui.engine.limits.limit_of`'s
+    (the one the ceiling reads too), and :func:`sources` says where both came from.
     """
     if not isinstance(doc, dict) or doc.get("status") != "ok":
         return []
@@ -90,10 +78,9 @@ def judge(doc: Any) -> list[dict[str, Any]]:
         value = _number(figure.get("value"))
         if value is None:
             return []
-        limit = sheet.memory_gb_per_s if sheet else None
-        what = f"the {model} datasheet" if sheet else datasheets.unknown_reason(name)
-        return [_finding(_KIND["memory_copy"], value, "GB/s", limit, what,
-                         datasheets.healthy(sheet, "memory_copy"), model, none_held, sheet.source if sheet else None)]
+        limit = limit_of(doc, str(figure.get("name") or ""))
+        return [_finding(_KIND["memory_copy"], value, "GB/s", limit.value, limit.what,
+                         datasheets.healthy(sheet, "memory_copy"), model, none_held, limit.source)]
     if bench_id == "gpu.pcie":
         return _pcie(doc, figures, sheet, model, none_held)
     params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
@@ -102,24 +89,17 @@ def judge(doc: Any) -> list[dict[str, Any]]:
         value = _number(fig.get("value")) if isinstance(fig, dict) else None
         if value is None or label not in _PRECISIONS:
             continue
-        peak = sheet.peak_tflops(label) if sheet else None
+        limit = limit_of(doc, label)
         healthy = datasheets.healthy(sheet, "matmul_burst", label) if params.get("mode") == "burst" else None
         no_healthy = none_held if params.get("mode") == "burst" else \
             "healthy fractions are held for burst mode (this run is sustained: power-limited clocks)"
-        what = (f"the {model} dense {label} peak" if peak else
-                f"no {label} peak on the {model} datasheet" if sheet else datasheets.unknown_reason(name))
-        out.append(_finding(f"{label} {_KIND['matmul_burst']}", value, "TFLOP/s", peak, what, healthy, model,
-                            no_healthy, sheet.source if sheet else None))
+        out.append(_finding(f"{label} {_KIND['matmul_burst']}", value, "TFLOP/s", limit.value, limit.what, healthy,
+                            model, no_healthy, limit.source))
     return out
 
 
 def _pcie(doc: dict[str, Any], figures: dict[str, Any], sheet: datasheets.Datasheet | None, model: str | None,
           none_held: str) -> list[dict[str, Any]]:
-    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
-    link = details.get("pcie_link") if isinstance(details.get("pcie_link"), dict) else {}
-    limit = _number(link.get("max_theoretical_gbps"))
-    what = (f"PCIe Gen{link.get('max_gen')} x{link.get('max_width')} (the link's maximum, spec rate)" if limit
-            else "the document holds no PCIe link rate")
     healthy = datasheets.healthy(sheet, "pcie_pinned")
     headline = doc.get("figure") if isinstance(doc.get("figure"), dict) else {}
     out = []
@@ -134,8 +114,9 @@ def _pcie(doc: dict[str, Any], figures: dict[str, Any], sheet: datasheets.Datash
             if not found:
                 continue
             _, label, value = max(found)
-        out.append(_finding(f"PCIe {label}", value, "GB/s", limit, what, healthy, model, none_held,
-                            "PCIe spec: GT/s × line-code efficiency × lanes / 8 (gpu.pcie's details)"))
+        limit = limit_of(doc, label)
+        out.append(_finding(f"PCIe {label}", value, "GB/s", limit.value, limit.what, healthy, model, none_held,
+                            limit.source))
     return out
 
 
@@ -144,19 +125,9 @@ def _host_membw(doc: dict[str, Any]) -> list[dict[str, Any]]:
     value = _number(figure.get("value"))
     if value is None:
         return []
-    inventory = doc.get("inventory") if isinstance(doc.get("inventory"), dict) else {}
-    memory = inventory.get("memory") if isinstance(inventory.get("memory"), dict) else {}
-    speed = _number(memory.get("configured_speed_mts")) or _number(memory.get("speed_mts"))
-    channels = _number(memory.get("channels"))
-    if speed and channels:
-        limit = speed * 8 * channels / 1000  # MT/s × 8 bytes per transfer per 64-bit channel
-        what = f"{int(channels)} channels × {speed:g} MT/s × 8 bytes (the DIMMs' rate)"
-    else:
-        reasons = memory.get("reasons") if isinstance(memory.get("reasons"), dict) else {}
-        why = reasons.get("channels") or reasons.get("configured_speed_mts") or "DIMM speed or channels unknown"
-        limit, what = None, f"the host memory's rate is unknown: {why}"
-    return [_finding(f"host memory {figure.get('name') or 'bandwidth'}", value, "GB/s", limit, what, None, None,
-                     "hwbench holds no healthy fraction for host memory")]
+    limit = limit_of(doc, str(figure.get("name") or ""))
+    return [_finding(f"host memory {figure.get('name') or 'bandwidth'}", value, "GB/s", limit.value, limit.what,
+                     None, None, "hwbench holds no healthy fraction for host memory", limit.source)]
 
 
 def sources(finding: dict[str, Any]) -> str:

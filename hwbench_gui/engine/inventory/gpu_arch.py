@@ -233,25 +233,42 @@ def memory_bandwidth_gb_per_s(bus_width_bits: int | None, mem_clock_mhz: float |
     return Counted(bus_width_bits / 8 * mem_clock_mhz * 1e6 * data_rate_factor / 1e9)
 
 
-#: Usable bandwidth per lane and direction in GB/s: line rate x encoding (8b/10b to gen 2, 128b/130b
-#: from gen 3) / 8. PCIe 3.0 x16 = 15.75 GB/s.
-PCIE_LANE_GB_PER_S = {
-    1: 2.5 * 8 / 10 / 8,
-    2: 5.0 * 8 / 10 / 8,
-    3: 8.0 * 128 / 130 / 8,
-    4: 16.0 * 128 / 130 / 8,
-    5: 32.0 * 128 / 130 / 8,
-}
+#: Per-lane signalling rate (GT/s) and line-code efficiency of each PCIe generation (PCI-SIG specs: 8b/10b to
+#: gen 2, 128b/130b from gen 3, gen 6's 242/256 FLIT framing). The one table of PCIe rates: the inventory, gpu.pcie's
+#: link details and the limits (:mod:`hwbench_gui.engine.limits`) all read it.
+PCIE_GTPS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+PCIE_EFFICIENCY = {1: 0.8, 2: 0.8, 3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 242 / 256}
+
+
+def pcie_theoretical_gbps(gen: int | None, width: int | None) -> float | None:
+    """Theoretical one-direction bandwidth of a PCIe link in GB/s (1e9): GT/s × efficiency × lanes / 8 (before
+    packet overhead; PCIe 3.0 x16 = 15.75 GB/s). None when the generation or width is unknown."""
+    if not gen or not width or gen not in PCIE_GTPS:
+        return None
+    return PCIE_GTPS[gen] * PCIE_EFFICIENCY[gen] * width / 8
 
 
 def pcie_bandwidth_gb_per_s(generation: int | None, width: int | None) -> Counted:
     """Per-direction bandwidth of a PCIe link after line encoding (before packet overhead)."""
     if not generation or not width:
         return Counted(None, "link generation or width unknown")
-    per_lane = PCIE_LANE_GB_PER_S.get(int(generation))
-    if per_lane is None:
+    if int(generation) not in PCIE_GTPS:
         return Counted(None, f"PCIe generation {generation} is not in hwbench's table")
-    return Counted(per_lane * int(width))
+    return Counted(pcie_theoretical_gbps(int(generation), int(width)))
+
+
+#: Largest finite float8_e4m3fn (FP8's range: a tensor is scaled by its largest magnitude ÷ this).
+FP8_MAX = 448.0
+#: Compute capability with FP8 tensor cores (Ada Lovelace 8.9, Hopper 9.0 and later).
+FP8_CAPABILITY = (8, 9)
+
+
+def fp8_capability_reason(major: int, minor: int, gpu: str) -> str | None:
+    """Why a GPU of compute capability ``major.minor`` cannot multiply FP8 on tensor cores, or None when it can."""
+    if (major, minor) >= FP8_CAPABILITY:
+        return None
+    return (f"FP8 needs compute capability {FP8_CAPABILITY[0]}.{FP8_CAPABILITY[1]} or newer (FP8 tensor cores); "
+            f"{gpu} is {major}.{minor}")
 
 
 #: ``nvmlDeviceGetNvLinkVersion`` values (``NVML_NVLINK_VERSION_*``) to NVLink versions.

@@ -20,20 +20,18 @@ their ``framework``, ``mode``, ``gpus`` and ``batch`` parameters.
 
 from __future__ import annotations
 
-import io
 import math
 import re
 import textwrap
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any, Sequence
 
-# Figure objects without pyplot: no GUI backend is chosen or needed, and nothing global changes.
 from matplotlib.figure import Figure
 from matplotlib.transforms import blended_transform_factory
 
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
+from hwbench_gui.engine.reports.chart_kit import PNG_DPI, Chart, new_figure, short, to_png, to_svg  # noqa: F401 (charts' own names)
 from hwbench_gui.engine.reports.compare import Comparison, Side
 from hwbench_gui.engine.results import bounded, describe
 from hwbench_gui.engine.results.formatting import format_value
@@ -45,30 +43,6 @@ FP32_NAMES = {"fp32"}
 GIB = 1024 ** 3
 #: One line style per side in sweep charts, so sides stay apart when colours run out.
 LINESTYLES = ("-", "--", ":", "-.")
-
-
-@dataclass
-class Chart:
-    key: str
-    title: str
-    figure: Figure
-    caption: str = ""
-
-
-#: Resolution of PNG charts (HTML reports, the Reports tab): sharp text when a browser zooms.
-PNG_DPI = 150
-
-
-def to_png(figure: Figure, dpi: int = PNG_DPI) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, bbox_inches="tight")
-    return buffer.getvalue()
-
-
-def to_svg(figure: Figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight")
-    return buffer.getvalue()
 
 
 #: Beyond this many sides (a report of every run) charts summarise: the per-document charts draw
@@ -102,7 +76,7 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
         charts += _drawable(key, lambda: _optional(telemetry_chart(sides, key, figure_name, title, scale, unit)))
     charts += _drawable("mixed_precision", lambda: _optional(mixed_precision_chart(sides)))
     charts += _drawable("series", lambda: series_charts(sides))
-    from hwbench_gui.engine.reports import llm_section  # it draws with this module's helpers
+    from hwbench_gui.engine.reports import llm_section
 
     charts += _drawable("llm", lambda: llm_section.charts(sides))
     from hwbench_gui.engine.reports import llm_train_section
@@ -176,22 +150,6 @@ def _p(doc: dict[str, Any], key: str, default: Any = None) -> Any:
     return (doc.get("params") or {}).get(key, default)
 
 
-def _new_figure(width: float = 8.0, height: float = 4.2) -> tuple[Figure, Any]:
-    figure = Figure(figsize=(width, height), layout="constrained")
-    return figure, figure.add_subplot()
-
-
-def _short(name: str, limit: int = 42, lines: int = 3) -> str:
-    """``name`` wrapped at ``limit`` characters on up to ``lines`` lines (only what is beyond is cut)."""
-    if len(name) <= limit:
-        return name
-    wrapped = textwrap.wrap(name, limit, break_long_words=True, break_on_hyphens=False)
-    if len(wrapped) > lines:
-        wrapped = wrapped[:lines]
-        wrapped[-1] = wrapped[-1][: limit - 1] + "…"
-    return "\n".join(wrapped)
-
-
 def _grouped_bars(ax, groups: list[str], series: dict[str, dict[str, float]], ylabel: str,
                   value_format: str = "{:.3g}") -> None:
     """Bars per group (x) and series (hue); a missing value leaves a gap."""
@@ -203,11 +161,11 @@ def _grouped_bars(ax, groups: list[str], series: dict[str, dict[str, float]], yl
         present = [(x, v) for x, v in zip(xs, values) if v is not None]
         if not present:
             continue
-        bars = ax.bar([x for x, _ in present], [v for _, v in present], width * 0.95, label=_short(name, 70))
+        bars = ax.bar([x for x, _ in present], [v for _, v in present], width * 0.95, label=short(name, 70))
         ax.bar_label(bars, labels=[value_format.format(v) for _, v in present], fontsize=7, padding=1)
     # Wrapped, not rotated and cut: a group's whole name stays readable under its bars.
     per_group = max(10, int(90 / max(len(groups), 1)))
-    ax.set_xticks(range(len(groups)), [_short(g, per_group, lines=4) for g in groups],
+    ax.set_xticks(range(len(groups)), [short(g, per_group, lines=4) for g in groups],
                   fontsize=8 if len(groups) <= 6 else 7)
     ax.set_ylabel(ylabel)
     ax.grid(axis="y", alpha=0.3)
@@ -242,7 +200,7 @@ def relative_chart(comparison: Comparison) -> Chart | None:
     others = [i for i in range(len(comparison.sides)) if i != comparison.baseline
               and any(r.cells[i].ratio is not None for r in rows)]
     height = max(2.5, 0.35 * len(rows) * max(1, len(others)) + 1.2)
-    figure, ax = _new_figure(8.5, height)
+    figure, ax = new_figure(8.5, height)
     bar_h = 0.8 / len(others)
     for n, side_index in enumerate(others):
         ys = [y + (n - (len(others) - 1) / 2) * bar_h for y in range(len(rows))]
@@ -250,7 +208,7 @@ def relative_chart(comparison: Comparison) -> Chart | None:
         present = [(y, v, r.cells[side_index].mark) for y, v, r in zip(ys, ratios, rows) if v is not None]
         # Bars grow from 1 (the baseline) towards the ratio, so a loss points left of the line.
         ax.barh([y for y, _, _ in present], [v - 1.0 for _, v, _ in present], bar_h * 0.95, left=1.0,
-                label=_short(comparison.sides[side_index].name, 60))
+                label=short(comparison.sides[side_index].name, 60))
         # Labels right of the bar or of the baseline line: never over the figure names on the left.
         for y, v, mark in present:
             ax.annotate(f"×{format_value(v)} {mark}", (max(v, 1.0), y), xytext=(3, 0), textcoords="offset points",
@@ -263,9 +221,9 @@ def relative_chart(comparison: Comparison) -> Chart | None:
         ax.set_xlim(min([1.0, *every]) / 2, top * 30)  # room for the labels right of the bars
     else:
         ax.set_xlim(min([0.0, *every]), top * 1.45)
-    ax.set_yticks(range(len(rows)), [_short(label, 60) for label in labels], fontsize=7)
+    ax.set_yticks(range(len(rows)), [short(label, 60) for label in labels], fontsize=7)
     ax.invert_yaxis()
-    ax.set_xlabel(f"times the baseline ({_short(comparison.baseline_name, 50)}); > 1 is better")
+    ax.set_xlabel(f"times the baseline ({short(comparison.baseline_name, 50)}); > 1 is better")
     ax.grid(axis="x", alpha=0.3)
     _legend(ax)
     ax.set_title("Headline figures relative to the baseline", fontsize=10)
@@ -285,16 +243,16 @@ def relative_spread_chart(comparison: Comparison) -> Chart | None:
             ratios.append(values)
     if not rows:
         return None
-    figure, ax = _new_figure(8.5, max(2.5, 0.4 * len(rows) + 1.2))
+    figure, ax = new_figure(8.5, max(2.5, 0.4 * len(rows) + 1.2))
     ax.boxplot(ratios, orientation="horizontal", whis=(0, 100), widths=0.6, showfliers=False)
     ax.axvline(1.0, color="black", linewidth=0.8)
     labels = [f"{r.benchmark_id} · {r.figure_name} ({r.precision}), {len(v)} side(s)" for r, v in zip(rows, ratios)]
-    ax.set_yticks(range(1, len(rows) + 1), [_short(label, 60) for label in labels], fontsize=7)
+    ax.set_yticks(range(1, len(rows) + 1), [short(label, 60) for label in labels], fontsize=7)
     ax.invert_yaxis()
     every = [v for values in ratios for v in values]
     if max(every) / min(every) > 10:
         ax.set_xscale("log")
-    ax.set_xlabel(f"times the baseline ({_short(comparison.baseline_name, 50)}); > 1 is better")
+    ax.set_xlabel(f"times the baseline ({short(comparison.baseline_name, 50)}); > 1 is better")
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(f"Headline figures of {len(comparison.sides) - 1} sides relative to the baseline", fontsize=10)
     return Chart("relative", "Each headline figure relative to the baseline, summarised over the sides", figure,
@@ -320,7 +278,7 @@ def throughput_chart(sides: Sequence[Side]) -> Chart | None:
             unit = doc["figure"].get("unit") or unit
     if not groups:
         return None
-    figure, ax = _new_figure()
+    figure, ax = new_figure()
     _grouped_bars(ax, groups, dict(series), unit or "throughput", "{:,.0f}")
     ax.set_title("Throughput per model and framework (1 GPU)", fontsize=10)
     return Chart("throughput", "Throughput per model and framework", figure,
@@ -341,10 +299,10 @@ def scaling_chart(sides: Sequence[Side]) -> Chart | None:
     lines = {k: v for k, v in lines.items() if len(v) >= 2 and 1 in v}
     if not lines:
         return None
-    figure, ax = _new_figure()
+    figure, ax = new_figure()
     for label, points in lines.items():
         gpus = sorted(points)
-        line = ax.plot(gpus, [points[g] for g in gpus], marker="o", label=_short(label, 60))[0]
+        line = ax.plot(gpus, [points[g] for g in gpus], marker="o", label=short(label, 60))[0]
         ax.plot(gpus, [points[1] * g for g in gpus], linestyle="--", color=line.get_color(), alpha=0.5, linewidth=1)
         last = gpus[-1]
         ax.annotate(f"{points[last] / (points[1] * last):.0%} of ideal", (last, points[last]), fontsize=7,
@@ -386,7 +344,7 @@ def telemetry_chart(sides: Sequence[Side], key: str, seed_figure: str, title: st
             series[hue].setdefault(group, float(value) / divisor)
     if not groups:
         return None
-    figure, ax = _new_figure()
+    figure, ax = new_figure()
     _grouped_bars(ax, groups, dict(series), unit, "{:.1f}")
     ax.set_title(title, fontsize=10)
     return Chart(key, title, figure, "Sampled every telemetry interval during the run (the seed's figures).")
@@ -434,7 +392,7 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
     if not groups:
         return None
     ordered = {p: series[p] for p in PRECISION_ORDER if p in series}
-    figure, ax = _new_figure()
+    figure, ax = new_figure()
     _grouped_bars(ax, groups, ordered, "speed-up over FP32 (×)", "×{:.2f}")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_title("Lower precision speed-up over FP32 (TF32 off)", fontsize=10)
@@ -462,7 +420,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
             by_bench[bench_id].append((side, doc))
     charts = []
     for bench_id, entries in sorted(by_bench.items()):
-        figure, ax = _new_figure()
+        figure, ax = new_figure()
         x_log = False
         x_label = y_label = ""
         reduced: list[str] = []
@@ -476,11 +434,11 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
                 if not points:
                     continue
                 shown = bounded.shown_indices(len(points))
-                reduced += [bounded.note(f"points of {_short(str(s.get('label')), 40, 1)}", len(points), len(shown))]
+                reduced += [bounded.note(f"points of {short(str(s.get('label')), 40, 1)}", len(points), len(shown))]
                 points = [points[i] for i in shown]
                 label = _hue(side, sides, s.get("label"))
                 line = ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3,
-                               linestyle=linestyle, label=_short(label, 60))[0]
+                               linestyle=linestyle, label=short(label, 60))[0]
                 spread = s.get("y_spread") or []
                 band = [(x, lo_hi) for x, lo_hi in zip(xs, spread)
                         if isinstance(lo_hi, list) and len(lo_hi) == 2 and all(map(describe.is_number, lo_hi))
@@ -546,7 +504,7 @@ def datapath_chart(sides: Sequence[Side]) -> Chart | None:
             runs.append((side, docs[-1]))
     if not runs:
         return None
-    figure, ax = _new_figure(8.5, 1.2 + 0.45 * len(DATAPATH_STAGES) * len(runs))
+    figure, ax = new_figure(8.5, 1.2 + 0.45 * len(DATAPATH_STAGES) * len(runs))
     height = 0.8 / len(runs)
     for n, (side, doc) in enumerate(runs):
         details = verdict_details(doc)
@@ -559,7 +517,7 @@ def datapath_chart(sides: Sequence[Side]) -> Chart | None:
             values.append(float(rates[key]))
             colors.append("#dc2626" if key == details.get("limiting_stage") else f"C{n}")
             hatches.append("//" if key == "end_to_end" else "")
-        bars = ax.barh(ys, values, height * 0.9, color=colors, label=_short(
+        bars = ax.barh(ys, values, height * 0.9, color=colors, label=short(
             _hue(side, sides, f"verdict: {details.get('bottleneck_name') or details.get('bottleneck')}"), 70))
         for bar, hatch in zip(bars, hatches):
             bar.set_hatch(hatch)
@@ -633,7 +591,7 @@ def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
         drawn = ax.barh(range(len(names)), [values[n] for n in names], 0.7,
                         color=[f"C{[s.name for s in sides].index(n) % 10}" for n in names])
         ax.bar_label(drawn, labels=[f"{values[n]:.3g}" for n in names], fontsize=7, padding=2)
-        ax.set_yticks(range(len(names)), [_short(n, 50, 1) for n in names] if len(sides) > 1 else [""] * len(names),
+        ax.set_yticks(range(len(names)), [short(n, 50, 1) for n in names] if len(sides) > 1 else [""] * len(names),
                       fontsize=7)
         ax.invert_yaxis()
         ax.set_xlim(0, 1.15 * max(values.values()))
@@ -667,7 +625,7 @@ def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:
     tried.sort(key=lambda t: -t["rate_images_per_s"])
     actions = {a.get("expected_images_per_s"): a.get("action") for a in details.get("advice") or []
                if isinstance(a, dict) and a.get("measured")}
-    labels = ["default configuration"] + [_short(str(actions.get(t["rate_images_per_s"]) or t.get("key")), 60, 2)
+    labels = ["default configuration"] + [short(str(actions.get(t["rate_images_per_s"]) or t.get("key")), 60, 2)
                                           for t in tried]
     values = [float(default) if describe.is_number(default) else 0.0] + [float(t["rate_images_per_s"]) for t in tried]
     # 6-point monospace across the page: long lines wrap under themselves instead of running off the chart

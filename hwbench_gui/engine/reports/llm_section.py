@@ -408,11 +408,11 @@ def one_depth(specs: Sequence[CurveChart]) -> float | None:
 
 
 def charts(sides: Sequence[Any]) -> list[Any]:
-    """matplotlib charts (:class:`~hwbench_gui.engine.reports.charts.Chart`) of each side's newest good llm.infer
+    """matplotlib charts (:class:`~hwbench_gui.engine.reports.chart_kit.Chart`) of each side's newest good llm.infer
     run (``sides``: :class:`~hwbench_gui.engine.reports.compare.Side`), one chart per kind of curve with every
     side on it; a side's bound is dashed in its own colour. Where every side measured one depth alone the chart
     has a bar per side with its bound across it; a chart of one side names the run under its title."""
-    from hwbench_gui.engine.reports.charts import Chart, _new_figure, _short
+    from hwbench_gui.engine.reports.chart_kit import Chart, new_figure, short
 
     by_title: dict[str, list[tuple[str, CurveChart, dict[str, Any]]]] = {}
     for number, side in enumerate(sides):
@@ -420,12 +420,12 @@ def charts(sides: Sequence[Any]) -> list[Any]:
         if doc is None:
             continue
         # sides as the report's table numbers them: names of runs of one machine differ only at their end
-        name = f"[{number + 1}] {_short(side.name, 30, 1)}"
+        name = f"[{number + 1}] {short(side.name, 30, 1)}"
         for spec in depth_curves(doc) + serving_charts(doc):
             by_title.setdefault(spec.title, []).append((name, spec, doc))
     out = []
     for number, (title, entries) in enumerate(by_title.items()):
-        figure, ax = _new_figure(7.0, 3.6)
+        figure, ax = new_figure(7.0, 3.6)
         specs = [spec for _, spec, _ in entries]
         depth = one_depth(specs) if specs[0].target_y is None else None
         if depth is not None:
@@ -438,7 +438,7 @@ def charts(sides: Sequence[Any]) -> list[Any]:
         top = max([y for s in specs for c in s.curves for y in c.y if describe.is_number(y)]
                   + [s.target_y for s in specs if s.target_y is not None] + [0.0])
         ax.set_ylim(0, 1.12 * top if top > 0 else 1.0)
-        ax.set_title(title if len(entries) > 1 else f"{title}\n{_short(subject(entries[0][2]), 90, 1)}",
+        ax.set_title(title if len(entries) > 1 else f"{title}\n{short(subject(entries[0][2]), 90, 1)}",
                      fontsize=10 if len(entries) > 1 else 9)
         if len(entries) > 1:  # long side names: below the plot, not over its lines
             ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.18))

@@ -154,13 +154,13 @@ def groups(docs: Sequence[dict[str, Any]]) -> list[Group]:
 
 def chart(docs: Sequence[dict[str, Any]]) -> Any | None:
     """Tokens/s (left) and MFU against the datasheet peak and the measured matmul rate (right) per model and
-    method, as a :class:`~hwbench_gui.engine.reports.charts.Chart`; None without a good llm.train run."""
-    from hwbench_gui.engine.reports.charts import Chart, _new_figure
+    method, as a :class:`~hwbench_gui.engine.reports.chart_kit.Chart`; None without a good llm.train run."""
+    from hwbench_gui.engine.reports.chart_kit import Chart, new_figure
 
     drawn = groups(docs)
     if not drawn:
         return None
-    figure, _ = _new_figure(9.0, 2.0 + 0.45 * len(drawn))
+    figure, _ = new_figure(9.0, 2.0 + 0.45 * len(drawn))
     figure.clear()
     rates, mfus = figure.subplots(1, 2, sharey=True)
     positions = list(range(len(drawn)))

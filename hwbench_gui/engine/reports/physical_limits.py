@@ -20,21 +20,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hwbench_gui.engine.inventory.gpu_arch import pcie_bandwidth_gb_per_s
-from hwbench_gui.engine.inventory.memory import theoretical_peak_gb_per_s
+from hwbench_gui.engine.limits import Limit, limit_of
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
-from hwbench_gui.engine.spec.precision import BF16, FP8, FP16, FP32, INT8, TF32
 
 #: A figure this much above its limit is impossible (clock and rate rounding stay far inside it).
 ROUNDING = 1.02
-
-#: Dense tensor peak of each matmul precision as a multiple of the FP16 one (TF32 runs at half the
-#: FP16 rate on every tensor-core generation since Ampere; FP8 and INT8 at twice it). FP32 (no
-#: tensor cores) is held against the CUDA-core peak instead.
-TENSOR_SHARE_OF_FP16 = {TF32.label: 0.5, FP16.label: 1.0, BF16.label: 1.0, FP8.label: 2.0, INT8.label: 2.0}
-
-_DEVICE_GPU = re.compile(r"^cuda(?::(?P<index>\d+))?\s*(?:\((?P<name>[^)]+)\))?")
 
 
 def impossible_figures(doc: dict[str, Any]) -> list[str]:
@@ -47,10 +38,9 @@ def impossible_figures(doc: dict[str, Any]) -> list[str]:
     found: list[str] = []
     if bench_id.startswith("gpu.") and device.startswith("cpu"):
         found.append(f"a GPU benchmark ({bench_id}) whose device is the CPU ({device})")
-    inventory = doc.get("inventory") if isinstance(doc.get("inventory"), dict) else {}
     checks = {"host.membw": _host_memory, "gpu.matmul": _gpu_matmul, "gpu.d2d": _gpu_memory, "gpu.pcie": _pcie}
     if bench_id in checks:
-        above = checks[bench_id](doc, inventory)
+        above = checks[bench_id](doc)
         if len(above) > 1:  # the first says why; the others repeat it for the sweep's other points
             above = [f"{above[0]} (and {len(above) - 1} more of its figures)"]
         found += above
@@ -108,86 +98,44 @@ def _above(value: float, limit: float | None) -> bool:
     return limit is not None and limit > 0 and value > limit * ROUNDING
 
 
-def _host_memory(doc: dict[str, Any], inventory: dict[str, Any]) -> list[str]:
+def _limited(doc: dict[str, Any], unit: str) -> list[tuple[str, float, Limit]]:
+    """(name, value, limit) of each figure in ``unit`` above the most :func:`~hwbench_gui.engine.limits.limit_of`
+    says its hardware could give."""
+    found = []
+    for name, value, figure_unit in _figures(doc):
+        limit = limit_of(doc, name) if figure_unit == unit else None
+        if limit is not None and _above(value, limit.most):
+            found.append((name, value, limit))
+    return found
+
+
+def _host_memory(doc: dict[str, Any]) -> list[str]:
     details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
     array_bytes, cache_bytes = details.get("array_bytes"), details.get("last_level_cache_bytes")
     if describe.is_number(array_bytes) and describe.is_number(cache_bytes) and array_bytes <= cache_bytes:
         return []  # arrays that fit the cache measure the cache, which may well beat the RAM
-    memory = inventory.get("memory") if isinstance(inventory.get("memory"), dict) else {}
-    limit, what = theoretical_peak_gb_per_s(memory)
-    return [f"{name} {format_value(value)} GB/s is above the {format_value(limit)} GB/s theoretical peak of its "
-            f"documented RAM ({what})"
-            for name, value, unit in _figures(doc) if unit == "GB/s" and _above(value, limit)]
+    return [f"{name} {format_value(value)} GB/s is above the {format_value(limit.most)} GB/s {limit.most_what}"
+            for name, value, limit in _limited(doc, "GB/s")]
 
 
-def _gpus_of(doc: dict[str, Any], inventory: dict[str, Any]) -> list[dict[str, Any]]:
-    """The inventory GPUs the run's device names (by name, else by index; every GPU when unsure)."""
-    gpus = [g for g in inventory.get("gpus") or [] if isinstance(g, dict)]
-    claimed = _DEVICE_GPU.match(str(doc.get("device") or ""))
-    if claimed and claimed.group("name"):
-        named = [g for g in gpus if str(g.get("name")) == claimed.group("name").strip()]
-        if named:
-            return named
-    if claimed and claimed.group("index"):
-        indexed = [g for g in gpus if g.get("index") == int(claimed.group("index"))]
-        if indexed:
-            return indexed
-    return gpus
+def _gpu_matmul(doc: dict[str, Any]) -> list[str]:
+    return [f"{name} {format_value(value)} TFLOP/s is above its GPU's {format_value(limit.most)} TFLOP/s "
+            f"{limit.most_what}" for name, value, limit in _limited(doc, "TFLOP/s")]
 
 
-def _largest(gpus: list[dict[str, Any]], read) -> float | None:
-    values = [v for v in map(read, gpus) if describe.is_number(v) and v > 0]
-    return max(values) if values else None
+def _gpu_memory(doc: dict[str, Any]) -> list[str]:
+    return [f"{name} {format_value(value)} GB/s is above its GPU's {format_value(limit.most)} GB/s {limit.most_what}"
+            for name, value, limit in _limited(doc, "GB/s")]
 
 
-def _gpu_matmul(doc: dict[str, Any], inventory: dict[str, Any]) -> list[str]:
-    gpus = _gpus_of(doc, inventory)
-
-    def peak(key: str) -> float | None:
-        return _largest(gpus, lambda g: (g.get("peaks") or {}).get(key) if isinstance(g.get("peaks"), dict) else None)
-
-    fp32, tensor_fp16 = peak("fp32_tflops"), peak("tensor_fp16_dense_tflops")
+def _pcie(doc: dict[str, Any]) -> list[str]:
     found = []
     for name, value, unit in _figures(doc):
-        if unit != "TFLOP/s":
-            continue
-        precision = next((p for p in (FP32.label, *TENSOR_SHARE_OF_FP16) if re.search(rf"\b{p}\b", name)), None)
-        if precision is None and name == str((doc.get("figure") or {}).get("name")):
-            precision = str(doc.get("precision") or "")
-        if precision == FP32.label:
-            limit, what = fp32, "FP32 peak (CUDA cores × 2 × maximum SM clock)"
-        elif precision in TENSOR_SHARE_OF_FP16 and tensor_fp16:
-            limit = tensor_fp16 * TENSOR_SHARE_OF_FP16[precision]
-            what = f"dense {precision} tensor peak at the maximum SM clock"
-        else:
-            continue
-        if _above(value, limit):
-            found.append(f"{name} {format_value(value)} TFLOP/s is above its GPU's {format_value(limit)} TFLOP/s "
-                         f"{what}")
-    return found
-
-
-def _gpu_memory(doc: dict[str, Any], inventory: dict[str, Any]) -> list[str]:
-    limit = _largest(_gpus_of(doc, inventory), lambda g: g.get("memory_bandwidth_gb_per_s"))
-    return [f"{name} {format_value(value)} GB/s is above its GPU's {format_value(limit)} GB/s theoretical memory "
-            "bandwidth" for name, value, unit in _figures(doc) if unit == "GB/s" and _above(value, limit)]
-
-
-def _pcie(doc: dict[str, Any], inventory: dict[str, Any]) -> list[str]:
-    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
-    link = details.get("pcie_link") if isinstance(details.get("pcie_link"), dict) else {}
-    limits = [link.get("max_theoretical_gbps")]
-    for gpu in _gpus_of(doc, inventory):
-        limits.append(gpu.get("pcie_bandwidth_max_gb_per_s"))
-        if isinstance(gpu.get("pcie_gen_max"), int) and isinstance(gpu.get("pcie_width_max"), int):
-            limits.append(pcie_bandwidth_gb_per_s(gpu["pcie_gen_max"], gpu["pcie_width_max"]).value)
-    limit = max((v for v in limits if describe.is_number(v) and v > 0), default=None)
-    found = []
-    for name, value, unit in _figures(doc):
+        limit = limit_of(doc, name) if unit == "GB/s" else None
         both_ways = "bidirectional" in name
-        own = None if limit is None else limit * (2 if both_ways else 1)
-        if unit == "GB/s" and _above(value, own):
+        own = None if limit is None or limit.most is None else limit.most * (2 if both_ways else 1)
+        if _above(value, own):
             ways = " (both ways)" if both_ways else ""
-            found.append(f"{name} {format_value(value)} GB/s is above the {format_value(own)} GB/s{ways} theoretical "
-                         "maximum of its PCIe link")
+            found.append(f"{name} {format_value(value)} GB/s is above the {format_value(own)} GB/s{ways} "
+                         f"{limit.most_what}")
     return found

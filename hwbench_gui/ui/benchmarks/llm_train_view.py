@@ -102,7 +102,7 @@ class TrainingView(QWidget):
 
     def show_machine(self, memory_bytes: float | None, gpu: str) -> None:
         """Before any run: what trains on this machine's GPU by the estimate, at each usual sequence length."""
-        from hwbench_gui.engine.benchmarks.llm_train import FIT_FRACTION, FIT_SEQS, fit_table, largest_summary
+        from hwbench_gui.engine.models.llm.what_fits import FIT_FRACTION, FIT_SEQS, fit_table, largest_summary
 
         if self.document is not None:
             return

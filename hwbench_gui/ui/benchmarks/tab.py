@@ -240,7 +240,7 @@ class BenchmarksTab(QWidget):
 
     def _on_suite_finished(self, name: str, documents: list[dict[str, Any]]) -> None:
         """The suite's report into the results folder (as ``hwbench run --suite`` writes it)."""
-        from hwbench_gui.commands.bench import write_suite_report
+        from hwbench_gui.engine.reports.suite_report import write_suite_report
 
         if not documents:
             self.log.appendPlainText(f"suite {name}: no result to report on")
@@ -368,8 +368,8 @@ class BenchmarksTab(QWidget):
 
     def _show_what_trains(self, bench: Any, reason: str | None) -> None:
         """llm.train chosen in the catalogue: its "Training" tab shows what trains on this GPU before a run."""
-        from hwbench_gui.engine.benchmarks.llm_train import BENCH_ID, this_gpu_memory
-        from hwbench_gui.ui.benchmarks.llm_train_view import TrainingView
+        from hwbench_gui.engine.models.llm.what_fits import this_gpu_memory
+        from hwbench_gui.ui.benchmarks.llm_train_view import BENCH_ID, TrainingView
 
         if getattr(bench, "id", None) != BENCH_ID:
             return

@@ -13,9 +13,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from hwbench_gui.engine.inventory.gpu_arch import FP8_CAPABILITY, FP8_MAX, fp8_capability_reason
 from hwbench_gui.engine.spec.precision import BF16, FP32
 
-FP8_MAX = 448.0  # largest finite float8_e4m3fn
 #: Scales never fall below this: an all-zero row or channel would otherwise divide by zero.
 MIN_SCALE = 1e-12
 QUANTIZE_ROWS = 4096  # a block of 4096 rows of 14336 (llama-3.1-8b's down projection): 2 × 235 MB of FP32
@@ -31,8 +31,6 @@ PRECISION_DETAILS = {
     "output_projection": BF16.label,
     "residual_stream": BF16.label,
 }
-#: Compute capability with FP8 tensor cores (Ada Lovelace 8.9, Hopper 9.0 and later).
-FP8_CAPABILITY = (8, 9)
 
 
 def unavailable_reason(device: str) -> str | None:
@@ -44,8 +42,7 @@ def unavailable_reason(device: str) -> str | None:
     if device != "cpu":
         major, minor = torch.cuda.get_device_capability(device)
         if (major, minor) < FP8_CAPABILITY:
-            return (f"FP8 needs compute capability {FP8_CAPABILITY[0]}.{FP8_CAPABILITY[1]} or newer (FP8 tensor "
-                    f"cores); {torch.cuda.get_device_name(device)} is {major}.{minor}")
+            return fp8_capability_reason(major, minor, torch.cuda.get_device_name(device))
     try:
         a = torch.ones(16, 16, dtype=torch.float8_e4m3fn, device=device)
         torch._scaled_mm(a, a.t(), scale_a=torch.ones(16, 1, device=device), scale_b=torch.ones(1, 16, device=device),

@@ -143,8 +143,7 @@ class TrackJob:
 
     def _document(self, detector, pipeline, stamps, start, started_at, frame_wh, telemetry=None) -> dict:
         """The run's ``demo.track`` document, with the parameters ``hwbench demo track`` records."""
-        from hwbench_gui.commands.demo_track import device_text
-        from hwbench_gui.demos.results import demo_document, frame_times_from_stamps
+        from hwbench_gui.demos.results import demo_document, device_text, frame_times_from_stamps
 
         s = self.settings
         timing = pipeline.stats.summary()
