@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable
 
 from hwbench_gui.engine.inventory.gpu_arch import FP8_CAPABILITY, FP8_MAX, fp8_capability_reason
+from hwbench_gui.engine.measure.matmul_rate import BURST_S, product_seconds
 from hwbench_gui.engine.measure.stats import median, spread
 from hwbench_gui.engine.measure.timing import (
     Steps,
     cuda_device,
     cuda_label,
     figure,
-    inner_for,
-    time_cpu,
-    time_cuda,
     torch_missing_reason,
 )
 from hwbench_gui.engine.spec.benchmark import (
@@ -42,11 +39,6 @@ from hwbench_gui.engine.spec.precision import (
 GPU_ORDER, CPU_ORDER = (FP32, TF32, FP16, BF16, FP8), (FP32, BF16)
 GPU_SIZES, CPU_SIZES = [1024, 2048, 4096, 8192, 16384], [256, 512, 1024, 2048]
 REPEAT_S = {"cuda": 0.05, "cpu": 0.2}  # target length of one timed repeat
-#: Burst mode: each repeat is ~15 ms of products after a short idle gap. A GPU at its power limit
-#: (an H200 at 700 W) lowers its clocks within a second of sustained matmul, so back-to-back
-#: repeats measure the power-capped rate; bursts measure the clock-limited peak that published
-#: "peak TFLOP/s" figures and short framework kernels see.
-BURST_S = 0.015
 
 
 def make_operands(label: str, n: int, device: str, fp8_rowwise: bool = False) -> tuple[Callable[[], Any], list[Any]]:
@@ -89,19 +81,9 @@ def product_rates_tflops(label: str, n: int, device: str, repeats: int, burst: b
     import torch
 
     kind = "cpu" if device == "cpu" else "cuda"
-    sync_timer = time_cpu if kind == "cpu" else time_cuda
     fn, _inputs = make_operands(label, n, device, fp8_rowwise) if fp8_rowwise else make_operands(label, n, device)
     try:
-        one_s = sync_timer(fn, repeats=1, warmup=3)[0]
-        if burst:
-            inner = inner_for(one_s, BURST_S)
-            seconds = []
-            for _ in range(repeats):
-                time.sleep(max(0.02, 3 * one_s * inner))  # let the power limiter recover
-                seconds += sync_timer(fn, repeats=1, inner=inner, warmup=2)
-        else:
-            inner = inner_for(one_s, REPEAT_S[kind])
-            seconds = sync_timer(fn, repeats=repeats, inner=inner, warmup=0)
+        seconds = product_seconds(fn, kind, repeats, burst, REPEAT_S[kind])
     finally:
         fn = _inputs = None  # free before the caller allocates more
         if kind == "cuda":

@@ -37,7 +37,10 @@ MAX_OPERAND_ELEMENTS = 1 << 26
 MAX_FLOPS = {"cpu": 1 << 35, "cuda": 1 << 41}
 #: Seconds of back-to-back products per timed repeat.
 REPEAT_S = {"cpu": 0.05, "cuda": 0.05}
-#: Burst mode (a GPU): each repeat about this long after an idle gap, the clock-limited peak (as gpu.matmul).
+#: Burst mode: each repeat is ~15 ms of products after a short idle gap. A GPU at its power limit
+#: (an H200 at 700 W) lowers its clocks within a second of sustained matmul, so back-to-back
+#: repeats measure the power-capped rate; bursts measure the clock-limited peak that published
+#: "peak TFLOP/s" figures and short framework kernels see.
 BURST_S = 0.015
 
 
@@ -124,6 +127,25 @@ def operands(torch: Any, product: Product, dtype: Any, device: str) -> Callable[
     raise ValueError(f"unknown product form {product.form!r} ({', '.join(FORMS)})")
 
 
+def product_seconds(fn: Callable[[], Any], kind: str, repeats: int, burst: bool,
+                    repeat_s: float | None = None) -> list[float]:
+    """Seconds per call of ``fn`` (one product) on a device of ``kind`` ("cpu" or "cuda"), one figure per repeat:
+    3 warm-up calls, then repeats of back-to-back calls lasting about ``repeat_s`` (default :data:`REPEAT_S`), or
+    with ``burst`` bursts of about :data:`BURST_S` after idle gaps (what a GPU's power limiter allows a short
+    kernel). The one timing loop of every matmul rate hwbench measures (gpu.matmul's and the language models'
+    limits)."""
+    timer = time_cpu if kind == "cpu" else time_cuda
+    one_s = timer(fn, repeats=1, warmup=3)[0]
+    if not burst:
+        return timer(fn, repeats=repeats, inner=inner_for(one_s, repeat_s or REPEAT_S[kind]), warmup=0)
+    inner = inner_for(one_s, BURST_S)
+    seconds = []
+    for _ in range(repeats):
+        time.sleep(max(0.02, 3 * one_s * inner))  # let the power limiter recover
+        seconds += timer(fn, repeats=1, inner=inner, warmup=2)
+    return seconds
+
+
 def rates_tflops(product: Product, dtype: Any, device: str, repeats: int, burst: bool = False) -> list[float]:
     """TFLOP/s of ``product`` in ``dtype`` (a torch dtype) on ``device`` ("cpu", "cuda:0"), one figure per repeat:
     3 warm-up products, then repeats of back-to-back products lasting about :data:`REPEAT_S`, or with ``burst``
@@ -131,18 +153,9 @@ def rates_tflops(product: Product, dtype: Any, device: str, repeats: int, burst:
     import torch
 
     kind = "cpu" if device == "cpu" else "cuda"
-    timer = time_cpu if kind == "cpu" else time_cuda
     fn: Callable[[], Any] | None = operands(torch, product, dtype, device)
     try:
-        one_s = timer(fn, repeats=1, warmup=3)[0]
-        if burst:
-            inner = inner_for(one_s, BURST_S)
-            seconds = []
-            for _ in range(repeats):
-                time.sleep(max(0.02, 3 * one_s * inner))  # let the power limiter recover
-                seconds += timer(fn, repeats=1, inner=inner, warmup=2)
-        else:
-            seconds = timer(fn, repeats=repeats, inner=inner_for(one_s, REPEAT_S[kind]), warmup=0)
+        seconds = product_seconds(fn, kind, repeats, burst)
     finally:
         fn = None  # free the operands before the caller allocates more
         if kind == "cuda":
