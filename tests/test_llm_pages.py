@@ -17,7 +17,7 @@ from hwbench_gui.engine.reports import charts, llm_section
 from hwbench_gui.engine.reports.compare import Side, sides_by_machine
 from hwbench_gui.engine.results import library
 
-FOLDERS = [resources_dir() / "reference" / gpu / "llm-2026-12-05" for gpu in ("h100", "h200")]
+FOLDERS = [resources_dir() / "reference" / gpu / "llm-2026-12-05" for gpu in ("archive/h100-2026-12-05", "h200")]
 
 
 def _docs(folder) -> dict[str, dict]:
@@ -84,7 +84,7 @@ def test_the_per_watt_chart_puts_each_benchmark_and_model_on_its_own_scale():
 
 def test_no_chart_of_the_shipped_references_warns():
     """Every chart of the H200 references (the data-path what-ifs with its 40-line code among them)."""
-    docs = library.scan([resources_dir() / "reference" / "h200"]).docs
+    docs = library.scan([resources_dir() / "reference" / "h200", resources_dir() / "reference" / "archive"]).docs
     built = charts.build_charts(sides_by_machine(docs))
     assert "datapath_whatifs" in [c.key for c in built]
     for chart in built:

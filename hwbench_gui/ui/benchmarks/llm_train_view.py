@@ -10,11 +10,9 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -24,6 +22,7 @@ from PySide6.QtWidgets import (
 from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
 from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
+from hwbench_gui.ui.scrolled_page import scroll_page
 
 BENCH_ID = TRAIN_ID
 # The verdict beside the model: at 1024 px the page's right half shows four columns, and the verdict is
@@ -92,13 +91,8 @@ class TrainingView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
         layout.addLayout(lower, 1)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setWidget(page)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll)
+        # On a small screen the page scrolls instead of squeezing each plot to its axes.
+        self.scroll = scroll_page(self, page)
 
     def show_machine(self, memory_bytes: float | None, gpu: str) -> None:
         """Before any run: what trains on this machine's GPU by the estimate, at each usual sequence length."""

@@ -14,11 +14,12 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from hwbench_gui.engine.reports import llm_section
 from hwbench_gui.engine.results import describe, document_check
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
+from hwbench_gui.ui.scrolled_page import scroll_page
 from hwbench_gui.ui.theme import ERROR_COLOR, plot_colors
 
 BENCH_ID = llm_section.LLM_ID
@@ -99,13 +100,7 @@ class LlmView(QWidget):
             grid.setColumnStretch(column, 1)
         layout.addLayout(grid, 1)
         # On a small screen the page scrolls instead of squeezing each plot to its axes.
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
-        self.scroll.setWidget(page)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(self.scroll)
+        self.scroll = scroll_page(self, page)
         self.document: dict[str, Any] | None = None
 
     def set_document(self, document: dict[str, Any]) -> None:
