@@ -56,9 +56,10 @@ def _run(bench, params):
 @needs_torch
 def test_matmul_counts_two_n_cubed_flops(monkeypatch):
     from hwbench_gui.engine.benchmarks import gpu_matmul
+    from hwbench_gui.engine.measure import matmul_rate  # where the timing loop lives
 
     n = 100  # 2·100³ = 2e6 FLOPs; 2e-6 s per product is exactly 1 TFLOP/s
-    monkeypatch.setattr(gpu_matmul, "time_cpu", FixedTimer([2e-6]))
+    monkeypatch.setattr(matmul_rate, "time_cpu", FixedTimer([2e-6]))
     outcome = _run(gpu_matmul.BENCHMARK, {"device": "cpu", "precision": "fp32", "sizes": str(n), "repeats": 3})
     assert outcome.samples == pytest.approx([1.0, 1.0, 1.0])
     assert outcome.figures["FP32"]["value"] == pytest.approx(1.0)
@@ -120,6 +121,7 @@ def test_fp32_products_run_with_tf32_off(fake_cuda, tf32_left_on, monkeypatch):
     import torch
 
     from hwbench_gui.engine.benchmarks import gpu_matmul
+    from hwbench_gui.engine.measure import matmul_rate  # where the timing loop lives
 
     seen: list[tuple[str, bool, tuple]] = []
     timing = {"now": False}
@@ -142,7 +144,7 @@ def test_fp32_products_run_with_tf32_off(fake_cuda, tf32_left_on, monkeypatch):
         return [1e-3] * repeats
 
     monkeypatch.setattr(gpu_matmul, "make_operands", observed_operands)
-    monkeypatch.setattr(gpu_matmul, "time_cuda", timer)
+    monkeypatch.setattr(matmul_rate, "time_cuda", timer)
     gpu_matmul.BENCHMARK.run(gpu_matmul.BENCHMARK.resolve_params(
         {"device": "cuda:0", "precision": "all", "sizes": "32", "repeats": 2, "mode": "sustained"}), Recorder())
     timed: dict[str, set] = {}
@@ -159,9 +161,10 @@ def test_cpu_fp32_products_run_with_tf32_off(tf32_left_on, monkeypatch):
     import torch
 
     from hwbench_gui.engine.benchmarks import gpu_matmul
+    from hwbench_gui.engine.measure import matmul_rate  # where the timing loop lives
 
     states = []
-    monkeypatch.setattr(gpu_matmul, "time_cpu", FixedTimer([1e-6], on_call=lambda: states.append(_tf32_state(torch))))
+    monkeypatch.setattr(matmul_rate, "time_cpu", FixedTimer([1e-6], on_call=lambda: states.append(_tf32_state(torch))))
     _run(gpu_matmul.BENCHMARK, {"device": "cpu", "precision": "fp32", "sizes": "16", "repeats": 2})
     assert states and set(states) == {(False, False, "highest")}
 
