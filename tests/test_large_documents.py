@@ -14,7 +14,7 @@ from hwbench_gui.engine.reports import evaluation, llm_section
 from hwbench_gui.engine.results import bounded, library
 from hwbench_gui.ui.benchmarks.llm_view import LlmView
 
-INFER = (Path(__file__).resolve().parents[1] / "resources" / "reference" / "archive" / "h100-2026-12-05" /
+INFER = (Path(__file__).resolve().parents[1] / "resources" / "reference" / "h100" /
          "llm-2026-12-05" / "2026-12-05T17-49-58_llm.infer_78443d68.json")
 POINTS = 10_000
 
@@ -83,7 +83,7 @@ def test_the_language_model_page_draws_a_bounded_selection(qtbot, tmp_path):
 def test_a_10000_point_sweep_in_a_documents_series_is_charted_as_a_bounded_selection(tmp_path):
     from hwbench_gui.engine.reports import charts, compare
 
-    source = INFER.parents[3] / "h200" / "2026-12-03T08-26-59_gpu.pcie_bac6fd02.json"
+    source = INFER.parents[2] / "h200" / "2026-12-03T08-26-59_gpu.pcie_bac6fd02.json"
     doc = json.loads(source.read_text(encoding="utf-8"))
     series = doc["series"][0]
     series["x"] = [float(2 ** 12 + i) for i in range(POINTS)]

@@ -17,7 +17,7 @@ from hwbench_gui.engine.reports import charts, llm_section
 from hwbench_gui.engine.reports.compare import Side, sides_by_machine
 from hwbench_gui.engine.results import library
 
-FOLDERS = [resources_dir() / "reference" / gpu / "llm-2026-12-05" for gpu in ("archive/h100-2026-12-05", "h200")]
+FOLDERS = [resources_dir() / "reference" / gpu / "llm-2026-12-05" for gpu in ("h100", "h200")]
 
 
 def _docs(folder) -> dict[str, dict]:

@@ -199,7 +199,7 @@ def test_shipped_reference_documents_load_and_stay_published():
 def test_a_published_serving_figure_never_pairs_with_a_batch_one_figure():
     # MLPerf's offline throughput (thousands of output tokens/s from many sequences) beside llm.infer's batch-1
     # tg128 would read as "30 times better": the published document states its concurrency, so they stay apart
-    folder = library.reference_dir() / "archive" / "h100-2026-12-05" / "llm-2026-12-05"
+    folder = library.reference_dir() / "h100" / "llm-2026-12-05"
     measured = [doc for doc in library.scan([folder]).docs
                 if doc["benchmark"]["id"] == "llm.infer" and doc["precision"] == "FP8"]
     refs = [doc for doc in library.scan([library.reference_dir()], recursive=False).docs

@@ -15,7 +15,7 @@ from hwbench_gui.engine.results.arrivals import Arrivals
 from hwbench_gui.engine.results.store import write_result
 from hwbench_gui.ui.context import AppContext
 
-LLM = resources_dir() / "reference" / "archive" / "h100-2026-12-05" / "llm-2026-12-05"
+LLM = resources_dir() / "reference" / "h100" / "llm-2026-12-05"
 
 
 def _doc(name: str) -> dict:
