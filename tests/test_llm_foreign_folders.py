@@ -216,7 +216,8 @@ def test_the_tensors_are_read_from_the_checked_files(tmp_path):
     start = 8 + struct.unpack("<Q", data[:8])[0]
     begin, end = header["model.norm.weight"]["data_offsets"]
     expected = torch.frombuffer(bytearray(data[start + begin:start + end]), dtype=torch.bfloat16).float()
-    assert torch.equal(model.norm.weight.detach(), expected)
+    # random bytes: some are NaN, equal to themselves only when NaN counts as equal
+    assert torch.allclose(model.norm.weight.detach(), expected, rtol=0, atol=0, equal_nan=True)
 
 
 # -- end to end ------------------------------------------------------------------------------------------------
