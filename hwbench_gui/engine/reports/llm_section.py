@@ -197,49 +197,43 @@ def _shown(serving: Serving) -> tuple[list[ServingPoint], str]:
     return [points[i] for i in chosen], bounded.note("serving points", len(points), len(chosen))
 
 
-def _target(doc: dict[str, Any], key: str) -> float | None:
-    targets = (doc.get("details") or {}).get("targets")
-    value = targets.get(key) if isinstance(targets, dict) else None
-    return float(value) if describe.is_number(value) else None
-
-
-def serving_curve(doc: dict[str, Any]) -> CurveChart | None:
-    """Time per output token (p99 and p50) against total output tokens/s, one point per concurrency."""
-    points, _ = _shown(serving_points(doc))
+def _latency_chart(sweep: Serving, name: str, short: str, unit: str, scale: float, target: float | None,
+                   p50: str, p99: str) -> CurveChart | None:
+    """One serving latency (its p99 and p50, in ``unit`` after ``scale``) against total output tokens/s, one point
+    per concurrency shown; its target drawn where the document states one."""
+    shown, _ = _shown(sweep)
+    points = [p for p in shown if getattr(p, p50) is not None and getattr(p, p99) is not None]
     if not points:
         return None
-    target = _target(doc, "tpot_p99_ms")
+    title = f"{name[0].upper()}{name[1:]} against output tokens/s"
     xs = [p.output_tokens_per_s for p in points]
-    return CurveChart("Serving: time per output token against output tokens/s", "output tokens/s (all sequences)",
-                      "time per output token (ms)",
-                      [Curve("TPOT p99", xs, [p.tpot_p99_s * 1e3 for p in points]),
-                       Curve("TPOT p50", xs, [p.tpot_p50_s * 1e3 for p in points])],
-                      target_y=target, target_label=f"target p99 ≤ {target:g} ms" if target is not None else "",
-                      point_labels=[f"{p.concurrency} seq" for p in points],
-                      short_title="Time per output token against output tokens/s")
+    return CurveChart(f"Serving: {name} against output tokens/s", "output tokens/s (all sequences)",
+                      f"{name} ({unit})",
+                      [Curve(f"{short} p99", xs, [getattr(p, p99) * scale for p in points]),
+                       Curve(f"{short} p50", xs, [getattr(p, p50) * scale for p in points])],
+                      target_y=target, target_label=f"target p99 ≤ {target:g} {unit}" if target is not None else "",
+                      point_labels=[f"{p.concurrency} seq" for p in points], short_title=title)
 
 
-def ttft_curve(doc: dict[str, Any]) -> CurveChart | None:
+def serving_curve(doc: dict[str, Any], sweep: Serving | None = None) -> CurveChart | None:
+    """Time per output token (p99 and p50) against total output tokens/s, one point per concurrency."""
+    sweep = sweep or serving_points(doc)
+    return _latency_chart(sweep, "time per output token", "TPOT", "ms", 1e3, sweep.tpot_target_ms,
+                          "tpot_p50_s", "tpot_p99_s")
+
+
+def ttft_curve(doc: dict[str, Any], sweep: Serving | None = None) -> CurveChart | None:
     """Time to first token (p99 and p50) against total output tokens/s, one point per concurrency: with the
     time per output token, the two latencies a concurrency must keep within their targets."""
-    shown, _ = _shown(serving_points(doc))
-    points = [p for p in shown if p.ttft_p50_s is not None and p.ttft_p99_s is not None]
-    if not points:
-        return None
-    target = _target(doc, "ttft_p99_s")
-    xs = [p.output_tokens_per_s for p in points]
-    return CurveChart("Serving: time to first token against output tokens/s", "output tokens/s (all sequences)",
-                      "time to first token (s)",
-                      [Curve("TTFT p99", xs, [p.ttft_p99_s for p in points]),
-                       Curve("TTFT p50", xs, [p.ttft_p50_s for p in points])],
-                      target_y=target, target_label=f"target p99 ≤ {target:g} s" if target is not None else "",
-                      point_labels=[f"{p.concurrency} seq" for p in points],
-                      short_title="Time to first token against output tokens/s")
+    sweep = sweep or serving_points(doc)
+    return _latency_chart(sweep, "time to first token", "TTFT", "s", 1.0, sweep.ttft_target_s,
+                          "ttft_p50_s", "ttft_p99_s")
 
 
 def serving_charts(doc: dict[str, Any]) -> list[CurveChart]:
     """The serving sweep's two latency charts (per output token, to first token) that ``doc`` holds data for."""
-    return [chart for chart in (serving_curve(doc), ttft_curve(doc)) if chart is not None]
+    sweep = serving_points(doc)  # read once for both
+    return [chart for chart in (serving_curve(doc, sweep), ttft_curve(doc, sweep)) if chart is not None]
 
 
 @dataclass
