@@ -304,20 +304,13 @@ def _declared_params(bench_id: str) -> frozenset[str] | None:
         return None
 
 
-def _asked(doc: dict[str, Any]) -> dict[str, Any]:
-    """The parameters as the user asked them: ``params_requested`` (where the run chose a value itself:
-    the largest micro-batch that fits, an auto memory format or step kind) over the resolved ``params``."""
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    requested = doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {}
-    return {**params, **requested}
-
-
 def comparable_params(doc: dict[str, Any]) -> dict[str, Any]:
     """The document's parameters that decide what was measured, as asked (normalised for comparison): a
     value the machine chose ("largest that fits", "auto") is part of its answer, not a setting, so two
     machines that asked alike compare whatever each chose (:func:`resolved_params` says what that was)."""
     deciding = deciding_params(doc)
-    return {str(k): _norm(v) for k, v in sorted(_asked(doc).items()) if deciding is None or k in deciding}
+    asked = describe.asked_params(doc)
+    return {str(k): _norm(v) for k, v in sorted(asked.items()) if deciding is None or k in deciding}
 
 
 def resolved_params(doc: dict[str, Any]) -> dict[str, Any]:

@@ -223,8 +223,7 @@ _RESOLVED_PARAMS = ("channels_last", "batch")
 def _configuration(doc: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     """The row a model run belongs in: its comparability parameters as asked (``params_requested`` over
     ``params``, so a suite's "auto" batch and memory format are one configuration), less the columns'."""
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    asked = {**params, **(doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {})}
+    asked = describe.asked_params(doc)
     keys = [k for k in compare.comparable_params(doc) if k not in _COLUMN_PARAMS]
     return tuple((k, describe.param_value(asked.get(k))) for k in sorted(keys))
 

@@ -40,6 +40,14 @@ def deciding_params(doc: dict[str, Any],
     return None if found is None else frozenset(found)
 
 
+def asked_params(doc: dict[str, Any]) -> dict[str, Any]:
+    """The parameters as the user asked them: ``params_requested`` (where the run chose a value itself: the
+    largest micro-batch that fits, an auto memory format or step kind) over the resolved ``params``."""
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    requested = doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {}
+    return {**params, **requested}
+
+
 def is_number(value: Any) -> bool:
     """A finite int or float (not a bool): what a numeric field of a document must hold."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

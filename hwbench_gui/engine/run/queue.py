@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from hwbench_gui.engine import frameworks
 from hwbench_gui.engine.models import torch_ops
+from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.run.suites import SuiteRun, expand_suite
 
 QUEUED = "queued"
@@ -272,7 +273,7 @@ def _measured_runs(run: SuiteRun, docs: list[dict[str, Any]]) -> list[dict[str, 
         meta = doc.get("benchmark") or {}
         if doc.get("status") != "ok" or meta.get("id") != bench.id or str(meta.get("version")) != str(bench.version):
             continue
-        asked = {**(doc.get("params") or {}), **(doc.get("params_requested") or {})}
+        asked = describe.asked_params(doc)
         try:
             if any(k not in asked or bench.param(k).parse(asked[k]) != wanted[k] for k in keys):
                 continue

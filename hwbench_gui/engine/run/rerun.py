@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwbench_gui.engine.results.describe import deciding_params
+from hwbench_gui.engine.results.describe import asked_params, deciding_params
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.spec.benchmark import ParamError, ResolvedParams
 
@@ -25,9 +25,7 @@ def run_like(doc: dict[str, Any], overrides: dict[str, Any] | None = None) -> tu
     if deciding is None:
         deciding = frozenset(bench.comparability_params())
     known = {p.name for p in bench.params}
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    requested = doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {}
-    taken = {k: v for k, v in {**params, **requested}.items() if k in deciding and k in known}
+    taken = {k: v for k, v in asked_params(doc).items() if k in deciding and k in known}
     try:
         return bench.id, bench.resolve_params({**taken, **(overrides or {})})
     except ParamError as exc:
