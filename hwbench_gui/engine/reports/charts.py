@@ -32,7 +32,7 @@ from matplotlib.transforms import blended_transform_factory
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
 from hwbench_gui.engine.reports.chart_kit import PNG_DPI, Chart, new_figure, short, to_png, to_svg  # noqa: F401 (charts' own names)
-from hwbench_gui.engine.reports.compare import Comparison, Side
+from hwbench_gui.engine.reports.compare import Comparison, Side, not_drawable
 from hwbench_gui.engine.results import bounded, describe
 from hwbench_gui.engine.results.formatting import format_value
 from hwbench_gui.engine.spec.precision import FP32, PRECISIONS, from_label
@@ -56,12 +56,9 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
     so: one chart never ends a report."""
     charts: list[Chart] = []
     if comparison is not None:
-        from hwbench_gui.engine.reports.compare import Side as _Side
-        from hwbench_gui.engine.reports.compare import not_drawable
-
         # a run the table marks "not comparable" is never a bar beside the other side's run
         left_out = {id(doc) for doc in not_drawable(comparison)}
-        sides = [_Side(s.name, [d for d in s.docs if id(d) not in left_out], s.grouping) for s in sides]
+        sides = [Side(s.name, [d for d in s.docs if id(d) not in left_out], s.grouping) for s in sides]
     if comparison is not None and len(comparison.sides) > 1:
         charts += _drawable("relative", lambda: _optional(relative_chart(comparison)
                                                           if len(comparison.sides) <= MAX_CHART_SIDES
