@@ -19,7 +19,7 @@ from hwbench_gui.engine.inventory import datasheets
 from hwbench_gui.engine.measure import matmul_rate
 from hwbench_gui.engine.measure.room import Room, gpu_room, host_room
 from hwbench_gui.engine.measure.stats import median
-from hwbench_gui.engine.measure.timing import duration_text, figure, inner_for, time_cpu, time_cuda
+from hwbench_gui.engine.measure.timing import duration_text, figure
 from hwbench_gui.engine.models import multigpu
 from hwbench_gui.engine.models.common import GIB, GPU_WINDOW_MIN_STEPS, OutOfMemoryError, TimedRun, window_rates
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
@@ -446,9 +446,7 @@ def _measure_fp8(torch: Any, device: Any) -> dict[str, Any]:
     n = FP8_CPU_MATMUL_N if kind == "cpu" else MATMUL_N[kind]
     try:
         fn, _inputs = make_operands(FP8.label, n, str(device))
-        timer = time_cuda if kind == "cuda" else time_cpu
-        one = timer(fn, repeats=1, warmup=3)[0]
-        seconds = timer(fn, repeats=MATMUL_REPEATS, inner=inner_for(one, MATMUL_REPEAT_S[kind]), warmup=0)
+        seconds = matmul_rate.product_seconds(fn, kind, MATMUL_REPEATS, False, MATMUL_REPEAT_S[kind])
     except RuntimeError as exc:
         return {"value": None, "unit": "TFLOP/s", "reason": f"{FP8.label} matmul could not run here: {exc}"}
     rates = [2 * n**3 / s / 1e12 for s in seconds]
