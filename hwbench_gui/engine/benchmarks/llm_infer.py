@@ -31,7 +31,7 @@ from hwbench_gui.engine.measure.timing import (
 from hwbench_gui.engine.models.llm import arithmetic as ar
 from hwbench_gui.engine.models.llm.architectures import BUILT_IN, Architecture, resolve
 from hwbench_gui.engine.models.llm.generate import STEP_MODES, Clock, build_model
-from hwbench_gui.engine.models.llm.infer_fits import free_all, free_bytes, what_fits
+from hwbench_gui.engine.models.llm.infer_fits import fit_table, free_all, free_bytes, machine_memory, what_fits
 from hwbench_gui.engine.models.llm.infer_limits import Limits, measure_limits
 from hwbench_gui.engine.models.llm.infer_timing import (
     FILL_CHUNK,
@@ -238,7 +238,9 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                                                 steps) if params["serve"] else ([], {})
     outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
                        free_before, peak_bench, kind, index, torch, held, _int4_product(held, device, warnings))
-    outcome.details["what_fits"] = {"free_bytes": free_each, "positions": positions, "models": fits}
+    memory, gpus, gpu_bytes, against = machine_memory(free_each if kind == "cuda" else None)
+    outcome.details["what_fits"] = {"free_bytes": free_each, "positions": positions, "models": fits,
+                                    "table": fit_table(memory, gpus, gpu_bytes), "table_against": against}
     return outcome
 
 
