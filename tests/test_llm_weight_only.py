@@ -161,3 +161,23 @@ def test_a_cpu_run_with_int8_weights_reports_what_it_read():
     with pytest.raises(ParamError, match="precision=bf16"):
         llm_infer.run(llm_infer.BENCHMARK.resolve_params({"device": "cpu", "model": "tiny", "weights": "int4",
                                                           "precision": "fp32"}), Recorder())
+
+
+def test_fp8_weights_multiply_a_prompt_on_fp8_products_and_one_token_by_conversion():
+    from hwbench_gui.engine.models.llm.fp8 import unavailable_reason
+
+    if unavailable_reason("cpu"):
+        pytest.skip(f"this PyTorch cannot multiply FP8 on the CPU: {unavailable_reason('cpu')}")
+    generator = torch.Generator().manual_seed(2)
+    weight = torch.randn(64, 128, generator=generator) * 0.02
+    layer = wo.ChannelLinear(128, 64, False, "fp8", fp8_prompts=True)
+    layer.set_weight(weight)
+    plain = wo.ChannelLinear(128, 64, False, "fp8")
+    plain.set_weight(weight)
+    prompt = torch.randn(wo.PROMPT_ROWS, 128, generator=generator).to(torch.bfloat16)
+    exact = prompt.float() @ layer.dequantized().t()
+    # 16 rows: the input quantised to FP8 per row too (e4m3: 3 mantissa bits), so within a few % of the product
+    assert float((layer(prompt).float() - exact).norm() / exact.norm()) < 0.06
+    assert not torch.equal(layer(prompt), plain(prompt))  # a different product from the BF16 conversion
+    # one row: the weight converted to BF16 (the one-token GEMV), the same as without fp8_prompts
+    assert torch.equal(layer(prompt[:1]), plain(prompt[:1]))

@@ -41,8 +41,8 @@ from hwbench_gui.engine.models.llm.infer_timing import (
     percentiles,
     serve_scenario,
 )
-from hwbench_gui.engine.models.llm.methods import held_against, infer_method, infer_precision, summary_lines, \
-    weights_line
+from hwbench_gui.engine.models.llm.methods import held_against, infer_method, infer_precision, int4_product, \
+    summary_lines, weights_line
 from hwbench_gui.engine.models.llm.storage import PRECISIONS, WEIGHT_KINDS, Storage, int4_misfit, storage
 from hwbench_gui.engine.spec.benchmark import (
     Benchmark,
@@ -180,7 +180,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
                         room=host_room().what if kind == "cpu" else "")
 
     label = BF16.label if held.fp8_blocks else precision.label  # the rate the prompt's 16-bit products run at
-    limits = measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks, arch=arch, tokens=pp * batch,
+    fp8_rate = held.fp8_blocks or held.weight_only == "fp8" and kind == "cuda" and _fp8_prompts(device)
+    limits = measure_limits(torch, kind, device, label, reporter, fp8=fp8_rate, arch=arch, tokens=pp * batch,
                              read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp, depths=tuple(depths))
     floor_s = minimum_seconds(arch, held, params, depths, limits)
     allowed_s, allowed = time_allowed()
@@ -227,7 +228,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             # A figure above its bound says the limit came out low (a busy machine, a short measurement): measure
             # the limits again, now that the model's own work has run, and keep the higher of each.
             steps.say("a figure is above its bound: measuring the limits again")
-            limits = limits.best_of(measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks,
+            limits = limits.best_of(measure_limits(torch, kind, device, label, reporter, fp8=fp8_rate,
                                                     arch=arch, tokens=pp * batch,
                                                     read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp,
                                                     depths=tuple(depths)))
@@ -237,7 +238,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         serving, serve_skipped = _serving_sweep(torch, model, held, params, clock, kind, index, device, reporter,
                                                 steps) if params["serve"] else ([], {})
     outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
-                       free_before, peak_bench, kind, index, torch, held, _int4_product(held, device, warnings))
+                       free_before, peak_bench, kind, index, torch, held, int4_product(held, device, warnings))
     memory, gpus, gpu_bytes, against = machine_memory(free_each if kind == "cuda" else None)
     outcome.details["what_fits"] = {"free_bytes": free_each, "positions": positions, "models": fits,
                                     "table": fit_table(memory, gpus, gpu_bytes), "table_against": against}
@@ -263,18 +264,10 @@ def _held(precision: Any, weights: str, arch: Architecture, device: str) -> Stor
     return held
 
 
-def _int4_product(held: Storage, device: str, warnings: list[str]) -> str | None:
-    """What multiplies int4 weights on ``device`` (None for other weights); a warning where PyTorch has no packed
-    int4 matmul for it and the weights are dequantised by PyTorch ops instead."""
-    if held.weight_only != "int4":
-        return None
-    from hwbench_gui.engine.models.llm.weight_only import INT4_FALLBACK, int4_kernel
+def _fp8_prompts(device: str) -> bool:
+    from hwbench_gui.engine.models.llm.weight_only import fp8_prompt_products
 
-    found = int4_kernel(device)
-    if found is None:
-        warnings.append(f"weights=int4: {INT4_FALLBACK}")
-        return INT4_FALLBACK
-    return f"torch.ops.aten._weight_int4pack_mm{'_for_cpu' if found == 'cpu' else ''} (packed int4, groups of 128)"
+    return fp8_prompt_products(device)
 
 
 def _serving_sweep(torch: Any, model: Any, held: Storage, params: dict[str, Any], clock: Clock, kind: str,

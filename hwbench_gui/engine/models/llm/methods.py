@@ -20,7 +20,9 @@ def infer_precision(held: Storage, label: str) -> tuple[dict[str, str], str]:
         kind = held.weight_only
         product = ("torch's packed int4 matmul (_weight_int4pack_mm)" if kind == "int4" else
                    "F.linear of the input and the weight converted to BF16, times the scales (torch.compile fuses "
-                   "the conversion into the one-token product)")
+                   "the conversion into the one-token product)"
+                   + ("; 16 rows or more (a prompt) on FP8 tensor cores where the GPU has them: the input "
+                      "quantised per row, torch._scaled_mm" if kind == "fp8" else ""))
         return ({"block_matmul_weights": WEIGHT_ONLY_DETAILS[kind], "block_matmul_product": product,
                  "output_projection": f"{WEIGHT_ONLY_DETAILS[kind]} (unless it is the token table: then BF16)",
                  "activations": BF16.label, "embeddings": BF16.label, "norms_and_biases": BF16.label,
@@ -116,8 +118,10 @@ def infer_method(params: dict[str, Any], arch: Architecture, label: str, held: S
             f"matmul and output projection weight ({_bytes(parts['quantized_weights'])}) + their scales"
             + (" and zeros" if held.weights.group_per_weight else "")
             + f" ({_bytes(parts['scales_and_zeros'])}) + 2 bytes per other weight read "
-            f"({_bytes(parts['other_weights'])}); the prompt's products dequantise the same weights, its bound "
-            f"the {label} matmul rate.")
+            f"({_bytes(parts['other_weights'])}); "
+            + ("the prompt's block products run on FP8 tensor cores (input quantised per row), its bound counting "
+               "them at the FP8 rate measured and the rest at the BF16 rate." if limits.fp8_matmul_tflops else
+               f"the prompt's products dequantise the same weights, its bound the {label} matmul rate."))
     if serving:
         method += (
             f" Serving: for each concurrency c, c requests of {params['serve_prompt']} random prompt tokens and "
@@ -215,3 +219,17 @@ def weights_line(held: Storage, arch: Architecture, kernel: str | None = None) -
 def _bytes(count: float) -> str:
     """Bytes in decimal units, GB from a billion, MB below."""
     return f"{count / 1e9:.3f} GB" if count >= 1e9 else f"{count / 1e6:.3f} MB"
+
+
+def int4_product(held: Storage, device: str, warnings: list[str]) -> str | None:
+    """What multiplies int4 weights on ``device`` (None for other weights); a warning where PyTorch has no packed
+    int4 matmul for it and the weights are dequantised by PyTorch ops instead."""
+    if held.weight_only != "int4":
+        return None
+    from hwbench_gui.engine.models.llm.weight_only import INT4_FALLBACK, int4_kernel
+
+    found = int4_kernel(device)
+    if found is None:
+        warnings.append(f"weights=int4: {INT4_FALLBACK}")
+        return INT4_FALLBACK
+    return f"torch.ops.aten._weight_int4pack_mm{'_for_cpu' if found == 'cpu' else ''} (packed int4, groups of 128)"

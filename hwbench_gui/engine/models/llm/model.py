@@ -339,12 +339,13 @@ def build(arch: Architecture, dtype: torch.dtype, device: torch.device | str, *,
     if (fp8_blocks or weights != "bf16") and dtype != torch.bfloat16:
         raise ValueError("quantized block weights go with BF16 for the rest of the model")
     int4 = weight_only.int4_kernel(device) if weights == "int4" else None
+    fp8_prompts = weights == "fp8" and weight_only.fp8_prompt_products(device)
     with torch.device("meta"):
         model = Decoder(arch, dtype, rope_positions)
         for block in model.blocks if fp8_blocks else ():
             fp8.replace_matmuls(block)
         if weights != "bf16":
-            weight_only.replace_matmuls(model, weights, int4)
+            weight_only.replace_matmuls(model, weights, int4, fp8_prompts)
     model.to_empty(device=device)
     model.make_tables()
     if seed is not None:

@@ -28,6 +28,8 @@ from hwbench_gui.engine.models.llm.storage import INT4_GROUP, INT4_INNER_K_TILES
 
 INT4_FALLBACK = ("dequantised to BF16 by PyTorch ops before F.linear (this PyTorch has no packed int4 matmul for "
                  "the device)")
+#: Rows from which an FP8 layer with ``fp8_prompts`` multiplies on FP8 tensor cores (below: the one-token GEMV).
+PROMPT_ROWS = 16
 #: Rows of a weight quantised at once: the FP32 temporaries stay small whatever the matrix.
 QUANTIZE_ROWS = 4096
 
@@ -57,12 +59,25 @@ class WeightOnlyLinear(nn.Module):
         return y if self.bias is None else y + self.bias
 
 
-class ChannelLinear(WeightOnlyLinear):
-    """int8 or FP8 weights with one BF16 scale per output channel (gpt-fast's WeightOnlyInt8Linear)."""
+def fp8_prompt_products(device: torch.device | str) -> bool:
+    """Whether FP8 weights multiply a prompt's rows on FP8 tensor cores on ``device`` (a GPU of compute capability
+    8.9+ whose PyTorch has ``torch._scaled_mm`` with row-wise scales); elsewhere they are converted to BF16."""
+    from hwbench_gui.engine.models.llm.fp8 import unavailable_reason
 
-    def __init__(self, in_features: int, out_features: int, bias: bool, kind: str, device=None):
+    return torch.device(device).type == "cuda" and unavailable_reason(str(device)) is None
+
+
+class ChannelLinear(WeightOnlyLinear):
+    """int8 or FP8 weights with one BF16 scale per output channel (gpt-fast's WeightOnlyInt8Linear). With
+    ``fp8_prompts`` an FP8 layer multiplies :data:`PROMPT_ROWS` rows or more (a prompt, a large batch) as
+    precision=fp8 does, its input quantised per row and ``torch._scaled_mm`` on FP8 tensor cores: the prompt pass at
+    the FP8 matmul rate instead of converting the whole weight to BF16 first."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool, kind: str, device=None,
+                 fp8_prompts: bool = False):
         super().__init__(in_features, out_features, bias, device)
         self.kind = kind
+        self.fp8_prompts = fp8_prompts and kind == "fp8" and in_features % 16 == 0 and out_features % 16 == 0
         dtype = torch.int8 if kind == "int8" else torch.float8_e4m3fn
         self.register_buffer("weight", torch.empty(out_features, in_features, dtype=dtype, device=device))
         self.register_buffer("scales", torch.empty(out_features, dtype=torch.bfloat16, device=device))
@@ -83,6 +98,14 @@ class ChannelLinear(WeightOnlyLinear):
         return self.weight.float() * self.scales.float().view(-1, 1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        if self.fp8_prompts and x.numel() // shape[-1] >= PROMPT_ROWS:
+            from hwbench_gui.engine.models.llm.fp8 import quantize_rows
+
+            q, scale = quantize_rows(x.reshape(-1, shape[-1]))
+            y = torch._scaled_mm(q, self.weight.t(), scale_a=scale, scale_b=self.scales.float().view(1, -1),
+                                 out_dtype=torch.bfloat16)
+            return self._biased(y.view(*shape[:-1], self.out_features))
         return self._biased(F.linear(x, self.weight.to(dtype=x.dtype)) * self.scales)
 
 
@@ -148,20 +171,20 @@ class Int4Linear(WeightOnlyLinear):
 BLOCK_MATMULS = ("qkv", "out", "up", "down")
 
 
-def quantized(linear: nn.Linear, kind: str, int4: str | None = None) -> WeightOnlyLinear:
+def quantized(linear: nn.Linear, kind: str, int4: str | None = None, fp8_prompts: bool = False) -> WeightOnlyLinear:
     """An empty weight-only layer of ``kind`` of ``linear``'s shape on its device (``int4``: the packed kernel,
-    :func:`int4_kernel`)."""
+    :func:`int4_kernel`; ``fp8_prompts``: :class:`ChannelLinear`'s)."""
     args = (linear.in_features, linear.out_features, linear.bias is not None)
     return Int4Linear(*args, int4, device=linear.weight.device) if kind == "int4" else \
-        ChannelLinear(*args, kind, device=linear.weight.device)
+        ChannelLinear(*args, kind, device=linear.weight.device, fp8_prompts=fp8_prompts)
 
 
-def replace_matmuls(model: nn.Module, kind: str, int4: str | None = None) -> None:
+def replace_matmuls(model: nn.Module, kind: str, int4: str | None = None, fp8_prompts: bool = False) -> None:
     """Swap every block's matmul layers and the output projection (``nn.Linear``, made on ``meta``; a tied output
     projection is the token table and stays) for empty weight-only layers of ``kind``: the decoder is then
     materialised with quantized weights directly, never holding its BF16 matrices all at once."""
     for block in model.blocks:
         for name in BLOCK_MATMULS:
-            setattr(block, name, quantized(getattr(block, name), kind, int4))
+            setattr(block, name, quantized(getattr(block, name), kind, int4, fp8_prompts))
     if model.head is not None:
-        model.head = quantized(model.head, kind, int4)
+        model.head = quantized(model.head, kind, int4, fp8_prompts)
