@@ -89,13 +89,14 @@ def _feature(k: int) -> np.ndarray:
     return f
 
 
-def _held_pair(overlap: bool, alike: bool = True) -> Tracker:
+def _held_pair(overlap: str, alike: bool = True) -> Tracker:
     """Two tracks seen for 5 frames, then one blob over both; ``overlap``: the second track's box sits
-    on the first's (a second track grown on one person) rather than beside it; ``alike``: they look
-    the same."""
+    on the first's ("on": a second track grown on one person), inside it ("inside": a piece of them) or
+    beside it ("beside"); ``alike``: they look the same."""
     tracker = Tracker(occlusion_aware=True)
     a = np.array([100.0, 100.0, 140.0, 200.0])
-    b = a + (np.array([4.0, 0.0, 4.0, 0.0]) if overlap else np.array([60.0, 0.0, 60.0, 0.0]))
+    b = {"on": a + [4.0, 0.0, 4.0, 0.0], "inside": np.array([105.0, 110.0, 135.0, 150.0]),
+         "beside": a + [60.0, 0.0, 60.0, 0.0]}[overlap]
     for _ in range(5):
         tracker.predict()
         tracker.update([Detection(a, feature=_feature(0)), Detection(b, feature=_feature(0 if alike else 1))])
@@ -104,10 +105,11 @@ def _held_pair(overlap: bool, alike: bool = True) -> Tracker:
     return tracker
 
 
-@pytest.mark.parametrize("overlap, alike, shown", [(True, True, 1), (False, True, 2), (True, False, 2)])
+@pytest.mark.parametrize("overlap, alike, shown", [("on", True, 1), ("inside", True, 1), ("beside", True, 2),
+                                                   ("on", False, 2), ("inside", False, 2)])
 def test_held_tracks_on_one_person_are_shown_once(overlap, alike, shown):
-    """Two held tracks on one spot that look alike are one person, shown once; side by side, or
-    looking different (two people crossing), both are shown."""
+    """Two held tracks on one spot, or one inside the other, that look alike are one person, shown
+    once; side by side, or looking different (two people crossing), both are shown."""
     tracker = _held_pair(overlap, alike)
     assert sum(t.held_box is not None for t in tracker.tracks) == 2, "both are held"
     assert len(tracker.reported_tracks()) == shown
@@ -166,3 +168,19 @@ def test_drawn_labels_do_not_overlap_on_a_frame():
     assert filled[0].any() and filled[1].any()
     grown = [cv2.dilate(f, np.ones((5, 5))) for f in filled]  # back to the labels' full extent
     assert not (grown[0] & grown[1]).any()
+
+
+def test_the_motion_detector_takes_a_blob_far_shorter_than_a_person_there_for_a_speck():
+    """Once it has learnt that people standing on rows 300–400 look 100 px tall, a 20 px blob there is
+    a speck (a glint on the floor), a 60 px one is not; before it knows, nothing is a speck."""
+    from hwbench_gui.demos.tracking.motion_detector import MotionDetector
+
+    detector = MotionDetector()
+    assert not detector._speck(350, 20)
+    for k in range(60):
+        foot = 300 + (k % 11) * 10
+        detector.heights.add(100.0, foot - 100.0, 140.0, float(foot))
+    assert detector.heights.expected(350) == pytest.approx(100.0)
+    assert detector._speck(350, 20) and not detector._speck(350, 60)
+    detector.min_person_share = 0.0
+    assert not detector._speck(350, 20)

@@ -446,7 +446,8 @@ class Tracker:
         """(track, xyxy box) to show for this frame, one per person: :meth:`active_tracks` with their
         detection's box, and tracks held inside a merged blob with the part they recognise or their
         predicted box moved into the blob (:meth:`Track.hold`). A held box that covers a box already
-        reported at IoU ``same_person_iou`` or more, of a track that looks alike (appearance within
+        reported at IoU ``same_person_iou`` or more, or lies ``part_inside`` within it or it within the
+        held box, of a track that looks alike (appearance within
         ``max_cosine_distance``; without appearance no two tracks are taken for one), is the same person seen
         twice (a second track that grew on them, a prediction that drifted onto them) and is left out:
         seen tracks first, then held ones from the oldest id."""
@@ -464,4 +465,5 @@ class Tracker:
         if gallery_a is None or gallery_b is None or not len(gallery_a) or not len(gallery_b):
             return False  # people crossing share a box too: without appearance, they cannot be told apart
         alike = float(1.0 - (gallery_a @ gallery_b.T).max()) <= self.max_cosine_distance
-        return iou >= self.same_person_iou and alike
+        inside = max(_coverage(box_a[None], box_b[None])[0, 0], _coverage(box_b[None], box_a[None])[0, 0])
+        return alike and (iou >= self.same_person_iou or inside >= self.part_inside)

@@ -42,6 +42,8 @@ class MotionDetector:
     behind (``split_stacked``, ``split_depth``), using :attr:`heights` (a person's height per image row,
     learnt from blobs shaped like one person). ``keep_boxes`` given to :meth:`detect` (tracks that stopped)
     are kept out of the learning (``keep_still``), so a person who stops is not learnt into the background.
+    A blob shorter than ``min_person_share`` of a person standing on its bottom row is a speck, not a
+    figure, once those heights are known (0 turns this off).
 
     Score is the fraction of the box covered by foreground; ``conf_threshold`` filters on it. The model
     runs on the frame scaled by ``scale``. Frame 1 yields no detections. Why each default, and what it
@@ -63,7 +65,7 @@ class MotionDetector:
                  keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6,
                  split_min_aspect: float = 1.3, split_stacked: bool = True, stack_ratio: float = 1.35,
                  split_colour: bool = True, colour_distance: float = 0.3, split_depth: bool = True,
-                 colour_min_width: float = NARROWEST_PERSON) -> None:
+                 colour_min_width: float = NARROWEST_PERSON, min_person_share: float = 0.25) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
@@ -76,6 +78,7 @@ class MotionDetector:
         self.split_colour, self.colour_distance = split_colour, colour_distance
         self.split_depth = split_depth
         self.colour_min_width = colour_min_width
+        self.min_person_share = min_person_share
         self.heights = PersonHeights()  # in the model's pixels (the frame scaled by ``scale``)
         self.var_threshold, self.scale = var_threshold, scale
         self.still_learnt_s = still_learnt_s
@@ -168,7 +171,7 @@ class MotionDetector:
         boxes, scores, blobs = [], [], []
         min_area = self.min_area_px * self.scale * self.scale
         for i, ((x, y, w, h, area), is_ghost) in enumerate(zip(stats[1:n], ghost[1:n]), start=1):
-            if area < min_area or is_ghost:
+            if area < min_area or is_ghost or self._speck(y + h, h):
                 continue
             if self.split_figures:
                 blob = labels[y:y + h, x:x + w] == i
@@ -223,6 +226,14 @@ class MotionDetector:
         px1, py1, px2, py2 = part
         people = split_by_depth(blob[py1:py2, px1:px2], x + px1, y + py1, self.heights)
         return _in_blob(part, people)
+
+    def _speck(self, foot_y: int, height: int) -> bool:
+        """Whether a blob is far too short to be a person standing on its bottom row (a glint on the
+        floor, a flicker in a window), once :attr:`heights` knows how tall people there look."""
+        if self.min_person_share <= 0:
+            return False
+        expected = self.heights.expected(foot_y)
+        return expected is not None and height < self.min_person_share * expected
 
     @property
     def keeps_still_objects(self) -> bool:
