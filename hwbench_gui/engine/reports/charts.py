@@ -20,6 +20,7 @@ their ``framework``, ``mode``, ``gpus`` and ``batch`` parameters.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import textwrap
@@ -31,6 +32,7 @@ from matplotlib.transforms import blended_transform_factory
 
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
+from hwbench_gui.engine.reports import families
 from hwbench_gui.engine.reports.chart_kit import PNG_DPI, Chart, new_figure, short, to_png, to_svg  # noqa: F401 (charts' own names)
 from hwbench_gui.engine.reports.compare import Comparison, Side, not_drawable
 from hwbench_gui.engine.results import bounded, describe
@@ -73,13 +75,8 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
         charts += _drawable(key, lambda: _optional(telemetry_chart(sides, key, figure_name, title, scale, unit)))
     charts += _drawable("mixed_precision", lambda: _optional(mixed_precision_chart(sides)))
     charts += _drawable("series", lambda: series_charts(sides))
-    from hwbench_gui.engine.reports import llm_section
-
-    charts += _drawable("llm", lambda: llm_section.charts(sides))
-    from hwbench_gui.engine.reports import llm_train_section
-
-    charts += _drawable("llm_train", lambda: _optional(llm_train_section.chart(
-        [doc for side in sides[-1:] for doc in side.docs])))
+    for family in families.FAMILIES:
+        charts += _drawable(family.name, functools.partial(family.charts, sides))
     charts += _drawable("datapath", lambda: _optional(datapath_chart(sides)))
     charts += _drawable("datapath_whatifs", lambda: _optional(datapath_whatif_chart(sides)))
     charts += _drawable("perf_per_watt", lambda: _optional(perf_per_watt_chart(sides)))
@@ -411,7 +408,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
         newest: dict[str, dict[str, Any]] = {}
         for doc in _ok(side.docs):
             # datapath stages and language-model curves get charts of their own
-            if doc.get("series") and not _is_datapath(doc) and (doc.get("benchmark") or {}).get("id") != "llm.infer":
+            if doc.get("series") and not _is_datapath(doc) and not families.draws_its_series(doc):
                 newest[(doc.get("benchmark") or {}).get("id")] = doc
         for bench_id, doc in newest.items():
             by_bench[bench_id].append((side, doc))

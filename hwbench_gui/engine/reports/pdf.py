@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from hwbench_gui.engine.atomic import write_atomic
-from hwbench_gui.engine.reports import compare, health_section, llm_section
+from hwbench_gui.engine.reports import compare
 from hwbench_gui.engine.reports.report import Report, side_facts
 
 A4_LANDSCAPE_IN = (11.69, 8.27)
@@ -346,21 +346,10 @@ def evaluation_pdf(evaluation) -> bytes:
         page = paginate_table(evaluation.title, pages, page, columns,
                               [([title, rate], ["#f9e0e0" if limiting else "white"] * 2)
                                for title, rate, limiting in dp["stages"]], heading)
-    for heading, columns, rows in health_section.pdf_tables(evaluation.health, usable):
-        page = paginate_table(evaluation.title, pages, page, [_Column(name, w) for name, w in columns], rows, heading)
-    for run in evaluation.llm:
-        heading, names, rows = llm_section.table(run)
-        columns = [_Column(name, usable / len(names)) for name in names]
-        page = paginate_table(evaluation.title, pages, page, columns, [(row, ["white"] * len(row)) for row in rows],
-                              heading)
-    if evaluation.llm_train:
-        widths = [3.2, 1.1, 1.5, 1.6, 1.6]
-        widths.append(usable - sum(widths))
-        names = ("Configuration", "Tokens/s", "Spread", "MFU (datasheet)", "MFU (measured matmul)", "Memory · device")
-        page = paginate_table(evaluation.title, pages, page, [_Column(name, w) for name, w in zip(names, widths)],
-                              [([r.configuration, r.tokens_per_s, r.spread, r.mfu_datasheet, r.mfu_measured,
-                                 f"{r.memory}; {r.device} ({r.date})"], ["white"] * 6) for r in evaluation.llm_train],
-                              "Language-model training: tokens/s and model FLOPs utilisation")
+    for family, section in evaluation.shown_sections():
+        for heading, columns, rows in family.pdf_tables(section, usable):
+            page = paginate_table(evaluation.title, pages, page, [_Column(name, w) for name, w in columns], rows,
+                                  heading)
     if evaluation.micro:
         widths = [2.6, 1.9, 1.2, 1.6, 0.7, 2.0]
         widths.append(usable - sum(widths))
