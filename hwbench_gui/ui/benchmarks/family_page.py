@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from hwbench_gui.engine.reports.families import FAMILIES, Family
+from hwbench_gui.engine.reports import families
+from hwbench_gui.engine.reports.family import Family
 
 
 def _no_hook(_page: Any, *_args: Any) -> None:
@@ -46,7 +47,7 @@ class FamilyPage:
 def declared_pages() -> list[tuple[Family, FamilyPage]]:
     """Every registered family with a GUI page, with that page's declaration, in registration order."""
     out = []
-    for family in FAMILIES:
+    for family in families.FAMILIES:
         if not family.gui_page:
             continue
         module, _, attribute = family.gui_page.partition(":")
