@@ -100,7 +100,7 @@ def _tried(key: str, rate: float | None, **change) -> Tried:
                  reason=None if rate else "the budget (180 s, budget_s) was spent")
 
 
-#: The H200 default run of the issue: 16 workers on 16 CPUs, compute alone 2,310, decode + augment 3,000.
+#: An H200 default run: 16 workers on 16 CPUs, compute alone 2,310, decode + augment 3,000.
 H200_RATES = _rates(cpu_n=3000.0, compute=2310.0, end_to_end=1500.0)
 
 
