@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from hwbench_gui.engine.atomic import write_atomic
-from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.reports import compare, comparison_text
 from hwbench_gui.engine.reports.report import Report, side_facts
 
 A4_LANDSCAPE_IN = (11.69, 8.27)
@@ -96,7 +96,7 @@ def _table_rows(report: Report, sides: Sequence[int],
     c = report.comparison
     out = []
     for number, row in enumerate(c.rows, 1):
-        label = compare.row_label(row) + ("" if row.headline else " (further figure)")
+        label = comparison_text.row_label(row) + ("" if row.headline else " (further figure)")
         texts = [str(number), label, row.precision, row.config_text] + [_cell_text(row.cells[i]) for i in sides]
         colours = ["white"] * 4 + [MARK_COLOURS.get(row.cells[i].mark, "white") for i in sides]
         out.append(([wrap_lines(t, col.chars) for t, col in zip(texts, columns)], colours))
@@ -105,14 +105,14 @@ def _table_rows(report: Report, sides: Sequence[int],
 
 def _cell_text(cell: compare.Cell) -> str:
     """The value, ratio, mark and flags, then the spread, then the note: what the HTML cell holds."""
-    parts = [compare.cell_text(cell)]
-    spread = compare.spread_text(cell.metric)
+    parts = [comparison_text.cell_text(cell)]
+    spread = comparison_text.spread_text(cell.metric)
     if spread:
         parts.append(spread)
     if cell.note:
         parts.append(cell.note)
     if cell.older_runs:
-        parts.append(compare.older_runs_text(cell))
+        parts.append(comparison_text.older_runs_text(cell))
     return "\n".join(parts)
 
 
@@ -152,7 +152,7 @@ def _long_table_pages(report: Report) -> list[Figure]:
     columns = fixed + [_Column("Value, spread, mark", usable - sum(col.width_in for col in fixed))]
     rows = []
     for number, row in enumerate(c.rows, 1):
-        label = compare.row_label(row) + ("" if row.headline else " (further figure)")
+        label = comparison_text.row_label(row) + ("" if row.headline else " (further figure)")
         order = [c.baseline] + [i for i in range(len(c.sides)) if i != c.baseline]
         for i in order:
             cell = row.cells[i]
