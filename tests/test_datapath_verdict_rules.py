@@ -255,7 +255,7 @@ def test_the_page_and_the_reports_read_the_verdict_derived_again(qtbot):
     from its headline (the median) with today's rules, it names the host's launch path (GPU busy 51 %),
     and the Pipeline page, the evaluation report and the report's chart all show that one text."""
     from hwbench_gui.engine.datapath.reread import verdict_details
-    from hwbench_gui.engine.reports import charts, evaluation
+    from hwbench_gui.engine.reports import charts, datapath_charts, evaluation
     from hwbench_gui.engine.reports.compare import Side
     from hwbench_gui.ui.pipeline_view import REDERIVED_NOTE, PipelineView
 
@@ -276,7 +276,7 @@ def test_the_page_and_the_reports_read_the_verdict_derived_again(qtbot):
     assert chart.caption == details["verdict"]
     # a CPU run's chart and evaluation rows name no GPU stage
     cpu = _fixture("datapath_cpu_2026-12-05.json")
-    assert [t for _, t in charts.datapath_stages([cpu])][3:5] == ["Collate", "CPU compute"]
+    assert [t for _, t in datapath_charts.datapath_stages([cpu])][3:5] == ["Collate", "CPU compute"]
     assert not any(GPU_WORDS.search(title) for title, _, _ in evaluation._datapath([cpu])["stages"])
     view.set_document(cpu)
     assert not view.verdict_note.isVisibleTo(view) and view.verdict_text.text() == cpu["details"]["verdict"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from reports_data import make_doc, model_doc, on_other_machine, sweep_series, write_bad_files, write_docs
 
-from hwbench_gui.engine.reports import charts, compare, comparison_text, csv_export
+from hwbench_gui.engine.reports import charts, compare, comparison_text, csv_export, power_charts
 from hwbench_gui.engine.results import describe, library
 from hwbench_gui.engine.reports.html import render_html, write_html
 from hwbench_gui.engine.reports.pdf import pdf_bytes, write_pdf
@@ -342,8 +342,8 @@ def test_every_chart_is_drawn_when_its_data_is_there():
 def test_charts_without_data_are_left_out():
     docs = [make_doc("t.rate")]
     assert charts.build_charts(compare.sides_by_machine(docs)) == []
-    assert charts.mean_gpu_power_w(docs[0]) is None
-    assert charts.mean_gpu_power_w(model_doc("m", framework="torch", mode="train", precision="FP32", value=1,
+    assert power_charts.mean_gpu_power_w(docs[0]) is None
+    assert power_charts.mean_gpu_power_w(model_doc("m", framework="torch", mode="train", precision="FP32", value=1,
                                              gpus=2, power_w=250)) == 500
 
 
@@ -709,7 +709,7 @@ def test_a_figure_per_gpu_watt_only_where_the_gpu_did_the_work():
     membw["device"] = "cpu (16 CPUs)"
     pcie = make_doc("gpu.pcie", unit="GB/s", telemetry=power)
     pcie["device"] = "cuda:0 (Test GPU A)"
-    assert [charts.gpu_power_is_the_cost(d) for d in (on_gpu, membw, pcie)] == [True, False, False]
+    assert [power_charts.gpu_power_is_the_cost(d) for d in (on_gpu, membw, pcie)] == [True, False, False]
     chart = charts.perf_per_watt_chart(compare.sides_by_machine([on_gpu, membw, pcie]))
     panels = [ax.get_title(loc="left") for ax in chart.figure.axes]  # one panel per benchmark and precision
     assert len(panels) == 1 and "model.resnet50" in panels[0]

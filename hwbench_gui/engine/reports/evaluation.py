@@ -32,7 +32,7 @@ from hwbench_gui import __version__
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
-from hwbench_gui.engine.reports import compare, families, flags
+from hwbench_gui.engine.reports import compare, datapath_charts, families, flags, power_charts
 from hwbench_gui.engine.reports.report import side_facts
 from hwbench_gui.engine.results import describe, formatting, machine_kind
 from hwbench_gui.engine.results.store import ResultFileError
@@ -85,7 +85,7 @@ class MatrixCell:
                formatting.spread_text(doc.get("stats"))]
         util = _seed(doc, "gpu_util_percent", "mean")
         vram = _seed(doc, "gpu_vram_used_bytes", "max")
-        power = charts_mod.mean_gpu_power_w(doc)
+        power = power_charts.mean_gpu_power_w(doc)
         out.append(" · ".join(filter(None, [
             f"GPU {util:.0f} %" if util is not None else "GPU util n/a",
             f"{vram / 1024 ** 3:.1f} GiB" if vram is not None else "",
@@ -378,7 +378,7 @@ def _datapath(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     details = verdict_details(doc)  # the verdict the Pipeline page shows, from the same figures
     rates = {s.get("key"): s.get("rate_images_per_s") for s in details.get("stages") or [] if isinstance(s, dict)}
     stages = [(title, formatting.format_value(rates.get(key), "images/s"), key == details.get("limiting_stage"))
-              for key, title in charts_mod.datapath_stages([doc]) if describe.is_number(rates.get(key))]
+              for key, title in datapath_charts.datapath_stages([doc]) if describe.is_number(rates.get(key))]
     return {"verdict": str(details.get("verdict") or ""),
             "bottleneck": str(details.get("bottleneck_name") or details.get("bottleneck") or ""),
             "stages": stages, "date": describe.date_text(doc), "runs": len(good)}
