@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from hwbench_gui.engine.datapath import dataset as ds
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
-from hwbench_gui.engine.datapath.verdict import CONSISTENCY_NOISE, Context, analyze
+from hwbench_gui.engine.datapath.findings import CONSISTENCY_NOISE, Context
+from hwbench_gui.engine.datapath.verdict import analyze
 from hwbench_gui.engine.run import registry, runner
 
 STAGE_KEYS = ["disk_cold", "disk_cached", "decode_1", "decode_n", "augment_1", "cpu_n", "gpu_decode", "transfer",

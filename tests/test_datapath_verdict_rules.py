@@ -12,8 +12,8 @@ from dataclasses import replace
 from hwbench_gui.engine.datapath.end_to_end import MIN_STEPS, WINDOW_S, window_steps
 from hwbench_gui.engine.datapath.stages import stage_named
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
-from hwbench_gui.engine.datapath.verdict import (CONSISTENCY_NOISE, Context, analyze, bottleneck_name,
-                                                 epoch_start_cost, link_word)
+from hwbench_gui.engine.datapath.findings import CONSISTENCY_NOISE, Context, bottleneck_name, link_word
+from hwbench_gui.engine.datapath.verdict import analyze, epoch_start_cost
 from hwbench_gui.engine.models.common import GPU_IDLE_NOTE_BELOW_PERCENT
 
 #: Words that name a GPU or the copy to it: none belongs in a verdict of a run without a GPU.

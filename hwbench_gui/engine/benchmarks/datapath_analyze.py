@@ -150,8 +150,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     from hwbench_gui.engine.datapath import end_to_end as e2e_mod
     from hwbench_gui.engine.datapath import stages as st
     from hwbench_gui.engine.datapath import tryouts
-    from hwbench_gui.engine.datapath.verdict import (DATA_WAIT_NOTABLE, Context, analyze, epoch_start_cost,
-                                                     epoch_start_share, usable_workers)
+    from hwbench_gui.engine.datapath.findings import DATA_WAIT_NOTABLE, Context, usable_workers
+    from hwbench_gui.engine.datapath.verdict import analyze, epoch_start_cost, epoch_start_share
     from hwbench_gui.engine.models import torch_measure as model_torch
     from hwbench_gui.engine.spec.precision import label_of
 
