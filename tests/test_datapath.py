@@ -522,13 +522,13 @@ def test_uint8_batches_are_normalised_on_the_device():
 def test_uint8_what_if_is_priced_against_the_stages_it_used():
     """The best-found gap of a uint8 configuration leaves out the CPU and copy stages, which were
     measured with float batches; a cause is named when the uint8 what-if recovers the loss."""
-    from hwbench_gui.engine.benchmarks.datapath_analyze import _config_limit
+    from hwbench_gui.engine.datapath.best_found import config_limit
 
     base = LoaderConfig(15, 4, True, False)
     rates = {"disk_cached": 8000.0, "compute": 2300.0, "compute_channels_last": 4300.0, "cpu_n": 2800.0,
              "transfer": 50000.0}
-    assert _config_limit(replace(base, channels_last=True), base, rates) == (2800.0, "cpu_n")
-    assert _config_limit(LoaderConfig(15, 4, True, True, False, True), base, rates) == (4300.0, "compute_channels_last")
+    assert config_limit(replace(base, channels_last=True), base, rates) == (2800.0, "cpu_n")
+    assert config_limit(LoaderConfig(15, 4, True, True, False, True), base, rates) == (4300.0, "compute_channels_last")
     tried = [_tried("normalize_on_device", 2150.0, normalize_on_device=True)]
     verdict = analyze(_rates(cpu_n=2300.0, compute=4000.0, end_to_end=1700.0), _ctx(workers=16),
                       data_wait_fraction=0.3, tried=tried, base=BASE)
