@@ -19,8 +19,11 @@ def geometric_mean(values: Sequence[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def _min_two_sided_p(n1: int, n2: int) -> float:
-    return 2.0 / math.comb(n1 + n2, n1)
+def min_two_sided_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p Mann-Whitney U can give for ``n1`` and ``n2`` samples: 2 / C(n1 + n2, n1), 0 once
+    that count of arrangements is beyond a float (a few hundred samples a side)."""
+    arrangements = math.comb(n1 + n2, n1)
+    return 2.0 / arrangements if arrangements.bit_length() < 1000 else 0.0
 
 
 def significance(a: Metric, b: Metric, alpha: float = ALPHA) -> tuple[bool | None, str, float | None]:
@@ -28,7 +31,7 @@ def significance(a: Metric, b: Metric, alpha: float = ALPHA) -> tuple[bool | Non
     then says why (:data:`MARK_TOO_FEW` when two measured sides have too few samples)."""
     if not (a.published or b.published):
         n1, n2 = len(a.samples), len(b.samples)
-        if n1 < 2 or n2 < 2 or _min_two_sided_p(n1, n2) >= alpha:
+        if n1 < 2 or n2 < 2 or min_two_sided_p(n1, n2) >= alpha:
             return None, f"{MARK_TOO_FEW} (n={n1} vs {n2}: Mann-Whitney cannot reach p < {alpha:g})", None
         if len(set(a.samples) | set(b.samples)) == 1:
             return False, "Mann-Whitney U", 1.0
