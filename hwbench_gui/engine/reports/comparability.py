@@ -43,9 +43,12 @@ def comparable_params(doc: dict[str, Any]) -> dict[str, Any]:
     machines that asked alike compare whatever each chose (:func:`resolved_params` says what that was)."""
     deciding = deciding_params(doc)
     asked = describe.asked_params(doc)
+    # a document older than a parameter ran at its default: it is filled in, so an older BF16 run pairs with
+    # a new weights=bf16 run and never with weights=fp8
     later = _added_later(str((doc.get("benchmark") or {}).get("id")))
-    return {str(k): normalised(v) for k, v in sorted(asked.items()) if (deciding is None or k in deciding)
-            and not (k in later and normalised(v) == normalised(later[k]))}
+    asked = {**later, **asked}
+    return {str(k): normalised(v) for k, v in sorted(asked.items())
+            if deciding is None or k in deciding or k in later}
 
 
 @functools.lru_cache(maxsize=64)
