@@ -17,8 +17,11 @@ def _cpu_attention_mapping() -> dict[Any, Any]:
     import torch
     from torch.utils import flop_counter
 
+    def attention(query_shape: Any, key_shape: Any, value_shape: Any, *_: Any, **__: Any) -> int:
+        return flop_counter.sdpa_flop_count(query_shape, key_shape, value_shape)
+
     op = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
-    return {op: flop_counter.sdpa_flop} if op is not None else {}
+    return {op: attention} if op is not None else {}
 
 
 def count_flops(fn: Callable[[], Any]) -> tuple[int, dict[str, int]]:
