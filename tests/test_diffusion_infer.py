@@ -137,3 +137,36 @@ def test_the_image_time_adds_up_and_shares_stay_within_their_limits(small_run):
     assert figures["mfu_datasheet"]["value"] is None and "CPU" in figures["mfu_datasheet"]["reason"]
     assert figures["flops_per_step"]["value"] > 0
     assert outcome.details["check"]["max_abs_diff"] <= 1e-4 * max(1.0, outcome.details["check"]["reference_mean_abs"])
+
+
+@pytest.fixture(scope="module")
+def small_document(small_run):
+    from datetime import datetime, timezone
+
+    from hwbench_gui.engine.results.document import build_document
+    from hwbench_gui.engine.run.protocol import outcome_to_json
+
+    outcome, _ = small_run
+    machine = {"inventory": {"hostname": "alpha", "gpus": [], "cpu": {"model": "CPU"}}, "inventory_reason": None,
+               "software": {}, "software_reason": None}
+    params = diffusion_infer.BENCHMARK.resolve_params(SMALL)
+    return build_document(diffusion_infer.BENCHMARK, {**params, **outcome.resolved_params}, status="ok",
+                          started_at=datetime(2026, 12, 5, tzinfo=timezone.utc), duration_s=1.0,
+                          outcome=outcome_to_json(outcome), machine=machine)
+
+
+def test_the_report_section_reads_a_document(small_document):
+    from hwbench_gui.engine.reports import diffusion_section
+
+    rows = diffusion_section.build([small_document, {"benchmark": {"id": "diffusion.infer"}, "status": "ok"}])
+    assert len(rows) == 1  # the document without figures is passed over
+    assert rows[0].configuration == "tiny · 32² · 30 steps · FP32 · batch 1 · eager"
+    assert "bound" in rows[0].images_per_minute and rows[0].mfu_datasheet.startswith("not measured")
+    csv = diffusion_section.csv_rows([small_document])
+    assert list(csv[0]) == list(diffusion_section.CSV_COLUMNS)
+    assert csv[0]["images_per_minute"] == small_document["figure"]["value"]
+    assert csv[0]["images_per_minute"] <= csv[0]["images_per_minute_bound"]
+    assert csv[0]["mfu_datasheet"] is None and 0 < csv[0]["share_of_bound"] <= 1
+    drawn = diffusion_section.chart([small_document])
+    assert drawn is not None and drawn.key == "diffusion"
+    assert diffusion_section.chart([]) is None
