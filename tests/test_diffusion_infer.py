@@ -170,3 +170,21 @@ def test_the_report_section_reads_a_document(small_document):
     drawn = diffusion_section.chart([small_document])
     assert drawn is not None and drawn.key == "diffusion"
     assert diffusion_section.chart([]) is None
+
+
+def test_the_image_generation_page_draws_a_result(small_document, qtbot):
+    pytest.importorskip("PySide6")
+    from hwbench_gui.ui.benchmarks.diffusion_view import DiffusionView, has_diffusion_page, step_bounds, time_text
+
+    assert has_diffusion_page(small_document)
+    view = DiffusionView()
+    qtbot.addWidget(view)
+    view.set_document(small_document)
+    text = view.summary.text()
+    assert "tiny · 32² · 30 steps · FP32 · batch 1" in text and "images/min" in text
+    assert time_text(small_document).startswith("The batch of 1: text encoders")
+    bounds = step_bounds(small_document)
+    assert set(bounds) == {"measured matmul rate"}  # the CPU has no datasheet peak
+    flops = small_document["figures"]["flops_per_step"]["value"]
+    assert bounds["measured matmul rate"] == pytest.approx(flops / small_document["figures"]["matmul_tflops"]["value"])
+    assert len(view.step.listDataItems()) == 1 and len(view.per_minute.listDataItems()) == 1

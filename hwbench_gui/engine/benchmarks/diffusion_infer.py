@@ -23,7 +23,7 @@ from hwbench_gui.engine.measure import matmul_rate
 from hwbench_gui.engine.measure.largest_fit import search_max_batch
 from hwbench_gui.engine.measure.room import Room, gpu_room, host_room
 from hwbench_gui.engine.measure.stats import median
-from hwbench_gui.engine.measure.timing import Steps, cpu_count, cuda_device, cuda_label, inner_for
+from hwbench_gui.engine.measure.timing import Steps, cpu_count, cuda_device, cuda_label, inner_for, plural
 from hwbench_gui.engine.models.common import OutOfMemoryError
 from hwbench_gui.engine.models.diffusion import build, counting
 from hwbench_gui.engine.models.diffusion import figures as report
@@ -319,7 +319,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     steps.advance(f"matmul rate {limit.median_tflops:.4g} TFLOP/s")
     parts = time_denoiser(torch, arch, cost, size, device, dtype, fp8, compiled, params, reporter, steps)
     time_parts(torch, arch, cost, size, device, dtype, parts, steps)
-    where = cuda_label(device.index or 0) if cuda else f"cpu ({torch.get_num_threads()} threads)"
+    where = cuda_label(device.index or 0) if cuda else f"cpu ({plural(torch.get_num_threads(), 'thread')})"
     sheet = datasheets.lookup(torch.cuda.get_device_name(device)) if cuda else None
     return report.outcome(arch=arch, params=params, size=size, images=images, precision=precision, cost=cost,
                           parts=parts, limit=limit, sheet=sheet, device_name=where, room=room,
