@@ -185,6 +185,35 @@ def test_the_image_generation_page_draws_a_result(small_document, qtbot):
     assert time_text(small_document).startswith("The batch of 1: text encoders")
     bounds = step_bounds(small_document)
     assert set(bounds) == {"measured matmul rate"}  # the CPU has no datasheet peak
-    flops = small_document["figures"]["flops_per_step"]["value"]
+    flops = small_document["figures"]["flops_per_step"]["value"]  # TFLOP over TFLOP/s: seconds
     assert bounds["measured matmul rate"] == pytest.approx(flops / small_document["figures"]["matmul_tflops"]["value"])
     assert len(view.step.listDataItems()) == 1 and len(view.per_minute.listDataItems()) == 1
+
+
+def test_fp8_time_splits_the_linear_layers_from_the_rest():
+    from hwbench_gui.engine.models.diffusion import figures
+
+    trace = counting.Trace(flops=10 * 10**12, flops_by_op={}, params=1, linear_weights=1, largest_output_bytes=1,
+                           kept_bytes=0, products=[], linear_flops=6 * 10**12)
+    cost = figures.Cost(1, trace, trace, {}, fit.Plan((fit.Stage("denoiser", 1, 1),)), 1)
+    # 6 TFLOP of linear layers at 2 TFLOP/s (FP8) and the other 4 TFLOP at 1 TFLOP/s (BF16): 3 s + 4 s
+    assert figures.seconds_at_peaks(cost, 1.0, 2.0, fp8=True) == pytest.approx(7.0)
+    assert figures.seconds_at_peaks(cost, 1.0, None, fp8=False) == pytest.approx(10.0)
+    assert figures.seconds_at_peaks(cost, 1.0, None, fp8=True) is None  # no FP8 rate: no bound
+
+
+def test_fp8_linear_layers_keep_the_step_close():
+    from hwbench_gui.engine.models.llm import fp8
+
+    if fp8.unavailable_reason("cpu"):
+        pytest.skip(fp8.unavailable_reason("cpu"))
+    arch = BUILT_IN["tiny-mmdit"]
+    torch.manual_seed(0)
+    model = build.denoiser(arch, "cpu", torch.bfloat16)
+    inputs = build.denoiser_inputs(arch, 1, arch.default_size, "cpu", torch.bfloat16)
+    with torch.no_grad():
+        plain = build.step(model, inputs).float()
+        swapped = build.fp8_linears(model)
+        quantised = build.step(model, inputs).float()
+    assert swapped == sum(1 for m in model.modules() if isinstance(m, fp8.Fp8Linear)) > 0
+    assert (quantised - plain).norm() / plain.norm() < 0.1

@@ -19,7 +19,7 @@ import time
 from typing import Any, Callable
 
 from hwbench_gui.engine.inventory import datasheets
-from hwbench_gui.engine.measure import matmul_rate
+from hwbench_gui.engine.measure import matmul_rate, square_product
 from hwbench_gui.engine.measure.largest_fit import search_max_batch
 from hwbench_gui.engine.measure.room import Room, gpu_room, host_room
 from hwbench_gui.engine.measure.stats import median
@@ -320,7 +320,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     limit = measure_limit(torch, cost, dtype, device)
     _refuse_if_too_slow(cost, limit, params, device.type)
     steps.advance(f"matmul rate {limit.median_tflops:.4g} TFLOP/s")
+    fp8_tflops = square_product.product_rates_tflops(FP8.label, MATMUL_SIZE[device.type], str(device),
+                                                     LIMIT_REPEATS, burst=cuda, fp8_rowwise=True) if fp8 else []
     parts = time_denoiser(torch, arch, cost, size, device, dtype, fp8, compiled, params, reporter, steps)
+    parts.fp8_tflops = fp8_tflops
     time_parts(torch, arch, cost, size, device, dtype, parts, steps)
     where = cuda_label(device.index or 0) if cuda else f"cpu ({plural(torch.get_num_threads(), 'thread')})"
     sheet = datasheets.lookup(torch.cuda.get_device_name(device)) if cuda else None

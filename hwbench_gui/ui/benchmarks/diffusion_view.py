@@ -37,15 +37,14 @@ def _number(document: dict[str, Any], figure: str, key: str = "value") -> float 
 
 
 def step_bounds(document: dict[str, Any]) -> dict[str, float]:
-    """The least seconds of one step's FLOPs: at the matmul rate measured in the run, and at the datasheet's
-    dense peak where it is known (an FP8 run's mix of peaks is the MFU's; its bound is read back from it)."""
-    flops, rate = _number(document, "flops_per_step"), _number(document, "matmul_tflops")
+    """The least seconds of one step's FLOPs, as the run stored them beside its MFUs: at the matmul rate measured
+    in the run, and at the datasheet's dense peak where it is known (an FP8 run: its linear layers' FLOPs at the
+    FP8 rate or peak, the rest at BF16's)."""
     out: dict[str, float] = {}
-    if flops and rate and (document.get("precision") != "FP8"):
-        out["measured matmul rate"] = flops / rate
-    step, mfu = _number(document, "step_time"), _number(document, "mfu_datasheet")
-    if step and mfu is not None and 0 < mfu <= 1:
-        out["datasheet peak"] = step * mfu
+    for name, label in (("mfu_measured_matmul", "measured matmul rate"), ("mfu_datasheet", "datasheet peak")):
+        least = _number(document, name, "least_step_s")
+        if least is not None and least > 0:
+            out[label] = least
     return out
 
 

@@ -34,6 +34,8 @@ class Parts:
     settings: list[str] = field(default_factory=list)
     compile_s: float = 0.0
     check: dict[str, Any] = field(default_factory=dict)
+    #: precision=fp8: the FP8 matmul rate measured in the run (TFLOP/s samples), the linear layers' limit.
+    fp8_tflops: list[float] = field(default_factory=list)
 
     @property
     def encoders_total_s(self) -> float:
@@ -82,6 +84,7 @@ def _mfu_entries(cost: Cost, parts: Parts, limit: MatmulLimit, sheet: Any, low: 
         peaks = f"dense {low.label} {peak:g}" + (f" and {FP8.label} {fp8_peak:g}" if fp8 else "")
         figures["mfu_datasheet"] = within_limit(figure(
             [at_sheet / s for s in parts.step_s], "fraction", show=True, peak_tflops=peak, source=sheet.source,
+            least_step_s=at_sheet,
             gpu_model=sheet.model, what=f"MFU against the {sheet.model}'s {peaks} TFLOP/s (datasheet)"),
             "the step's FLOP/s are above the datasheet peak: the peak or the FLOP count is wrong, so no share")
     else:
@@ -90,18 +93,22 @@ def _mfu_entries(cost: Cost, parts: Parts, limit: MatmulLimit, sheet: Any, low: 
                   else f"the {sheet.model} datasheet gives no dense {FP8.label if peak else low.label} peak")
         figures["mfu_datasheet"] = {"value": None, "unit": "fraction", "show": True,
                                     "what": "MFU against the datasheet's dense peak", "reason": reason}
-    if fp8:
-        figures["mfu_measured_matmul"] = {
-            "value": None, "unit": "fraction", "show": True, "what": "MFU against the matmul rate measured in this run",
-            "reason": f"only the {BF16.label} matmul rate is measured in this run; the FP8 share is held against "
-                      "the datasheet's FP8 peak"}
-    else:
-        rate = limit.median_tflops
+    rate = limit.median_tflops
+    fp8_rate = median(parts.fp8_tflops) if parts.fp8_tflops else None
+    at_rate = seconds_at_peaks(cost, rate, fp8_rate, fp8)
+    if at_rate:
+        rates = f"{rate:.4g} TFLOP/s {low.label} ({limit.product.label})" + (
+            f" and {fp8_rate:.4g} TFLOP/s {FP8.label} (a square product, row-wise scales)" if fp8 else "")
         figures["mfu_measured_matmul"] = within_limit(figure(
-            [cost.denoiser.flops / s / (rate * 1e12) for s in parts.step_s], "fraction", show=True,
-            matmul_tflops=rate, what=f"MFU against the {rate:.4g} TFLOP/s {low.label} matmul rate measured in this "
-                                     f"run ({limit.product.label})"),
-            f"limit not measured reliably here: the step ran above the {rate:.4g} TFLOP/s measured in this run")
+            [at_rate / s for s in parts.step_s], "fraction", show=True, matmul_tflops=rate, least_step_s=at_rate,
+            what=f"MFU against the {rates} matmul rate measured in this run",
+            **({"fp8_matmul_tflops": fp8_rate} if fp8 else {})),
+            "limit not measured reliably here: the step ran faster than its FLOPs allow at the rate measured in "
+            "this run")
+    else:
+        figures["mfu_measured_matmul"] = {"value": None, "unit": "fraction", "show": True,
+                                          "what": "MFU against the matmul rate measured in this run",
+                                          "reason": f"the {FP8.label} matmul rate was not measured"}
     return figures
 
 
@@ -139,15 +146,20 @@ def outcome(*, arch: Architecture, params: dict[str, Any], size: int, images: in
         figures[f"text_encoder {name}"] = figure(seconds, "s", higher_is_better=False,
                                                  what=f"{name} on {images} prompt(s)")
     figures.update(_mfu_entries(cost, parts, limit, sheet, low, fp8, gpu_name))
-    bound_step = seconds_at_peaks(cost, limit.median_tflops, limit.median_tflops, fp8)
-    bound = 60.0 * images / image_seconds(parts, steps, bound_step)
-    figures["images_per_minute_bound"] = {
-        "value": bound, "unit": "images/min", "higher_is_better": True, "show": True,
-        "what": f"images per minute with every step at the measured {limit.median_tflops:.4g} TFLOP/s "
-                "(encoders and VAE as measured)"}
-    figures["images_per_minute_share"] = within_limit(figure(
-        [p / bound for p in per_minute], "fraction", show=True, what="images per minute ÷ its bound"),
-        "above the bound: the measured matmul rate is not this machine's limit")
+    bound_step = seconds_at_peaks(cost, limit.median_tflops,
+                                  median(parts.fp8_tflops) if parts.fp8_tflops else None, fp8)
+    if bound_step:
+        bound = 60.0 * images / image_seconds(parts, steps, bound_step)
+        figures["images_per_minute_bound"] = {
+            "value": bound, "unit": "images/min", "higher_is_better": True, "show": True,
+            "what": "images per minute with every step at the matmul rate measured in this run (encoders and VAE "
+                    "as measured)"}
+        figures["images_per_minute_share"] = within_limit(figure(
+            [p / bound for p in per_minute], "fraction", show=True, what="images per minute ÷ its bound"),
+            "above the bound: the measured matmul rate is not this machine's limit")
+    if parts.fp8_tflops:
+        figures["fp8_matmul_tflops"] = figure(parts.fp8_tflops, "TFLOP/s", what=f"{FP8.label} square product "
+                                              "(torch._scaled_mm, row-wise scales) measured in this run")
     figures["memory_estimate_gib"] = {"value": cost.plan.one_at_a_time / GIB, "unit": "GiB", "higher_is_better": False,
                                       "show": True, "what": "estimated peak, one component at a time (before the run)"}
     figures["memory_all_resident_gib"] = {"value": cost.plan.all_resident / GIB, "unit": "GiB",
@@ -180,7 +192,7 @@ def _method(arch: Architecture, size: int, images: int, steps: int, parts: Parts
             f"each timed apart on the device; steps timed in windows (median and spread over windows). FLOPs per "
             "step counted by torch.utils.flop_counter on the meta device; MFU = FLOPs per step ÷ step time ÷ rate, "
             "against the matmul rate measured in this run at the denoiser's shapes and the datasheet's dense peak"
-            + (f"; {FP8.label}: linear layers' FLOPs at the {FP8.label} peak, the rest at {BF16.label}'s" if fp8
+            + (f"; {FP8.label}: linear layers' FLOPs at the {FP8.label} peak or rate, the rest at {BF16.label}'s" if fp8
                else "") + ".")
 
 
