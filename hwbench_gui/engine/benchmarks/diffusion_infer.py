@@ -254,9 +254,11 @@ def time_parts(torch: Any, arch: Architecture, cost: Cost, size: int, device: An
         steps.advance(f"text encoder {spec.name}: {median(parts.encoder_s[spec.name]):.4g} s")
     steps.say("timing the VAE decode")
     _peak_reset(torch, cuda)
-    model = build.vae(arch, device, dtype)
+    # the VAE is all convolutions at up to the image's full size: channels-last (cuDNN's NHWC kernels), as the UNet
+    model = build.vae(arch, device, dtype).to(memory_format=torch.channels_last)
+    parts.settings.append("VAE in channels-last")
     parts.vae_chunk = cost.vae_chunk
-    chunks = [build.latents(arch, n, size, device, dtype)
+    chunks = [build.latents(arch, n, size, device, dtype).contiguous(memory_format=torch.channels_last)
               for n in _chunk_sizes(cost.images, cost.vae_chunk)]
 
     def decode_all() -> None:
