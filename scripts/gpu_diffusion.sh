@@ -11,6 +11,8 @@
 # within its cap; FAST_MODE=max-autotune-no-cudagraphs or default to shorten), flux, peer_flux_default, fp8, summary.
 # Within 350 s the first three or four groups run (caps 130 + 45 + 110 + 120 s); a second call with
 # DIFF_GROUPS="flux peer_flux_default fp8 summary" gives the rest (the summary reads every document in FOLDER).
+# Not in the default list: sdxl_batch and flux_batch (batch=0: the largest batch that fits, searched with eager
+# steps, then compiled and timed at it; about 3 minutes each).
 # diffusers is not in the GPU image: carry its wheel (pure Python, no dependencies missing there) as .whl/:
 #   python3 -m pip download --no-deps --only-binary=:all: -d .whl diffusers==0.42.1
 # and name .whl in the call's carry; this script installs it into /tmp/site when diffusers is missing.
@@ -66,6 +68,8 @@ peer_sdxl_fast) peer 110 sdxl fast ;;
 flux) bench 120 model=flux-dev precision=bf16 batch=1 ;;
 peer_flux_default) peer 50 flux-dev default ;;
 fp8) bench 90 model=sdxl precision=fp8 batch=1 ;;
+sdxl_batch) bench 200 model=sdxl precision=bf16 batch=0 ;;
+flux_batch) bench 200 model=flux-dev precision=bf16 batch=0 ;;
 summary)
   python3 - "$DIR" <<'EOF' 2>&1 | tee "$DIR/diffusion_summary.txt"
 import glob, json, os, sys
