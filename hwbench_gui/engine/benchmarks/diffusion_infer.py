@@ -202,6 +202,7 @@ def time_denoiser(torch: Any, arch: Architecture, cost: Cost, size: int, device:
         compile_s = time.perf_counter() - start
         check = {"max_abs_diff": float((out - reference).abs().max()),
                  "reference_mean_abs": float(reference.abs().mean()),
+                 "relative_error": float((out - reference).norm() / reference.norm().clamp(min=1e-30)),
                  "what": "one step with hwbench's settings against the plain call, same weights and inputs"}
         del out, reference
         one = _timed(lambda: build.step(call_model, fast_inputs), sync, WARMUP_STEPS)
