@@ -45,6 +45,8 @@ LIMIT_PRODUCTS = 3
 WINDOW_S = {"cuda": 0.5, "cpu": 0.2}
 WARMUP_STEPS = 2
 PART_REPEATS = 3  # timed calls of each encoder and of the VAE decode
+#: A part's timed calls stop once they add up to this (at least one): a large batch's decode takes seconds.
+PART_BUDGET_S = 10.0
 #: The largest batch searched (images; with guidance the denoiser sees twice as many).
 BATCH_LIMIT = {"cuda": 128, "cpu": 8}
 #: CPU threads = one per this many FLOPs of a step (at least one, at most every core): a tiny model's step is
@@ -235,7 +237,7 @@ def _timed(call: Callable[[], Any], sync: Callable[[], None], count: int) -> flo
 def time_parts(torch: Any, arch: Architecture, cost: Cost, size: int, device: Any, dtype: Any, parts: Parts,
                steps: Steps) -> None:
     """Each text encoder on the batch's prompts and the VAE decode of the batch's latents, one at a time, each
-    built, warmed up, timed :data:`PART_REPEATS` times and freed."""
+    built, warmed up, timed (:func:`_part_seconds`) and freed."""
     cuda = device.type == "cuda"
     sync = _sync(torch, cuda)
     parts.encoders_reason = build.encoders_missing_reason()
@@ -246,8 +248,7 @@ def time_parts(torch: Any, arch: Architecture, cost: Cost, size: int, device: An
         model = build.encoder(spec, device, dtype)
         ids = build.prompt_ids(spec, cost.images, device)
         with torch.no_grad():
-            parts.encoder_s[spec.name] = [_timed(lambda: build.encode(model, spec, ids), sync, 1)
-                                          for _ in range(PART_REPEATS + 1)][1:]
+            parts.encoder_s[spec.name] = _part_seconds(lambda: build.encode(model, spec, ids), sync)
         if cuda:
             parts.peak_bytes[f"text encoder {spec.name}"] = _peak(torch, cuda)
         model = ids = None
@@ -267,12 +268,24 @@ def time_parts(torch: Any, arch: Architecture, cost: Cost, size: int, device: An
             build.decode(model, z)
 
     with torch.no_grad():
-        parts.vae_s = [_timed(decode_all, sync, 1) for _ in range(PART_REPEATS + 1)][1:]
+        # warmed up on one chunk (cuDNN picks its algorithms per shape: the last chunk may be smaller)
+        parts.vae_s = _part_seconds(decode_all, sync, warm=lambda: [build.decode(model, z) for z in chunks[-2:]])
     if cuda:
         parts.peak_bytes["VAE decode"] = _peak(torch, cuda)
     model = chunks = None
     _free(torch, cuda)
     steps.advance(f"VAE decode: {median(parts.vae_s):.4g} s")
+
+
+def _part_seconds(call: Callable[[], Any], sync: Callable[[], None],
+                  warm: Callable[[], Any] | None = None) -> list[float]:
+    """Seconds of ``call`` after one warm-up (``warm``, else ``call`` itself), :data:`PART_REPEATS` times or until
+    they add up to :data:`PART_BUDGET_S` (at least once)."""
+    _timed(warm or call, sync, 1)
+    seconds: list[float] = []
+    while len(seconds) < PART_REPEATS and (not seconds or sum(seconds) < PART_BUDGET_S):
+        seconds.append(_timed(call, sync, 1))
+    return seconds
 
 
 def _chunk_sizes(total: int, chunk: int) -> list[int]:
