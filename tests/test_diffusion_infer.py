@@ -168,9 +168,23 @@ def test_the_report_section_reads_a_document(small_document):
     assert csv[0]["images_per_minute"] == small_document["figure"]["value"]
     assert csv[0]["images_per_minute"] <= csv[0]["images_per_minute_bound"]
     assert csv[0]["mfu_datasheet"] is None and 0 < csv[0]["share_of_bound"] <= 1
-    drawn = diffusion_section.chart([small_document])
-    assert drawn is not None and drawn.key == "diffusion"
+    (heading, columns, cells), = diffusion_section.pdf_tables(rows, 10.0)
+    assert heading.startswith("Image generation") and sum(w for _, w in columns) == pytest.approx(10.0)
+    assert cells[0][0][0] == rows[0].configuration
     assert diffusion_section.chart([]) is None
+
+
+def test_the_evaluation_shows_the_section_in_text_html_and_charts(small_document):
+    from hwbench_gui.engine.reports import evaluation
+
+    ev = evaluation.build_evaluation([small_document], with_charts=True)
+    assert [row.configuration for row in ev.sections["diffusion.infer"]] == ["tiny · 32² · 30 steps · FP32 · batch 1 · "
+                                                                              "eager"]
+    assert "Image generation (images per minute" in evaluation.format_evaluation(ev)
+    html = evaluation.render_evaluation_html(ev)
+    assert "<h2>Image generation</h2>" in html and 'class="diffusion"' in html
+    assert "Image generation: images per minute and step time" in [c.title for c in ev.charts]
+    assert not [m for m in ev.micro if "diffusion" in m.title]
 
 
 def test_the_image_generation_page_draws_a_result(small_document, qtbot):
@@ -218,3 +232,23 @@ def test_fp8_linear_layers_keep_the_step_close():
         quantised = build.step(model, inputs).float()
     assert swapped == sum(1 for m in model.modules() if isinstance(m, fp8.Fp8Linear)) > 0
     assert (quantised - plain).norm() / plain.norm() < 0.1
+
+
+def test_the_benchmarks_tab_adds_the_page_with_the_first_result(small_document, qtbot, qsettings, tmp_path):
+    pytest.importorskip("PySide6")
+    from hwbench_gui.ui.benchmarks import BenchmarksTab
+    from hwbench_gui.ui.benchmarks.diffusion_view import DiffusionView
+    from hwbench_gui.ui.context import AppContext
+
+    context = AppContext(settings=qsettings, results_dir=tmp_path)
+    tab = BenchmarksTab(context)
+    qtbot.addWidget(tab)
+    try:
+        assert tab.family_page("diffusion.infer") is None
+        tab._add_result_row(small_document, select=True)
+        page = tab.family_page("diffusion.infer")
+        assert isinstance(page, DiffusionView) and page.document is small_document
+        assert tab.bottom.tabText(tab.bottom.indexOf(page)) == "Image generation"
+    finally:
+        tab.shutdown()
+        context.workers.shutdown(timeout_s=10)

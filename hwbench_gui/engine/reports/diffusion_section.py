@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from hwbench_gui.engine.reports.family import Family, PdfTable
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
@@ -107,7 +108,8 @@ def build(docs: Sequence[dict[str, Any]]) -> list[Row]:
 
 def lines(rows: Sequence[Row]) -> list[str]:
     """The section as plain text (the terminal's evaluation)."""
-    out = []
+    out = ["", "Image generation (images per minute with its bound; MFU against the datasheet and the measured "
+               "matmul):"]
     for row in rows:
         out += [f"  {row.configuration} on {row.device} ({row.date})",
                 f"    {row.images_per_minute}; step {row.step_time}; MFU vs the datasheet: {row.mfu_datasheet}; "
@@ -117,12 +119,14 @@ def lines(rows: Sequence[Row]) -> list[str]:
     return out
 
 
-def table(rows: Sequence[Row]) -> tuple[str, list[str], list[list[str]]]:
-    """(heading, column names, cells) for the PDF's table."""
-    return ("Image generation", ["configuration", "images/min", "step", "MFU (datasheet)", "MFU (measured)",
-                                 "memory"],
-            [[r.configuration, r.images_per_minute, r.step_time, r.mfu_datasheet, r.mfu_measured, r.memory]
-             for r in rows])
+def pdf_tables(rows: Sequence[Row], usable_in: float) -> list[PdfTable]:
+    """The section's one table for the PDF evaluation."""
+    widths = [2.8, 2.0, 0.9, 1.5, 1.5]
+    widths.append(usable_in - sum(widths))
+    names = ("Configuration", "Images/min", "Step", "MFU (datasheet)", "MFU (measured matmul)", "Memory · device")
+    return [("Image generation: images per minute, step time and model FLOPs utilisation", list(zip(names, widths)),
+             [([r.configuration, r.images_per_minute, r.step_time, r.mfu_datasheet, r.mfu_measured,
+                f"{r.memory}; {r.device} ({r.date})"], ["white"] * 6) for r in rows])]
 
 
 def csv_rows(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -202,3 +206,15 @@ def chart(docs: Sequence[dict[str, Any]]) -> Any | None:
                  "VAE decode, each timed apart; the bound is the same image with every step at the matmul rate the "
                  "run measured at the denoiser's shapes. MFU = FLOPs per step (PyTorch's FLOP counter) ÷ step time ÷ "
                  "the datasheet's dense peak.")
+
+
+def charts(sides: Sequence[Any]) -> list[Any]:
+    """The chart of the last side's runs (a report's newest side; an evaluation's one machine)."""
+    drawn = chart([doc for side in sides[-1:] for doc in side.docs])
+    return [drawn] if drawn is not None else []
+
+
+FAMILY = Family(
+    name=DIFFUSION_ID, benchmark_ids=frozenset({DIFFUSION_ID}), build=build, text_lines=lines,
+    html_template="diffusion_section.html.j2", pdf_tables=pdf_tables, charts=charts,
+    gui_page="hwbench_gui.ui.benchmarks.diffusion_view:PAGE")

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QVBoxLayout, QWidget
 from hwbench_gui.engine.reports import diffusion_section
 from hwbench_gui.engine.results import describe, document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
+from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.scrolled_page import scroll_page
 
 BENCH_ID = diffusion_section.DIFFUSION_ID
@@ -129,3 +130,7 @@ class DiffusionView(QWidget):
         colors = {"measured matmul rate": BOUND_COLOR, "datasheet peak": SHEET_COLOR}
         self.step.draw(_number(document, "step_time"),
                        {f"least at the {k}": (v, colors[k]) for k, v in step_bounds(document).items()})
+
+
+PAGE = FamilyPage("Image generation", DiffusionView, has_diffusion_page,
+                  lambda page, document, _others: page.set_document(document))
