@@ -37,6 +37,7 @@ from hwbench_gui.engine.measure.timing import (
 )
 from hwbench_gui.engine.models.llm import arithmetic as ar
 from hwbench_gui.engine.models.llm.architectures import BUILT_IN, Architecture, resolve
+from hwbench_gui.engine.serving.presets import HWBENCH
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, \
     Reporter, Series
 from hwbench_gui.engine.spec.device import AUTO, CPU, resolve_auto
@@ -968,9 +969,10 @@ BENCHMARK = Benchmark(
               maximum=65536),
         Param("serve_output", "int", 128, "Output tokens per request in the serving sweep.", minimum=2,
               maximum=65536),
-        Param("tpot_target_ms", "float", 50.0, "Latency target: time per output token, p99.", minimum=0.001,
-              unit="ms"),
-        Param("ttft_target_s", "float", 2.0, "Latency target: time to first token, p99.", minimum=0.001, unit="s"),
+        Param("tpot_target_ms", "float", HWBENCH.tpot_p99_s * 1e3, "Latency target: time per output token, p99.",
+              minimum=0.001, unit="ms"),
+        Param("ttft_target_s", "float", HWBENCH.ttft_p99_s, "Latency target: time to first token, p99.",
+              minimum=0.001, unit="s"),
         Param("threads", "int", 0, "CPU threads (the CPU only); 0 = one per 4M matmul weights, up to every core.",
               minimum=0, maximum=4096, decides_comparability=False),
         Param("repeats", "int", 5, "Timed windows per pp/tg figure.", minimum=2, maximum=1000,
