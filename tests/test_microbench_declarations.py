@@ -21,6 +21,8 @@ MODULES = {
     "llm_infer": "llm.infer",
     "llm_train": "llm.train",
     "llm_endpoint": "llm.endpoint",
+    "llm_llamacpp": "llm.llamacpp",
+    "llm_ollama": "llm.ollama",
 }
 
 
