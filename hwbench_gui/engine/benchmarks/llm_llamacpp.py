@@ -131,7 +131,7 @@ def engine_outcome(engine: str, tests: list[Any], model: Any, bandwidth: Bandwid
 
 BENCHMARK = Benchmark(
     id="llm.llamacpp",
-    title="llama.cpp (llama-bench) against this machine's limit",
+    title="llama.cpp run (llama-bench)",
     category="Language models",
     description=("Reads llama.cpp's llama-bench -o json output and its GGUF model: each tg figure as a share of "
                  "this GPU's bandwidth bound (bytes a token reads, from the GGUF), beside hwbench's own llm.infer."),

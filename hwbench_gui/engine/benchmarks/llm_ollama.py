@@ -101,7 +101,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
 BENCHMARK = Benchmark(
     id="llm.ollama",
-    title="Ollama against this machine's limit",
+    title="Ollama model",
     category="Language models",
     description=("Generation and prompt tokens/s of a model Ollama serves, from Ollama's own eval counts and "
                  "durations, each generation figure as a share of this machine's bandwidth bound (bytes a token "
