@@ -60,6 +60,7 @@ def test_the_sweep_over_http_measures_what_it_asked(server, cli_env, tmp_path):
     prompt, output, repeats = 8, 5, 2
     proc = run_cli(["run", "llm.endpoint", "-p", f"url={server}", "-p", "concurrency=1,3", "-p",
                     f"prompt_tokens={prompt}", "-p", f"output_tokens={output}", "-p", f"repeats={repeats}",
+                    "-p", "rate=50", "-p", "poisson_requests=5", "-p", "search=true", "-p", "search_limit=4",
                     "--out", str(tmp_path), "--quiet"], cli_env, timeout=120)
     no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
@@ -67,7 +68,17 @@ def test_the_sweep_over_http_measures_what_it_asked(server, cli_env, tmp_path):
     assert doc["status"] == "ok" and doc["figure"]["name"] == "output tokens/s @ 3 sequences"
     assert (doc["figure"]["unit"], doc["figure"]["higher_is_better"]) == ("tokens/s", True)
     levels = doc["details"]["serving"]
-    assert [p["concurrency"] for p in levels] == [1, 3]
+    # the levels asked, and those the search measured on its way (doubling from 1, then bisection, up to 4)
+    search = doc["details"]["search"]
+    by_level = {p["concurrency"]: p for p in levels}
+    assert set(by_level) == {1, 3} | {t["concurrency"] for t in search["tries"]}
+    assert search["tries"][0]["concurrency"] == 1
+    assert all(by_level[t["concurrency"]]["meets_target"] == t["meets_target"] for t in search["tries"])
+    passed = [t["concurrency"] for t in search["tries"] if t["meets_target"]]
+    assert doc["details"]["largest_concurrency_within_target"] == search["largest"] == (max(passed) if passed else None)
+    poisson = doc["details"]["poisson"]
+    assert poisson["requests"] == 5 and poisson["failed"] == 0 and poisson["output_tokens"] == 5 * output
+    assert all(t <= e for t, e in zip(poisson["ttft_s"], poisson["e2e_s"], strict=True))
     for point in levels:
         c = point["concurrency"]
         assert point["requests"] == c * repeats and point["failed"] == 0 and point["short"] == 0
