@@ -71,7 +71,7 @@ class Engine:
         self.make_step = make_step or (lambda torch, model, cache, batch: EagerStep(torch, model, cache, batch))
         self.inbox: queue.Queue[Job] = queue.Queue()
         self.held: list[Job] = []
-        self.shapes: OrderedDict[tuple[int, int], tuple[Any, Any]] = OrderedDict()
+        self.shapes: OrderedDict[tuple[int, int], tuple[Any, Any, Any]] = OrderedDict()
         self.stopping = threading.Event()
         self.batches = 0
         self.thread = threading.Thread(target=self._loop, name="hwbench-serve-engine", daemon=True)
@@ -123,8 +123,9 @@ class Engine:
                     self.post([(j, "error", f"the engine failed: {type(exc).__name__}: {exc}") for j in batch])
                 self.batches += 1
 
-    def _shape(self, batch: int, positions: int) -> tuple[Any, Any]:
-        """The KV cache and step of ``batch`` sequences of ``positions``, kept for the next batch of that shape."""
+    def _shape(self, batch: int, positions: int) -> tuple[Any, Any, Any]:
+        """The KV cache, step and host buffer of ``batch`` sequences of ``positions``, kept for the next batch of
+        that shape (on a GPU the step's CUDA graph is captured, or compiled, once per shape)."""
         from hwbench_gui.engine.models.llm.model import KVCache
 
         key = (batch, positions)
@@ -136,14 +137,26 @@ class Engine:
         model = self.model
         cache = KVCache.allocate(model.arch, batch, positions, next(model.parameters()).dtype,
                                  next(model.parameters()).device)
-        self.shapes[key] = (cache, self.make_step(self.torch, model, cache, batch))
+        host = self.torch.empty((batch, 1), dtype=self.torch.long, pin_memory=self.kind == "cuda")
+        self.shapes[key] = (cache, self.make_step(self.torch, model, cache, batch), host)
         return self.shapes[key]
+
+    def _read(self, tokens: Any, host: Any) -> list[int]:
+        """``tokens``' ids on the host. On a GPU through a pinned buffer and a CUDA event: waiting on the event
+        releases the GIL, so the server's event loop streams while the GPU works (``tolist`` would hold it)."""
+        if self.kind != "cuda":
+            return tokens.view(-1).tolist()
+        host[:tokens.shape[0]].copy_(tokens, non_blocking=True)
+        done = self.torch.cuda.Event()
+        done.record()
+        done.synchronize()
+        return host[:tokens.shape[0]].view(-1).tolist()
 
     def _generate(self, batch: list[Job]) -> None:
         torch, model = self.torch, self.model
         count, length = len(batch), len(batch[0].prompt)
         longest = max(j.max_tokens for j in batch)
-        cache, stepper = self._shape(count, length + longest)
+        cache, stepper, host = self._shape(count, length + longest)
         device = cache.k.device
         prompts = torch.tensor([j.prompt for j in batch], dtype=torch.long, device=device)
         group = max(1, min(count, CHUNK_TOKENS[self.kind] // length))
@@ -151,11 +164,11 @@ class Engine:
             size = min(group, count - first)
             logits = model(prompts[first:first + size], cache=cache.narrow(first, size), start=0, last_only=True)
             stepper.tokens[first:first + size] = logits[:, 0].argmax(dim=-1, keepdim=True)
-            self._deliver(batch[first:first + size], stepper.tokens[first:first + size].view(-1).tolist())
+            self._deliver(batch[first:first + size], self._read(stepper.tokens[first:first + size], host))
         stepper.at(length)
         for _ in range(longest - 1):
             stepper.step()
-            self._deliver(batch, stepper.tokens.view(-1).tolist())
+            self._deliver(batch, self._read(stepper.tokens, host))
 
     def _deliver(self, jobs: list[Job], tokens: list[int]) -> None:
         events: list[Event] = []
