@@ -41,7 +41,7 @@ python3 -m hwbench_gui.cli run llm.infer -p model="$MODEL" -p precision=bf16 -p 
   --quiet 2>&1 | tee -a "$LOG"
 
 say "hwbench serve $MODEL on port $PORT"
-python3 -m hwbench_gui.cli serve --model "$MODEL" --precision bf16 --port "$PORT" --context 1024 --max-batch 64 \
+python3 -m hwbench_gui.cli serve --model "$MODEL" --precision bf16 --port "$PORT" --context 1024 --max-batch 64 --gather-ms 50 \
   > "$DIR/serve_stdout.txt" 2> "$DIR/serve_stderr.txt" &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null' EXIT

@@ -29,6 +29,8 @@ def add_parser(subparsers) -> None:
                         help="most sequences generated together (default 256)")
     parser.add_argument("--gather-ms", type=number_between(0.0, 1000.0), default=20.0,
                         help="a batch waits this long after the latest request for more (default 20 ms)")
+    parser.add_argument("--step", default="auto", help="the one-token step as llm.infer's: auto (fused on a GPU with "
+                        "Triton, graph without, eager on the CPU), fused, compile, graph, eager")
     parser.set_defaults(handler=run)
 
 
@@ -43,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("error: hwbench serve needs aiohttp: pip install 'hwbench-gui[serve]'", file=sys.stderr)
         return 2
-    options = Options(args.model, args.device, args.precision, args.context, args.max_batch, args.gather_ms)
+    options = Options(args.model, args.device, args.precision, args.context, args.max_batch, args.gather_ms, args.step)
     try:
         served, make_engine = prepare(options)
         from hwbench_gui.engine.serving import server

@@ -41,34 +41,17 @@ class Job:
 Event = tuple[Job, str, Any]
 
 
-class EagerStep:
-    """One decoding step of every sequence of ``cache`` run eagerly: logits, greedy token fed back, position + 1
-    (the interface of ``llm.infer``'s Stepper, whose CUDA graph a GPU uses instead)."""
-
-    def __init__(self, torch: Any, model: Any, cache: Any, batch: int):
-        self.model, self.cache = model, cache
-        self.tokens = torch.zeros((batch, 1), dtype=torch.long, device=cache.k.device)
-        self.position = torch.zeros((), dtype=torch.long, device=cache.k.device)
-
-    def at(self, position: int) -> None:
-        self.position.fill_(position)
-
-    def step(self) -> None:
-        logits = self.model.decode(self.tokens, self.position, self.cache)
-        self.tokens.copy_(logits.argmax(dim=-1, keepdim=True))
-        self.position.add_(1)
-
-
 class Engine:
-    """The model (built by ``build() -> (torch, model, device_kind)``) and the thread that serves its batches.
-    ``post(events)`` is called from that thread with each step's events (one call per step: the caller hands
-    them to its event loop at once)."""
+    """The model (built by ``build() -> (torch, model, device_kind)``) and the thread that serves its batches,
+    each decoding step a :class:`..models.llm.generate.Stepper` of ``step_mode`` (as llm.infer's: on a GPU
+    replayed from a CUDA graph, "fused" compiled with gpt-fast's settings). ``post(events)`` is called from that
+    thread with each step's events (one call per step: the caller hands them to its event loop at once)."""
 
     def __init__(self, build: Callable[[], tuple[Any, Any, str]], post: Callable[[list[Event]], None],
-                 max_batch: int, gather_s: float, make_step: Callable[..., Any] | None = None):
+                 max_batch: int, gather_s: float, step_mode: str = "eager"):
         self.torch, self.model, self.kind = build()
         self.post, self.max_batch, self.gather_s = post, max_batch, gather_s
-        self.make_step = make_step or (lambda torch, model, cache, batch: EagerStep(torch, model, cache, batch))
+        self.step_mode = step_mode
         self.inbox: queue.Queue[Job] = queue.Queue()
         self.held: list[Job] = []
         self.shapes: OrderedDict[tuple[int, int], tuple[Any, Any, Any]] = OrderedDict()
@@ -126,7 +109,7 @@ class Engine:
     def _shape(self, batch: int, positions: int) -> tuple[Any, Any, Any]:
         """The KV cache, step and host buffer of ``batch`` sequences of ``positions``, kept for the next batch of
         that shape (on a GPU the step's CUDA graph is captured, or compiled, once per shape)."""
-        from hwbench_gui.engine.models.llm.model import KVCache
+        from hwbench_gui.engine.models.llm.generate import Stepper, new_cache
 
         key = (batch, positions)
         if key in self.shapes:
@@ -134,11 +117,9 @@ class Engine:
             return self.shapes[key]
         while len(self.shapes) >= KEPT_SHAPES:
             self.shapes.popitem(last=False)
-        model = self.model
-        cache = KVCache.allocate(model.arch, batch, positions, next(model.parameters()).dtype,
-                                 next(model.parameters()).device)
+        cache = new_cache(self.model, batch, positions)
         host = self.torch.empty((batch, 1), dtype=self.torch.long, pin_memory=self.kind == "cuda")
-        self.shapes[key] = (cache, self.make_step(self.torch, model, cache, batch), host)
+        self.shapes[key] = (cache, Stepper(self.torch, self.model, cache, batch, self.step_mode), host)
         return self.shapes[key]
 
     def _read(self, tokens: Any, host: Any) -> list[int]:
@@ -153,6 +134,8 @@ class Engine:
         return host[:tokens.shape[0]].view(-1).tolist()
 
     def _generate(self, batch: list[Job]) -> None:
+        from hwbench_gui.engine.models.llm.generate import prefill
+
         torch, model = self.torch, self.model
         count, length = len(batch), len(batch[0].prompt)
         longest = max(j.max_tokens for j in batch)
@@ -162,8 +145,8 @@ class Engine:
         group = max(1, min(count, CHUNK_TOKENS[self.kind] // length))
         for first in range(0, count, group):
             size = min(group, count - first)
-            logits = model(prompts[first:first + size], cache=cache.narrow(first, size), start=0, last_only=True)
-            stepper.tokens[first:first + size] = logits[:, 0].argmax(dim=-1, keepdim=True)
+            logits = prefill(model, prompts[first:first + size], cache.narrow(first, size))
+            stepper.tokens[first:first + size] = logits.argmax(dim=-1, keepdim=True)
             self._deliver(batch[first:first + size], self._read(stepper.tokens[first:first + size], host))
         stepper.at(length)
         for _ in range(longest - 1):

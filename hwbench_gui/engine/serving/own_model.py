@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from hwbench_gui.engine.models.llm.architectures import BUILT_IN, resolve
+from hwbench_gui.engine.models.llm.generate import STEP_MODES
 from hwbench_gui.engine.serving.batcher import Engine, Event
 from hwbench_gui.engine.serving.server import Served
 from hwbench_gui.engine.spec.benchmark import ParamError
@@ -21,7 +22,8 @@ PRECISIONS = ("auto", BF16.key, FP16.key, FP32.key)
 @dataclass(frozen=True)
 class Options:
     """What ``hwbench serve`` was asked: ``precision`` auto = BF16 on a GPU, FP32 on the CPU; ``context``: the
-    positions one request may fill (prompt + output), at most the architecture's."""
+    positions one request may fill (prompt + output), at most the architecture's; ``step`` the one-token step as
+    llm.infer's (auto = fused on a GPU with Triton, graph without, eager on the CPU)."""
 
     model: str = "tiny"
     device: str = "auto"
@@ -29,6 +31,7 @@ class Options:
     context: int = 4096
     max_batch: int = 256
     gather_ms: float = 20.0
+    step: str = "auto"
 
 
 def prepare(options: Options) -> tuple[Served, Callable[[Callable[[list[Event]], None]], Engine]]:
@@ -47,16 +50,24 @@ def prepare(options: Options) -> tuple[Served, Callable[[Callable[[list[Event]],
     precision = from_key(options.precision if options.precision != "auto" else
                          (BF16.key if kind == "cuda" else FP32.key))
     context = min(options.context, arch.max_positions)
+    step = options.step
+    if step not in STEP_MODES:
+        raise ParamError(f"step: {step!r} is not one of {', '.join(STEP_MODES)}")
+    if step == "auto":
+        step = "eager" if kind == "cpu" else "fused" if _has_triton() else "graph"
+    if step == "graph" and kind == "cpu":
+        raise ParamError("step=graph needs a CUDA GPU (CUDA graphs); use step=eager or compile on the CPU")
     model_id = arch.name if builtin else os.path.basename(os.path.normpath(options.model))
     device = "cpu" if kind == "cpu" else f"cuda:{where.index}"
     served = Served(model_id, arch, context,
                     f"{arch.name} with {'random weights' if builtin else 'weights from ' + options.model} in "
-                    f"{precision.label} on {device}, context {context}, batches of up to {options.max_batch}")
+                    f"{precision.label} on {device}, context {context}, batches of up to {options.max_batch}, "
+                    f"step={step}")
 
     def build() -> tuple[Any, Any, str]:
         import torch
 
-        from hwbench_gui.engine.models.llm import model as llm
+        from hwbench_gui.engine.models.llm.generate import build_model
 
         if kind == "cuda":
             from hwbench_gui.engine.measure.timing import cuda_device
@@ -64,13 +75,15 @@ def prepare(options: Options) -> tuple[Served, Callable[[Callable[[list[Event]],
             torch.cuda.set_device(cuda_device(where.index))
         dtype = getattr(torch, precision.tensor_dtype)
         with torch.no_grad():
-            if builtin:
-                return torch, llm.build(arch, dtype, device, rope_positions=context, seed=0), kind
-            from hwbench_gui.engine.models.llm import weights
-
-            return torch, weights.load(options.model, dtype, device, rope_positions=context), kind
+            return torch, build_model(torch, options.model, arch, dtype, device, context), kind
 
     def make_engine(post: Callable[[list[Event]], None]) -> Engine:
-        return Engine(build, post, options.max_batch, options.gather_ms / 1e3)
+        return Engine(build, post, options.max_batch, options.gather_ms / 1e3, step)
 
     return served, make_engine
+
+
+def _has_triton() -> bool:
+    from torch.utils._triton import has_triton
+
+    return bool(has_triton())
