@@ -184,3 +184,14 @@ def test_presets_are_the_published_pairs():
     assert (MLPERF_SERVER.ttft_p99_s, MLPERF_SERVER.tpot_p99_s) == (2.0, 0.1)
     assert (MLPERF_INTERACTIVE.ttft_p99_s, MLPERF_INTERACTIVE.tpot_p99_s) == (0.5, 0.03)
     assert (HWBENCH.ttft_p99_s, HWBENCH.tpot_p99_s) == (2.0, 0.05)
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--model", "/no/such/folder"], "error: model: /no/such/folder is not a folder"),
+    (["--device", "cpu", "--step", "graph"], "error: step=graph needs a CUDA GPU (CUDA graphs); use step=eager or "
+                                             "compile on the CPU"),
+])
+def test_hwbench_serve_refuses_in_one_line(cli_env, args, line):
+    proc = run_cli(["serve", *args], cli_env, timeout=120)
+    no_traceback(proc)
+    assert proc.returncode == 2 and proc.stderr.strip() == line

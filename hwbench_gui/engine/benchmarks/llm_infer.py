@@ -43,6 +43,7 @@ from hwbench_gui.engine.models.llm.infer_timing import (
 )
 from hwbench_gui.engine.models.llm.methods import held_against, infer_method, infer_precision, summary_lines
 from hwbench_gui.engine.models.llm.storage import PRECISIONS, Storage, storage
+from hwbench_gui.engine.serving.batcher import CHUNK_TOKENS
 from hwbench_gui.engine.serving.presets import HWBENCH
 from hwbench_gui.engine.spec.benchmark import (
     Benchmark,
@@ -59,7 +60,7 @@ from hwbench_gui.engine.spec.precision import BF16, from_key
 
 GPU_DEPTHS, CPU_DEPTHS = [0, 4096, 16384], [0, 1024]
 GPU_CONCURRENCY, CPU_CONCURRENCY = [1, 4, 16, 64, 256], [1, 4]
-SERVE_CHUNK_TOKENS = {"cuda": 8192, "cpu": 2048}
+SERVE_CHUNK_TOKENS = CHUNK_TOKENS  # prompts a serving group processes at once: hwbench serve batches alike
 #: CPU threads = one per this many matmul weights (at least one, at most every core): a step of a small
 #: model is shorter than the synchronisation of many threads, which then spin against each other.
 CPU_WEIGHTS_PER_THREAD = 4_000_000

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-#: Positions a group of prompts is processed in at once (``llm.infer``'s serving sweep uses the same).
+#: Positions a group of prompts is processed in at once, here and in ``llm.infer``'s in-process serving sweep.
 CHUNK_TOKENS = {"cuda": 8192, "cpu": 2048}
 #: Batch shapes whose KV cache (and CUDA graph) are kept for the next batch of the same shape.
 KEPT_SHAPES = 4
