@@ -87,6 +87,7 @@ def test_llama_bench_output_held_against_a_bound(model_file):
     assert outcome.figures["pp512 @ depth 0"]["value"] == 7136.37
     assert outcome.details["summary"][0].startswith("llama.cpp Q4_K_M: 119 tokens/s = 0.00 of this GPU's bound")
     assert outcome.device == "CUDA (NVIDIA GeForce RTX 4080)" and outcome.details["gpu"] == "NVIDIA GeForce RTX 4080"
+    assert any("which this machine does not have" in w for w in outcome.warnings)
 
 
 def test_a_figure_above_its_bound_gets_no_share(model_file):

@@ -71,7 +71,11 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     model = gguf_file.read(path)
     on_gpu = bool(first.gpu_info) and (first.n_gpu_layers or 0) > 0 and "CPU" != first.backends.upper()
     bandwidth = bandwidth_for(first.gpu_info, on_gpu, params["bandwidth_gbps"], params["measure"], reporter)
-    return engine_outcome("llama.cpp", tests, model, bandwidth, on_gpu, params, first)
+    outcome = engine_outcome("llama.cpp", tests, model, bandwidth, on_gpu, params, first)
+    if on_gpu and _this_gpu(first.gpu_info) is None:
+        outcome.warnings.append(f"llama-bench ran on {first.gpu_info}, which this machine does not have: the "
+                                "document's inventory is the machine it was read on, not the one that ran it")
+    return outcome
 
 
 def engine_outcome(engine: str, tests: list[Any], model: Any, bandwidth: Bandwidth, on_gpu: bool,
@@ -97,7 +101,7 @@ def engine_outcome(engine: str, tests: list[Any], model: Any, bandwidth: Bandwid
             extra.update(bound_tokens_per_s=bound, fraction_of_bound=fraction, bound="bandwidth",
                          **({"bound_reason": reason} if reason else {}))
             lines.append(engine_bound.headline(engine, model.file_type, value, fraction, reason, whose)
-                         + f" ({test.name}: {window / test.tokens / 1e9:.3f} GB a token"
+                         + f" ({test.name}: {window / test.tokens / 1e9:.3g} GB a token"
                          + (f" at {bandwidth.gbps:,.0f} GB/s)" if bandwidth.gbps else ")"))
             if reason and bound is not None:
                 warnings.append(f"{test.name}: {reason}")
