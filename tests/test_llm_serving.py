@@ -195,3 +195,13 @@ def test_hwbench_serve_refuses_in_one_line(cli_env, args, line):
     proc = run_cli(["serve", *args], cli_env, timeout=120)
     no_traceback(proc)
     assert proc.returncode == 2 and proc.stderr.strip() == line
+
+
+def test_the_chat_api_streams_too(server):
+    params = llm_endpoint.BENCHMARK.resolve_params({"url": server, "api": "chat", "concurrency": [2],
+                                                    "prompt_tokens": 6, "output_tokens": 4, "repeats": 1})
+    outcome = llm_endpoint.run(params, Recorder())
+    point = outcome.details["serving"][0]
+    assert point["failed"] == 0 and point["output_tokens"] == 2 * 4
+    assert point["prompt_tokens"] == 2 * 6  # words of digits: one token each on hwbench serve
+    assert outcome.details["endpoint"]["api"] == "chat"
