@@ -12,6 +12,7 @@ each request's ``max_tokens``: random-initialised models have no end-of-sequence
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -119,7 +120,20 @@ class Engine:
             self.shapes.popitem(last=False)
         cache = new_cache(self.model, batch, positions)
         host = self.torch.empty((batch, 1), dtype=self.torch.long, pin_memory=self.kind == "cuda")
-        self.shapes[key] = (cache, Stepper(self.torch, self.model, cache, batch, self.step_mode), host)
+        try:
+            stepper = Stepper(self.torch, self.model, cache, batch, self.step_mode)
+        except self.torch.cuda.OutOfMemoryError:
+            raise
+        except Exception as exc:  # torch.compile's own failure: said, and the step runs PyTorch's kernels instead
+            if self.step_mode not in ("compile", "fused"):
+                raise
+            fallback = "graph" if self.kind == "cuda" else "eager"
+            print(f"hwbench serve: step={self.step_mode} failed for {batch} sequences ({type(exc).__name__}: "
+                  f"{str(exc).splitlines()[0] if str(exc) else ''}); step={fallback} from now on", file=sys.stderr,
+                  flush=True)
+            self.step_mode = fallback
+            stepper = Stepper(self.torch, self.model, cache, batch, self.step_mode)
+        self.shapes[key] = (cache, stepper, host)
         return self.shapes[key]
 
     def _read(self, tokens: Any, host: Any) -> list[int]:
