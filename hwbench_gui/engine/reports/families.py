@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwbench_gui.engine.reports import health_section, llm_section, llm_train_section
+from hwbench_gui.engine.reports import health_section, llm_section, llm_train_section, serving_section
 from hwbench_gui.engine.reports.family import Family
 
 FAMILIES: tuple[Family, ...] = (
     health_section.FAMILY,
     llm_section.FAMILY,
     llm_train_section.FAMILY,
+    serving_section.FAMILY,
 )
 
 
