@@ -20,6 +20,9 @@ MODULES = {
     "gpu_matmul": "gpu.matmul",
     "llm_infer": "llm.infer",
     "llm_train": "llm.train",
+    "llm_endpoint": "llm.endpoint",
+    "llm_llamacpp": "llm.llamacpp",
+    "llm_ollama": "llm.ollama",
 }
 
 
@@ -51,7 +54,7 @@ def test_out_of_range_and_unknown_params_are_refused(module):
     assert ranged, f"{bench.id} declares no range-checked parameter"
     for p in ranged:
         with pytest.raises(ParamError):
-            bench.resolve_params({p.name: str(p.minimum - 1) if p.kind != "float" else p.minimum / 2})
+            bench.resolve_params({p.name: str(p.minimum - 1) if p.kind != "float" or p.minimum <= 0 else p.minimum / 2})
     with pytest.raises(ParamError):
         bench.resolve_params({"no_such_param": 1})
 

@@ -44,6 +44,8 @@ from hwbench_gui.engine.models.llm.infer_timing import (
 from hwbench_gui.engine.models.llm.methods import held_against, infer_method, infer_precision, int4_product, \
     summary_lines, weights_line
 from hwbench_gui.engine.models.llm.storage import PRECISIONS, WEIGHT_KINDS, Storage, int4_misfit, storage
+from hwbench_gui.engine.serving.batcher import CHUNK_TOKENS
+from hwbench_gui.engine.serving.presets import HWBENCH
 from hwbench_gui.engine.spec.benchmark import (
     Benchmark,
     BenchmarkUnavailable,
@@ -59,7 +61,7 @@ from hwbench_gui.engine.spec.precision import BF16, from_key
 
 GPU_DEPTHS, CPU_DEPTHS = [0, 4096, 16384], [0, 1024]
 GPU_CONCURRENCY, CPU_CONCURRENCY = [1, 4, 16, 64, 256], [1, 4]
-SERVE_CHUNK_TOKENS = {"cuda": 8192, "cpu": 2048}
+SERVE_CHUNK_TOKENS = CHUNK_TOKENS  # prompts a serving group processes at once: hwbench serve batches alike
 #: CPU threads = one per this many matmul weights (at least one, at most every core): a step of a small
 #: model is shorter than the synchronisation of many threads, which then spin against each other.
 CPU_WEIGHTS_PER_THREAD = 4_000_000
@@ -472,9 +474,10 @@ BENCHMARK = Benchmark(
               maximum=65536),
         Param("serve_output", "int", 128, "Output tokens per request in the serving sweep.", minimum=2,
               maximum=65536),
-        Param("tpot_target_ms", "float", 50.0, "Latency target: time per output token, p99.", minimum=0.001,
-              unit="ms"),
-        Param("ttft_target_s", "float", 2.0, "Latency target: time to first token, p99.", minimum=0.001, unit="s"),
+        Param("tpot_target_ms", "float", HWBENCH.tpot_p99_s * 1e3, "Latency target: time per output token, p99.",
+              minimum=0.001, unit="ms"),
+        Param("ttft_target_s", "float", HWBENCH.ttft_p99_s, "Latency target: time to first token, p99.",
+              minimum=0.001, unit="s"),
         Param("threads", "int", 0, "CPU threads (the CPU only); 0 = one per 4M matmul weights, up to every core.",
               minimum=0, maximum=4096, decides_comparability=False),
         Param("repeats", "int", 5, "Timed windows per pp/tg figure.", minimum=2, maximum=1000,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwbench_gui.engine.reports import diffusion_section, health_section, llm_section, llm_train_section
+from hwbench_gui.engine.reports import (diffusion_section, health_section, llm_section, llm_train_section,
+                                        serving_section)
 from hwbench_gui.engine.reports.family import Family
 
 FAMILIES: tuple[Family, ...] = (
@@ -16,6 +17,7 @@ FAMILIES: tuple[Family, ...] = (
     llm_section.FAMILY,
     llm_train_section.FAMILY,
     diffusion_section.FAMILY,
+    serving_section.FAMILY,
 )
 
 
