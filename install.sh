@@ -46,7 +46,7 @@ pip=".venv/bin/pip"
 [ -x .venv/Scripts/pip.exe ] && pip=".venv/Scripts/pip.exe"
 if [ "$gpu" = 1 ]; then
     echo "hwbench: NVIDIA GPU found: installing the CUDA builds of PyTorch and TensorFlow"
-    run $pip install ${PIP_ARGS:-} -e ".[tf,demos]"
+    run $pip install ${PIP_ARGS:-} -e ".[tf,demos,gen,serve]"
 elif [ "$(uname -s)" = Linux ]; then
     echo "hwbench: no NVIDIA GPU found: installing the CPU builds of PyTorch and TensorFlow (no CUDA libraries)"
     # First, so that hwbench's own torch and torchvision requirements are already met by the CPU builds.
@@ -59,10 +59,10 @@ elif [ "$(uname -s)" = Linux ]; then
         run $pip uninstall -q -y torch torchvision 2>/dev/null || true
         run $pip install ${PIP_ARGS:-} torch torchvision
     fi
-    run $pip install ${PIP_ARGS:-} -e ".[tf-cpu,demos]"
+    run $pip install ${PIP_ARGS:-} -e ".[tf-cpu,demos,gen,serve]"
 else
     echo "hwbench: no NVIDIA GPU found: installing PyTorch and TensorFlow from PyPI (CPU builds here)"
-    run $pip install ${PIP_ARGS:-} -e ".[tf-cpu,demos]"
+    run $pip install ${PIP_ARGS:-} -e ".[tf-cpu,demos,gen,serve]"
 fi
 python_in_venv=".venv/bin/python"
 [ -x .venv/Scripts/python.exe ] && python_in_venv=".venv/Scripts/python.exe"

@@ -46,7 +46,7 @@ def _pip_lines(output: str) -> list[str]:
 
 def test_with_an_nvidia_gpu_it_installs_the_cuda_builds(tmp_path):
     lines = _pip_lines(_install_dry_run(tmp_path, (GPU_LISTING, 0)))
-    assert lines == ['+ .venv/bin/pip install -e .[tf,demos]']
+    assert lines == ['+ .venv/bin/pip install -e .[tf,demos,gen,serve]']
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the CPU wheel index is used on Linux")
@@ -56,11 +56,11 @@ def test_without_one_it_installs_cpu_builds_and_no_cuda_libraries(tmp_path, nvid
     lines = _pip_lines(_install_dry_run(tmp_path, nvidia_smi))
     assert lines == ["+ .venv/bin/pip install --retries 1 --timeout 20 --index-url "
                      "https://download.pytorch.org/whl/cpu torch torchvision",
-                     "+ .venv/bin/pip install -e .[tf-cpu,demos]"]
+                     "+ .venv/bin/pip install -e .[tf-cpu,demos,gen,serve]"]
 
 
 def test_the_guess_can_be_overridden(tmp_path):
-    assert "[tf,demos]" in _install_dry_run(tmp_path, (NO_DRIVER, 9), HWBENCH_GPU="1")
+    assert "[tf,demos,gen,serve]" in _install_dry_run(tmp_path, (NO_DRIVER, 9), HWBENCH_GPU="1")
 
 
 def test_the_readmes_first_command_runs_install_sh_and_ci_runs_its_test_command():
