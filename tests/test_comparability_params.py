@@ -44,6 +44,7 @@ TABLE = {
                           "precision", "batch", "workers", "channels_last", "read_delay_ms", "stage_s"},
                          {"epoch_images", "budget_s", "device", "steps", "warmup", "repeats"}),
     "health.burnin": ({"precision", "matrix_size", "gpu_memory_mib", "check"}, {"minutes", "host", "ram_share"}),
+    "speech.transcribe": ({"model", "precision", "batches", "tokens", "step"}, {"device", "threads", "repeats"}),
 }
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=timezone.utc)

@@ -20,6 +20,7 @@ MODULES = {
     "gpu_matmul": "gpu.matmul",
     "llm_infer": "llm.infer",
     "llm_train": "llm.train",
+    "speech_transcribe": "speech.transcribe",
 }
 
 
