@@ -18,8 +18,8 @@ import time
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from hwbench_gui.engine.benchmarks import llm_infer
 from hwbench_gui.engine.models.llm import arithmetic as ar
+from hwbench_gui.engine.models.llm import generate
 from hwbench_gui.engine.models.llm import model as llm
 from hwbench_gui.engine.models.llm.architectures import builtin
 
@@ -39,7 +39,7 @@ def main() -> None:
     for mode in args.modes.split(","):
         started = time.perf_counter()
         try:
-            stepper = llm_infer.Stepper(torch, model, cache, 1, mode)
+            stepper = generate.Stepper(torch, model, cache, 1, mode)
         except Exception as exc:  # a kind that cannot build here is a finding, not the end of the others
             print(f"{mode}: failed: {exc!r}"[:400], flush=True)
             continue

@@ -121,11 +121,11 @@ def test_fp32_products_run_with_tf32_off(fake_cuda, tf32_left_on, monkeypatch):
     import torch
 
     from hwbench_gui.engine.benchmarks import gpu_matmul
-    from hwbench_gui.engine.measure import matmul_rate  # where the timing loop lives
+    from hwbench_gui.engine.measure import matmul_rate, square_product  # where the operands and timing loop live
 
     seen: list[tuple[str, bool, tuple]] = []
     timing = {"now": False}
-    real_make = gpu_matmul.make_operands
+    real_make = square_product.make_operands
 
     def observed_operands(label, n, device):
         fn, inputs = real_make(label, n, device)
@@ -143,7 +143,7 @@ def test_fp32_products_run_with_tf32_off(fake_cuda, tf32_left_on, monkeypatch):
             timing["now"] = False
         return [1e-3] * repeats
 
-    monkeypatch.setattr(gpu_matmul, "make_operands", observed_operands)
+    monkeypatch.setattr(square_product, "make_operands", observed_operands)
     monkeypatch.setattr(matmul_rate, "time_cuda", timer)
     gpu_matmul.BENCHMARK.run(gpu_matmul.BENCHMARK.resolve_params(
         {"device": "cuda:0", "precision": "all", "sizes": "32", "repeats": 2, "mode": "sustained"}), Recorder())

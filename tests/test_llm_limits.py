@@ -20,6 +20,7 @@ from hwbench_gui.engine.measure.room import GIB, Room
 from hwbench_gui.engine.models.common import TimedRun
 from hwbench_gui.engine.models.llm import architectures
 from hwbench_gui.engine.models.llm import arithmetic as ar
+from hwbench_gui.engine.models.llm import infer_limits, train_limits, train_plan
 from hwbench_gui.engine.reports import llm_section, llm_train_section
 from hwbench_gui.engine.reports.physical_limits import impossible_figures
 from hwbench_gui.engine.results.formatting import shown_lines
@@ -42,16 +43,16 @@ def _percentages(lines):
 
 
 def test_the_limit_products_are_the_model_s_own_and_run_its_kernel():
-    products = llm_infer.limit_products(TINY, 512, 1024)
+    products = infer_limits.limit_products(TINY, 512, 1024)
     # q/k/v 128 -> 4·32 + 2·2·32, out 128 -> 128, SwiGLU up 128 -> 2·256, down 256 -> 128, and a square one
     assert [(p.m, p.k, p.n, p.form) for p in products] == [
         (512, 128, 256, "linear"), (512, 128, 128, "linear"), (512, 128, 512, "linear"), (512, 256, 128, "linear"),
         (1024, 1024, 1024, "linear")]
     # and the prompt's attention at each depth, its FLOPs as the bound counts them
-    attention = llm_infer.limit_products(TINY, 512, 1024, pp=512, depths=(0, 1024))[-2:]
+    attention = infer_limits.limit_products(TINY, 512, 1024, pp=512, depths=(0, 1024))[-2:]
     assert [(p.form, p.m, p.depth) for p in attention] == [("attention", 512, 0), ("attention", 512, 1024)]
     assert attention[1].flops == ar.attention_flops(TINY, 512, 1024) / TINY.layers
-    train = llm_train.limit_products(TINY, {"method": "lora"}, 1024, 512)
+    train = train_limits.limit_products(TINY, {"method": "lora"}, 1024, 512)
     assert {p.form for p in train} == {"linear", "input_grad"}  # a frozen base computes no weight gradient
     assert (1024, 128, 512) in {(p.m, p.k, p.n) for p in train}  # the output projection, a loss chunk at a time
     from hwbench_gui.engine.measure import matmul_rate
@@ -209,7 +210,7 @@ def test_llm_train_memory_refusals_are_arithmetic_with_units():
 def test_llm_train_time_refusal_counts_every_step_at_the_measured_rate():
     params = {**llm_train.BENCHMARK.resolve_params({"model": "llama-3.1-8b", "method": "lora", "device": "cpu"}),
               "compile": False}
-    seconds = llm_train.least_seconds(LLAMA_8B, params, 1, 1, False, 1.0)
+    seconds = train_plan.least_seconds(LLAMA_8B, params, 1, 1, False, 1.0)
     steps = 3 + 5 * 5  # warm-up, then 5 windows of 5 steps on the CPU
     assert seconds == pytest.approx(steps * llm_train.flops_per_token(LLAMA_8B, params) * 1024 / 1e12)
     assert llm_train.time_refusal(LLAMA_8B, params, 1, 1, False, 1.0, "", 1200.0, "") is None  # 15.2 minutes

@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hwbench_gui.engine.benchmarks import llm_infer  # noqa: E402
 from hwbench_gui.engine.models.llm import architectures as archs  # noqa: E402
+from hwbench_gui.engine.models.llm import generate  # noqa: E402
 from hwbench_gui.engine.models.llm import model as llm  # noqa: E402
 
 TINY = archs.builtin("tiny")
@@ -20,7 +20,7 @@ def _generate(model, mode: str, prompt, steps: int):
         cache = llm.KVCache.allocate(TINY, prompt.shape[0], 32, torch.float32, "cpu")
         logits = model(prompt, cache=cache, start=0, last_only=True)
         filled = cache.k[:, :, :, :prompt.shape[1]].clone()
-        stepper = llm_infer.Stepper(torch, model, cache, prompt.shape[0], mode)  # compiles and warms up here
+        stepper = generate.Stepper(torch, model, cache, prompt.shape[0], mode)  # compiles and warms up here
         assert torch.equal(cache.k[:, :, :, :prompt.shape[1]], filled)
         stepper.tokens.copy_(logits[:, 0].argmax(dim=-1, keepdim=True))
         stepper.at(prompt.shape[1])

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
-from hwbench_gui.engine.inventory.gpu_arch import FP8_CAPABILITY, FP8_MAX, fp8_capability_reason
-from hwbench_gui.engine.measure.matmul_rate import BURST_S, product_seconds
+from hwbench_gui.engine.inventory.gpu_arch import FP8_CAPABILITY, fp8_capability_reason
+from hwbench_gui.engine.measure.matmul_rate import BURST_S
+from hwbench_gui.engine.measure.square_product import REPEAT_S, SQUARE_PRECISIONS, make_operands, product_rates_tflops
 from hwbench_gui.engine.measure.stats import median, spread
 from hwbench_gui.engine.measure.timing import (
     Steps,
@@ -27,68 +28,15 @@ from hwbench_gui.engine.spec.device import parse as parse_device
 from hwbench_gui.engine.spec.precision import (
     BF16,
     FP8,
-    FP16,
     FP32,
     MATMUL_KEYS,
-    TF32,
     apply_torch,
     from_key,
     from_label,
 )
 
-GPU_ORDER, CPU_ORDER = (FP32, TF32, FP16, BF16, FP8), (FP32, BF16)
+GPU_ORDER, CPU_ORDER = SQUARE_PRECISIONS, (FP32, BF16)
 GPU_SIZES, CPU_SIZES = [1024, 2048, 4096, 8192, 16384], [256, 512, 1024, 2048]
-REPEAT_S = {"cuda": 0.05, "cpu": 0.2}  # target length of one timed repeat
-
-
-def make_operands(label: str, n: int, device: str, fp8_rowwise: bool = False) -> tuple[Callable[[], Any], list[Any]]:
-    """A zero-argument function computing one n×n×n product in precision ``label`` (its results'
-    name: "FP32", "BF16"), and its inputs.
-
-    Inputs come from ``torch.randn`` (never zeros: some hardware is faster on zeros). FP8 uses
-    ``torch._scaled_mm`` on float8_e4m3fn operands with per-tensor scales (``fp8_rowwise``: a scale per row of
-    the first operand and per column of the second, as a language model's FP8 layers multiply) and a BF16 result.
-    """
-    import torch
-
-    precision = from_label(label)
-    if precision is FP8:
-        a, b_t = (torch.randn(n, n, device=device) for _ in range(2))
-        if fp8_rowwise:
-            scale_a, scale_b = (x.abs().amax(dim=1, keepdim=True).float() / FP8_MAX for x in (a, b_t))
-        else:
-            scale_a, scale_b = (x.abs().max().float() / FP8_MAX for x in (a, b_t))
-        a8 = (a / scale_a).to(torch.float8_e4m3fn)
-        b8 = (b_t / scale_b).to(torch.float8_e4m3fn).t()  # _scaled_mm wants the second operand column-major
-        if fp8_rowwise:
-            scale_b = scale_b.view(1, n)
-        return (lambda: torch._scaled_mm(a8, b8, scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16),
-                [a8, b8])
-    if precision not in GPU_ORDER:
-        raise ValueError(f"gpu.matmul does not multiply {label} matrices")
-    dtype = getattr(torch, precision.tensor_dtype)
-    a, b = (torch.randn(n, n, device=device, dtype=dtype) for _ in range(2))
-    out = torch.empty(n, n, device=device, dtype=dtype)
-    return (lambda: torch.mm(a, b, out=out)), [a, b]
-
-
-def product_rates_tflops(label: str, n: int, device: str, repeats: int, burst: bool,
-                         fp8_rowwise: bool = False) -> list[float]:
-    """TFLOP/s of n×n×n products in precision ``label`` on ``device`` ("cpu", "cuda:0"), one figure per
-    repeat: 3 warm-up products, then repeats of about ``REPEAT_S`` back to back, or with ``burst`` (a GPU)
-    bursts of about ``BURST_S`` after idle gaps. What other benchmarks hold a compute-bound figure against
-    (a language model's prompt processing). Operands are freed before it returns."""
-    import torch
-
-    kind = "cpu" if device == "cpu" else "cuda"
-    fn, _inputs = make_operands(label, n, device, fp8_rowwise) if fp8_rowwise else make_operands(label, n, device)
-    try:
-        seconds = product_seconds(fn, kind, repeats, burst, REPEAT_S[kind])
-    finally:
-        fn = _inputs = None  # free before the caller allocates more
-        if kind == "cuda":
-            torch.cuda.empty_cache()
-    return [2 * n**3 / s / 1e12 for s in seconds]
 
 
 def _skip_reason(torch: Any, label: str, device: str) -> str | None:

@@ -16,30 +16,37 @@ from typing import Any
 
 from hwbench_gui.engine import child
 from hwbench_gui.engine.inventory import datasheets
-from hwbench_gui.engine.measure import matmul_rate
-from hwbench_gui.engine.measure.room import Room, gpu_room, host_room
+from hwbench_gui.engine.measure.room import gpu_room, host_room
 from hwbench_gui.engine.measure.stats import median
 from hwbench_gui.engine.measure.timing import duration_text, figure
 from hwbench_gui.engine.models import multigpu
-from hwbench_gui.engine.models.common import GIB, GPU_WINDOW_MIN_STEPS, OutOfMemoryError, TimedRun, window_rates
+from hwbench_gui.engine.models.common import GIB, OutOfMemoryError, TimedRun, window_rates
+from hwbench_gui.engine.models.llm import methods, what_fits
 from hwbench_gui.engine.models.llm import training_arithmetic as ta
-from hwbench_gui.engine.models.llm import what_fits
+from hwbench_gui.engine.models.llm.train_limits import (
+    at_peaks,
+    best_of,
+    low_label,
+    measure_fp8,
+    measure_limit,
+    within_limit,
+)
+from hwbench_gui.engine.models.llm.train_plan import (
+    compiles_on_gpu,
+    estimate,
+    flops_per_token,
+    fp8_flops_per_token,
+    is_fp8,
+    memory_refusal,
+    time_refusal,
+)
 from hwbench_gui.engine.models.llm.what_fits import FIT_FRACTION
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, Reporter
 from hwbench_gui.engine.spec.device import AUTO, CPU, CUDA, parse, resolve_auto, split_device
-from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP8, FP16, FP16_AMP, from_key, from_label
+from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP8, FP16, FP16_AMP, from_key
 
 BENCH_ID = "llm.train"
 PRECISION_KEYS = (BF16_AMP.key, FP16_AMP.key, FP8.key)
-#: The matmul the run measures for its own MFU denominator: n × n × n, back-to-back for about this long.
-MATMUL_N = {"cuda": 8192, "cpu": 512}
-#: The CPU's FP8 product is PyTorch's emulation, some 10,000 times slower than its BF16 one: a smaller n keeps the
-#: measurement to seconds (it is a numerics check's denominator there, not a figure).
-FP8_CPU_MATMUL_N = 128
-MATMUL_REPEAT_S = {"cuda": 0.05, "cpu": 0.1}
-MATMUL_REPEATS = 10
-#: Samples of each of the model's products measured for the MFU denominator (a dozen products, twice a run).
-LIMIT_REPEATS = 5
 FP8_ON_CPU = ("precision=fp8 on the CPU: PyTorch emulates FP8 products there, so this run checks the numerics, not "
               "a speed anyone would train at")
 #: One-GPU documents read for the scaling efficiency are at most this large.
@@ -105,31 +112,6 @@ def _arch(params: dict[str, Any]) -> Any:
     return arch
 
 
-def compiles_on_gpu(params: dict[str, Any]) -> bool:
-    """Whether a run of ``params`` on a GPU compiles its blocks (``compile`` resolved to a bool, or the
-    declared choice: auto compiles on a GPU)."""
-    return params["compile"] in (True, "true", "auto")
-
-
-def estimate(arch: Any, params: dict[str, Any], micro_batch: int, sharding: str = "none",
-             world: int = 1, device_type: str = CUDA) -> ta.TrainingMemory:
-    """The memory estimate of ``params`` at ``micro_batch`` on a GPU, or the CPU with ``device_type`` "cpu" (the
-    arithmetic, no torch), its blocks compiled or eager as the run will build them (compile=auto compiles on a
-    GPU, not on the CPU)."""
-    compiled = compiles_on_gpu(params) if device_type == CUDA else params["compile"] in (True, "true")
-    dims = ta.dims_of(arch, params["method"], params["lora_rank"], device_type=device_type, compiled=compiled,
-                      fp8=is_fp8(params))
-    lora_params = sum(params["lora_rank"] * (i + o) for i, o in dims.adapted)
-    return ta.training_memory(dims, method=params["method"], micro_batch=micro_batch, seq=params["seq"],
-                              checkpointing=params["checkpointing"], chunk_tokens=ta.chunk_tokens(arch.vocab),
-                              lora_params=lora_params, sharding=sharding, world=world, fp8=is_fp8(params),
-                              grad_accum=params.get("grad_accum", 1))
-
-
-def is_fp8(params: dict[str, Any]) -> bool:
-    return params.get("precision") == FP8.key
-
-
 def check_fp8(arch: Any, params: dict[str, Any]) -> None:
     """ParamError with the reason when ``precision=fp8`` cannot train ``arch`` as ``params`` ask."""
     if params["method"] != "full":
@@ -146,16 +128,6 @@ def check_fp8(arch: Any, params: dict[str, Any]) -> None:
                          f"and {arch.name} has {', '.join(b.replace('tokens per micro-batch', 'seq') for b in bad)} "
                          f"(give a seq that is a multiple of {ALIGN}; a model whose matrices are not cannot train in "
                          "FP8 here)")
-
-
-def flops_per_token(arch: Any, params: dict[str, Any]) -> int:
-    dims = ta.dims_of(arch, params["method"])
-    return ta.flops_per_token(dims, params["seq"], params["method"], params["lora_rank"])
-
-
-def fp8_flops_per_token(arch: Any, params: dict[str, Any]) -> int:
-    """Of :func:`flops_per_token`, those an FP8 run multiplies in FP8 (0 otherwise)."""
-    return ta.fp8_flops_per_token(ta.dims_of(arch, params["method"])) if is_fp8(params) else 0
 
 
 def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
@@ -217,66 +189,6 @@ def _fit_check(arch: Any, params: dict[str, Any], memory_bytes: float, sharding:
 WORK_SHARE = 2 / 3
 
 
-def least_steps(params: dict[str, Any], on_gpu: bool) -> int:
-    """The fewest optimizer steps the run takes: the warm-up, then on the CPU ``steps`` per timed window; on a GPU
-    the sizing window and at least :data:`GPU_WINDOW_MIN_STEPS` per timed window (more where ``min_time_s`` asks:
-    :func:`least_seconds` counts that)."""
-    if on_gpu:
-        return params["warmup"] + params["steps"] + params["repeats"] * GPU_WINDOW_MIN_STEPS
-    return params["warmup"] + params["steps"] * params["repeats"]
-
-
-def step_flops(arch: Any, params: dict[str, Any], micro_batch: int) -> float:
-    """Model FLOPs of one rank's optimizer step: FLOPs per token × micro_batch × grad_accum × seq."""
-    return float(flops_per_token(arch, params)) * micro_batch * params["grad_accum"] * params["seq"]
-
-
-def least_seconds(arch: Any, params: dict[str, Any], micro_batch: int, world: int, on_gpu: bool,
-                  rate_tflops: float) -> float:
-    """The least time the run's steps can take at ``rate_tflops``: every step's model FLOPs (recomputation not
-    counted) at that rate; the CPU's ranks share one processor (world × the FLOPs at its rate), a GPU's run in
-    parallel; a GPU run's timed windows last at least ``min_time_s``."""
-    step_s = step_flops(arch, params, micro_batch) * (1 if on_gpu else world) / (rate_tflops * 1e12)
-    seconds = step_s * least_steps(params, on_gpu)
-    if on_gpu:
-        seconds = max(seconds, step_s * (params["warmup"] + params["steps"]) + params["min_time_s"])
-    return seconds
-
-
-def memory_refusal(arch: Any, params: dict[str, Any], micro_batch: int, world: int, device_type: str,
-                   room: Room, rank_bytes: int = 0, sharding: str = "none") -> str | None:
-    """The one-line refusal when ``params`` at ``micro_batch`` does not fit :data:`FIT_FRACTION` of ``room`` (the
-    allocator's rounding and what the estimate does not name take the rest, on the CPU as on a GPU; on the CPU
-    every rank's estimate and ``rank_bytes`` of its own process beside it, as the ranks share the host's memory),
-    or None."""
-    memory = estimate(arch, params, micro_batch, sharding, world, device_type)
-    ranks = world if device_type == CPU else 1
-    need = ranks * (memory.total + (rank_bytes if ranks > 1 else 0))
-    if need <= room.bytes * FIT_FRACTION:
-        return None
-    per = (f"{ranks} ranks × ({memory.total / GIB:,.1f} GiB + {rank_bytes / GIB:.1f} GiB a rank's process) = "
-           f"{need / GIB:,.1f} GiB" if ranks > 1 else f"{need / GIB:,.1f} GiB")
-    return (f"{arch.name} {params['method']} at micro-batch {micro_batch} × {params['seq']} tokens × grad_accum "
-            f"{params['grad_accum']} needs about {per} ({'; '.join(memory.lines()[:-1])}), more than "
-            f"{FIT_FRACTION:.0%} of the {room.what}: try a smaller micro_batch or grad_accum, checkpointing=true, "
-            + ("" if params["method"] == "lora" else "method=lora, ") + "or a smaller model")
-
-
-def time_refusal(arch: Any, params: dict[str, Any], micro_batch: int, world: int, on_gpu: bool,
-                 rate_tflops: float, rate_what: str, allowed_s: float, allowed: str) -> str | None:
-    """The one-line refusal when the run's least time at ``rate_tflops`` (measured: ``rate_what``) exceeds
-    ``allowed_s`` (``allowed`` in words), or None."""
-    seconds = least_seconds(arch, params, micro_batch, world, on_gpu, rate_tflops)
-    if seconds <= allowed_s:
-        return None
-    ranks = f" × {world} ranks sharing the CPU" if world > 1 and not on_gpu else ""
-    return (f"{arch.name} {params['method']} at micro-batch {micro_batch} × {params['seq']} tokens × grad_accum "
-            f"{params['grad_accum']} here would take at least {seconds / 60:,.1f} minutes: "
-            f"{least_steps(params, on_gpu)} steps × {step_flops(arch, params, micro_batch):.3g} FLOPs{ranks} at "
-            f"{rate_tflops:.3g} TFLOP/s ({rate_what}), more than the {allowed} a run may spend at it: choose a "
-            "smaller model, micro_batch or grad_accum, a shorter seq, fewer steps, or a GPU")
-
-
 def time_allowed() -> tuple[float, str]:
     """Seconds the run's steps may take at most, and why, in words with units."""
     limit = child.run_time_limit_s() or BENCHMARK.default_timeout_s
@@ -306,13 +218,13 @@ def refuse_unless_feasible(torch: Any, arch: Any, params: dict[str, Any], device
             raise OutOfMemoryError(why)
     if ranks_on_gpus:
         sheet = datasheets.lookup(torch.cuda.get_device_name(device))
-        peak = sheet.peak_tflops(_low_label(params["precision"])) if sheet else None
+        peak = sheet.peak_tflops(low_label(params["precision"])) if sheet else None
         matmul: dict[str, Any] = {}
-        rate, what = peak, f"the {sheet.model}'s dense {_low_label(params['precision'])} datasheet peak" if sheet \
+        rate, what = peak, f"the {sheet.model}'s dense {low_label(params['precision'])} datasheet peak" if sheet \
             else ""
     else:
         reporter.progress(0.0, f"measuring the matmul rate at {arch.name}'s shapes (the time estimate and MFU)")
-        matmul = _measure_limit(torch, device, params, arch, micro_batch)
+        matmul = measure_limit(torch, device, params, arch, micro_batch)
         rate, what = matmul.get("value"), matmul.get("short", "")
     if rate:
         allowed_s, allowed = time_allowed()
@@ -366,15 +278,15 @@ def _run_single(arch: Any, params: dict[str, Any], reporter: Reporter, asked_aut
         f"cpu ({torch.get_num_threads()} threads)"
     if is_fp8(params) and not cuda:
         warnings.append(FP8_ON_CPU)
-    matmul = _best(before, _measure_limit(torch, device, params, arch, params["micro_batch"]))
-    fp8_matmul = _measure_fp8(torch, device) if is_fp8(params) else None
+    matmul = best_of(before, measure_limit(torch, device, params, arch, params["micro_batch"]))
+    fp8_matmul = measure_fp8(torch, device) if is_fp8(params) else None
     return _outcome(arch, params, [run], where, details, warnings, matmul, device_name=_gpu_name(torch, device),
                     fp8_matmul=fp8_matmul)
 
 
 def _building(reporter: Reporter, arch: Any, params: dict[str, Any]) -> Any:
     """A progress event per block drawn while the model is built (an 8B model's take minutes on a CPU)."""
-    what = "the frozen base in " + _low_label(params["precision"]) if params["method"] == "lora" else "FP32 masters"
+    what = "the frozen base in " + low_label(params["precision"]) if params["method"] == "lora" else "FP32 masters"
 
     def on_block(done: int, total: int) -> None:
         reporter.progress(0.0, f"building {arch.name} ({what}): {done} of {total} blocks")
@@ -384,94 +296,6 @@ def _building(reporter: Reporter, arch: Any, params: dict[str, Any]) -> Any:
 
 def _gpu_name(torch: Any, device: Any) -> str | None:
     return torch.cuda.get_device_name(device) if device.type == "cuda" else None
-
-
-def _low_label(precision_key: str) -> str:
-    """The 16-bit type the step's autocast multiplies in (BF16 around FP8's block matmuls)."""
-    if precision_key == FP8.key:
-        return BF16.label
-    autocast = from_key(precision_key).autocast_dtype
-    return next(p.label for p in (BF16, FP16) if p.tensor_dtype == autocast)
-
-
-def limit_products(arch: Any, params: dict[str, Any], tokens: int, square: int) -> list[matmul_rate.Product]:
-    """The products a training step of ``tokens`` tokens multiplies: each block matrix (q/k/v, out, up, down) and
-    the output projection (a loss chunk of tokens at a time) forward and backward (a frozen LoRA base computes no
-    weight gradient), and a square one of ``square``: the matmul limit is the fastest of them."""
-    forms = matmul_rate.FORMS if params["method"] == "full" else ("linear", "input_grad")
-    chunk = min(tokens, ta.chunk_tokens(arch.vocab))
-    shapes = [(tokens, k, n) for k, n in ta.lora_shapes(arch)[:len(ta.LORA_TARGETS)]] + \
-        [(chunk, arch.hidden, arch.vocab)]
-    return [matmul_rate.Product(m, k, n, form) for m, k, n in shapes for form in forms] + \
-        [matmul_rate.Product(square, square, square)]
-
-
-def _measure_limit(torch: Any, device: Any, params: dict[str, Any], arch: Any, micro_batch: int) -> dict[str, Any]:
-    """The MFU denominator: the fastest 16-bit product of the model's step measured now as the step runs it
-    (:func:`limit_products` at micro_batch × seq tokens, in the autocast type, on the run's threads; back-to-back,
-    sustained as training is), as a figure with every product's rate; ``value`` None with the reason where
-    it cannot run."""
-    label = _low_label(params["precision"])
-    kind = device.type
-    products = limit_products(arch, params, micro_batch * params["seq"], MATMUL_N[kind])
-    try:
-        limit = matmul_rate.limit_tflops(products, getattr(torch, from_label(label).tensor_dtype), str(device),
-                                         LIMIT_REPEATS)
-    except RuntimeError as exc:
-        return {"value": None, "unit": "TFLOP/s", "reason": f"{label} matmul could not run here: {exc}"}
-    return {**figure(limit.tflops, "TFLOP/s", size=limit.product.n, precision=label), "products": limit.to_json(),
-            "short": f"{label} {limit.product.label}, the fastest of the model's products measured now",
-            "what": f"the fastest {label} product of the model's step ({limit.product.label}) of "
-                    f"{len(limit.by_product)} measured as the step runs them (F.linear and its backward's mm, at "
-                    f"its shapes, on the run's threads, back to back for about "
-                    f"{matmul_rate.REPEAT_S[kind] * 1e3:g} ms per sample)"}
-
-
-def _best(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
-    """The higher of two measurements of the matmul limit (before and after the timed steps), marked as such."""
-    values = [m for m in (first, second) if m.get("value")]
-    if not values:
-        return second if second else first
-    best = dict(max(values, key=lambda m: m["value"]))
-    if len(values) == 2:
-        best["what"] = f"{best['what']}; measured before and after the timed steps, the higher kept"
-    return best
-
-
-def _measure_fp8(torch: Any, device: Any) -> dict[str, Any]:
-    """The FP8 rate (tensorwise scales, as the blocks multiply), with gpu.matmul's FP8 operands."""
-    from hwbench_gui.engine.benchmarks.gpu_matmul import make_operands
-
-    kind = device.type
-    n = FP8_CPU_MATMUL_N if kind == "cpu" else MATMUL_N[kind]
-    try:
-        fn, _inputs = make_operands(FP8.label, n, str(device))
-        seconds = matmul_rate.product_seconds(fn, kind, MATMUL_REPEATS, False, MATMUL_REPEAT_S[kind])
-    except RuntimeError as exc:
-        return {"value": None, "unit": "TFLOP/s", "reason": f"{FP8.label} matmul could not run here: {exc}"}
-    rates = [2 * n**3 / s / 1e12 for s in seconds]
-    return {**figure(rates, "TFLOP/s", size=n, precision=FP8.label),
-            "what": f"{FP8.label} {n}×{n}×{n} products back to back for about {MATMUL_REPEAT_S[kind] * 1e3:g} ms per "
-                    f"sample, after the timed steps (gpu.matmul's operands, sustained mode)"}
-
-
-def within_limit(entry: dict[str, Any], reason: str) -> dict[str, Any]:
-    """``entry`` (a fraction of a limit) as it is, or, when its value is above 1, with no value, ``reason`` and
-    ``above_limit`` (and no samples): a figure above its limit means the limit is wrong, and no share above
-    100 % is shown or stored."""
-    value = entry.get("value")
-    if value is None or value <= 1.0:
-        return entry
-    return {**{k: v for k, v in entry.items() if k != "samples"}, "value": None, "above_limit": True,
-            "reason": reason}
-
-
-def _at_peaks(fpt: int, fp8_fpt: int, peak: float | None, fp8_peak: float | None) -> float | None:
-    """Seconds one token's FLOPs take at the given peaks (TFLOP/s): the FP8 share at ``fp8_peak``, the rest at
-    ``peak``; None where a needed peak is unknown."""
-    if not peak or (fp8_fpt and not fp8_peak):
-        return None
-    return (fpt - fp8_fpt) / (peak * 1e12) + (fp8_fpt / (fp8_peak * 1e12) if fp8_fpt else 0.0)
 
 
 def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: str, details: dict[str, Any],
@@ -498,7 +322,7 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     figures["model_tflops"] = figure(model_tflops, "TFLOP/s",
                                      what=f"model FLOP/s: tokens/s × {fpt:,} FLOPs per token, all GPUs")
     per_gpu = [r / world for r in samples]
-    sheet_s = _at_peaks(fpt, fp8_fpt, peak, fp8_peak)
+    sheet_s = at_peaks(fpt, fp8_fpt, peak, fp8_peak)
     if sheet_s:
         peaks = f"dense {low.label} peak {peak:g}" + (f" and {FP8.label} peak {fp8_peak:g}" if fp8_fpt else "")
         figures["mfu_datasheet"] = within_limit(figure(
@@ -519,7 +343,7 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     figures["matmul_tflops"] = matmul
     if fp8_matmul is not None:
         figures["fp8_matmul_tflops"] = fp8_matmul
-    measured_s = _at_peaks(fpt, fp8_fpt, measured, fp8_measured)
+    measured_s = at_peaks(fpt, fp8_fpt, measured, fp8_measured)
     if measured_s:
         rates = f"{measured:.4g} TFLOP/s {low.label}" + (
             f" and {fp8_measured:.4g} TFLOP/s {FP8.label}" if fp8_fpt else "")
@@ -567,36 +391,8 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
     for name in ("mfu_datasheet", "mfu_measured_matmul"):
         if figures[name].get("above_limit"):
             warnings.append(f"{figures[name]['what']}: {figures[name]['reason']}")
-    method_word = "full training" if params["method"] == "full" else f"LoRA (rank {params['lora_rank']})"
-    in_precision = (f"{precision.label}: each block's q/k/v, out, up and down matmuls in {FP8.label} (tensorwise "
-                    "dynamic scaling, one FP32 scale per tensor from its amax at every step; input and weight e4m3 "
-                    "forward, gradient e5m2 backward; torch._scaled_mm, FP32 accumulation, BF16 results), FP32 "
-                    f"master weights and AdamW, everything else {BF16_AMP.label} (torch.autocast)") if fp8_fpt \
-        else f"{precision.label} (torch.autocast)"
-    mfu_text = (f"MFU = tokens/s per GPU × ({FP8.label} FLOPs per token / {FP8.label} peak + other FLOPs per token / "
-                f"{BF16.label} peak): the block matmuls' {fp8_fpt:,} FLOPs per token (6 × their parameters) against "
-                f"the {FP8.label} figure, attention's and the output projection's {fpt - fp8_fpt:,} against the "
-                f"{BF16.label} one, each against the datasheet's dense peaks and against the matmul rates measured "
-                f"in this run ({FP8.label} with tensorwise scales, as the blocks multiply)") if fp8_fpt else (
-        "MFU = tokens/s per GPU × FLOPs per token / peak, against the datasheet's dense peak and against the matmul "
-        "rate measured in this run")
-    text = (
-        f"{arch.name} {method_word}, {in_precision}, sequence {params['seq']}, micro-batch "
-        f"{params['micro_batch']} × grad_accum {params['grad_accum']} × {world} GPU(s) = {tokens_per_step:,} tokens "
-        f"per optimizer step, random token ids made on the device once, next-token cross-entropy. "
-        f"{'Activation checkpointing per block. ' if params['checkpointing'] else ''}"
-        f"{'Each block and the loss chunk compiled (torch.compile, default mode). ' if params['compile'] else ''}"
-        f"Step = forward, backward, AdamW (fused where PyTorch has it), zero_grad; the output projection and loss "
-        f"fused a chunk of tokens at a time (no whole FP32 logits). {params['warmup']} warm-up steps, then "
-        f"{len(samples)} timed windows of {run.window_steps[0] if run.window_steps else run.steps} steps; each "
-        f"window's tokens/s = its tokens / its wall time (synchronised); the figure is their median. "
-        f"FLOPs per token {fpt:,} ("
-        + ("6 × matmul parameters + 12 · layers · heads · head_dim · seq" if params["method"] == "full" else
-           "frozen base: 4 × matmul parameters + 12 · layers · heads · head_dim · seq + the adapters' "
-           "6 · r · (in + out)")
-        + f"; recomputation not counted). {mfu_text}. Memory estimate: "
-        f"{memory.scheme}; " + "; ".join(memory.lines()) + "."
-    )
+    text = methods.train_method(arch, params, precision, fpt, fp8_fpt, world, tokens_per_step, len(samples),
+                                run.window_steps[0] if run.window_steps else run.steps, memory)
     fits = _what_fits(run.total_memory_bytes, params)
     details = {**details, **fits, "model": arch.name, "architecture_source": arch.source, "method": params["method"],
                "flops_per_token": fpt, **({"fp8_flops_per_token": fp8_fpt} if fp8_fpt else {}),
@@ -604,8 +400,9 @@ def _outcome(arch: Any, params: dict[str, Any], ranks: list[TimedRun], where: st
                "memory_estimate": memory.to_json(), "window_s": run.window_s, "window_steps": run.window_steps,
                "total_tokens_per_s": sum(r.images for r in ranks) / max(r.total_s for r in ranks),
                "final_loss": run.final_loss, **run.extra}
-    outcome = Outcome(figure_name=f"{arch.name} {method_word} throughput", unit="tokens/s", samples=samples,
-                      method=text, figures=figures, warnings=warnings, details=details, device=where)
+    outcome = Outcome(figure_name=f"{arch.name} {methods.train_method_word(params)} throughput", unit="tokens/s",
+                      samples=samples, method=text, figures=figures, warnings=warnings, details=details,
+                      device=where)
     outcome.resolved_params = {"micro_batch": params["micro_batch"], "compile": "true" if params["compile"] else
                                "false", "sharding": sharding if world > 1 else params["sharding"]}
     return outcome
@@ -657,8 +454,8 @@ def _run_multi(arch: Any, params: dict[str, Any], reporter: Reporter, asked_auto
     if is_fp8(params) and kind == CPU:
         warnings.append(FP8_ON_CPU)
     single_rate = _single_rate(params, warnings)
-    matmul = _best(before, _measure_limit(torch, device, params, arch, params["micro_batch"]))
-    fp8_matmul = _measure_fp8(torch, device) if is_fp8(params) else None
+    matmul = best_of(before, measure_limit(torch, device, params, arch, params["micro_batch"]))
+    fp8_matmul = measure_fp8(torch, device) if is_fp8(params) else None
     details = {**lead["details"], "backend": "NCCL" if kind == CUDA else "gloo"}
     return _outcome(arch, params, ranks, f"{lead['where']} and {len(ranks) - 1} more rank(s)", details, warnings,
                     matmul, device_name=lead.get("gpu_name"), single_rate=single_rate, sharding=sharding,
