@@ -70,7 +70,7 @@ def test_the_readmes_first_command_runs_install_sh_and_ci_runs_its_test_command(
     ci_command = [line for line in (REPO_ROOT / ".ci" / "run").read_text().splitlines()
                   if line.startswith("python3 -m venv")]
     assert ci_command == [tests]  # CI runs exactly the README's test command
-    assert '-e ".[dev,demos,eval,tf-cpu]"' in tests and "[tf," not in tests
+    assert '-e ".[dev,demos,eval,gen,tf-cpu]"' in tests and "[tf," not in tests
     assert ".venv/bin/ruff check ." in tests and "pytest -q --durations=" in tests
     assert os.access(REPO_ROOT / "install.sh", os.R_OK)
 

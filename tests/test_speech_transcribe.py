@@ -218,3 +218,63 @@ def test_a_small_run_holds_every_figure_against_its_bound(small_run):
     assert any("real-time factor" in line for line in outcome.details["summary"])
     assert {"real-time factor, batch 2", "decoding, batch 1: tokens/s", "encoder, batch 2: TFLOP/s"} \
         <= set(outcome.figures)
+
+
+@pytest.fixture(scope="module")
+def small_document(small_run):
+    from datetime import datetime, timezone
+
+    from hwbench_gui.engine.benchmarks import speech_transcribe
+    from hwbench_gui.engine.results.document import build_document
+    from hwbench_gui.engine.run.protocol import outcome_to_json
+
+    outcome, _ = small_run
+    machine = {"inventory": {"hostname": "alpha", "gpus": [], "cpu": {"model": "CPU"}}, "inventory_reason": None,
+               "software": {}, "software_reason": None}
+    params = {**speech_transcribe.BENCHMARK.resolve_params({"device": "cpu", "model": "tiny", "tokens": 5,
+                                                            "batches": "1,2", "repeats": 2}),
+              **outcome.resolved_params}
+    return build_document(speech_transcribe.BENCHMARK, params, status="ok",
+                          started_at=datetime(2026, 12, 7, tzinfo=timezone.utc), duration_s=1.0,
+                          outcome=outcome_to_json(outcome), machine=machine)
+
+
+def test_the_report_section_reads_the_split_the_mfu_and_the_bound(small_document):
+    from hwbench_gui.engine.reports import speech_section
+    from hwbench_gui.engine.results import document_check
+
+    assert document_check.problem(small_document) is None
+    rows = speech_section.build([small_document])
+    assert [r.batch for r in rows] == ["1", "2"]
+    assert rows[0].configuration == "tiny · FP32 · 5 tokens per 30 s window · step=eager"
+    assert "encoder" in rows[0].split and "decoder" in rows[0].split
+    text = "\n".join(speech_section.lines(rows))
+    assert "Speech recognition" in text and "MFU not known (no datasheet peak)" in text and "bandwidth bound" in text
+    (heading, columns, cells), = speech_section.pdf_tables(rows, 10.0)
+    assert len(cells) == 2 and abs(sum(w for _, w in columns) - 10.0) < 1e-9
+    csv = speech_section.csv_rows([small_document])
+    assert [r["batch"] for r in csv] == [1, 2] and set(csv[0]) == set(speech_section.CSV_COLUMNS)
+    for row in csv:
+        for share in (row["encoder_fraction_of_matmul"], row["decoder_fraction_of_bound"]):
+            assert share is None or 0 < share <= 1
+    drawn = speech_section.chart([small_document])
+    assert drawn is not None and drawn.key == "speech"
+    # a document whose rows were tampered with is passed over, never drawn with made-up numbers
+    broken = json.loads(json.dumps(small_document))
+    broken["details"]["rows"][0]["real_time_factor"] = ["fast"]
+    assert [r.batch for r in speech_section.batch_rows(broken)] == [2]
+    broken["details"]["rows"][1]["decoder_fraction_of_bound"] = 1.7
+    assert speech_section.batch_rows(broken)[0].decoder_fraction_of_bound is None
+
+
+def test_the_speech_page_draws_a_result(small_document, qtbot):
+    pytest.importorskip("PySide6")
+    from hwbench_gui.ui.benchmarks.speech_view import SpeechView, has_speech_page
+
+    assert has_speech_page(small_document)
+    view = SpeechView()
+    qtbot.addWidget(view)
+    view.set_document(small_document)
+    assert "tiny · FP32" in view.summary.text() and "real-time factor" in view.summary.text()
+    assert len(view.rtf.getPlotItem().items) == 2  # the encoder's and the decoder's part of each bar
+    assert len(view.tokens.getPlotItem().items) == 1 + 2  # the bars and a bound across each

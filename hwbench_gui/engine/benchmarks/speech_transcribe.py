@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from hwbench_gui.engine.benchmarks.llm_infer import COPY_BYTES, FUSED_INDUCTOR_OPTIONS, LIMIT_REPEATS, MATMUL_SIZE, \
-    Clock, capture, time_allowed
+from hwbench_gui.engine import child
 from hwbench_gui.engine.inventory import datasheets
 from hwbench_gui.engine.measure import matmul_rate
 from hwbench_gui.engine.measure.bandwidth import copy_rates_gbps, read_rates_gbps
 from hwbench_gui.engine.measure.room import host_room
 from hwbench_gui.engine.measure.stats import median
-from hwbench_gui.engine.measure.timing import GB, Steps, cpu_count, cuda_device, cuda_label, torch_missing_reason
+from hwbench_gui.engine.measure.timing import GB, Steps, cpu_count, cuda_device, cuda_label, duration_text, \
+    torch_missing_reason
+from hwbench_gui.engine.models.llm.generate import Clock
+from hwbench_gui.engine.models.llm.infer_limits import COPY_BYTES, LIMIT_REPEATS, MATMUL_SIZE
 from hwbench_gui.engine.models.speech import arithmetic as ar
 from hwbench_gui.engine.models.speech.architectures import BUILT_IN, WINDOW_S, WhisperArch, resolve
 from hwbench_gui.engine.spec.benchmark import Benchmark, BenchmarkUnavailable, Outcome, Param, ParamError, \
@@ -34,6 +36,10 @@ PRECISIONS = (BF16, FP16, FP32)
 GPU_BATCHES, CPU_BATCHES = [1, 16], [1, 2]
 STEP_MODES = ("auto", "graph", "compile", "fused", "eager")
 WARMUP = {"cuda": 2, "cpu": 1}
+#: The share of the run's time limit its least possible timed work may take (building, measuring the limits and
+#: capturing take the rest), and that share of the default 30-minute limit where the parent set none.
+WORK_SHARE = 2 / 3
+DEFAULT_LIMIT_S = 1800.0
 TYPICAL_TOKENS = "about 100-150 tokens per 30 s of conversational English (2.5-3 words/s, ~1.3 tokens per word)"
 
 
@@ -52,6 +58,13 @@ def _auto(params: dict[str, Any], kind: str) -> tuple[dict[str, Any], list[str]]
         # a CPU without AVX-512 BF16 runs BF16 products some 10 times slower than FP32 (converted element by element)
         resolved["precision"] = BF16.key if kind == "cuda" else FP32.key
     return resolved, notes
+
+
+def time_allowed() -> tuple[float, str]:
+    """Seconds the run's timed work may take at most, and why, in words with units."""
+    limit = child.run_time_limit_s() or DEFAULT_LIMIT_S
+    return limit * WORK_SHARE, (f"{duration_text(limit * WORK_SHARE)} (two thirds of the run's time limit of "
+                                f"{duration_text(limit)})")
 
 
 def what_fits(free_bytes: int, batch: int, tokens: int) -> list[dict[str, Any]]:
@@ -244,8 +257,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     with torch.no_grad():
         for batch in batches:
             steps.say(f"batch {batch}: preparing the windows (step={params['step']})")
-            engine = Transcriber(torch, model, batch, tokens, params["step"], capture=capture,
-                                 fused_options=FUSED_INDUCTOR_OPTIONS)
+            engine = Transcriber(torch, model, batch, tokens, params["step"])
             engine.mel.copy_(mel[:batch])
             encoder_s = _windows(engine.encode, clock, params["repeats"], warmup, reporter, sync)
             steps.advance(f"batch {batch}: encoder {median(encoder_s) / batch:.3f} s per window")
@@ -316,5 +328,5 @@ BENCHMARK = Benchmark(
     version="1",
     needs=frozenset({"torch"}),
     availability=_availability,
-    default_timeout_s=1800.0,
+    default_timeout_s=DEFAULT_LIMIT_S,
 )

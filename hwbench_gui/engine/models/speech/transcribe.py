@@ -1,19 +1,20 @@
 """Greedy transcription of a batch of 30-second windows with static buffers, as a fast engine runs Whisper: the
 encoder once per window, the cross-attention's keys and values once per window, the forced prompt in one pass, then
 one token per step with the self-attention's cache growing in place. Every buffer has a fixed shape, so on a GPU
-each of the three parts can be captured once in a CUDA graph and replayed (``capture``: the language models'
-:func:`capture`, given by the caller), the blocks optionally compiled by torch.compile first.
+each of the three parts can be captured once in a CUDA graph and replayed (the language models'
+:func:`~..llm.generate.capture`), the blocks optionally compiled by torch.compile first.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
+from hwbench_gui.engine.models.llm.generate import FUSED_INDUCTOR_OPTIONS, RECOMPILE_LIMIT, capture
 from hwbench_gui.engine.models.speech.arithmetic import PROMPT_TOKENS, cache_positions
 
 #: How a window's parts run: eager kernels; "graph" each part captured in a CUDA graph; "compile" each block compiled
 #: by torch.compile (default Inductor settings) and, on a GPU, captured likewise; "fused" the same with the decoder's
-#: block compiled with ``fused_options`` (the language models' coordinate-descent-tuned one-row matmuls).
+#: block compiled with the language models' :data:`FUSED_INDUCTOR_OPTIONS` (coordinate-descent-tuned one-row matmuls).
 MODES = ("eager", "graph", "compile", "fused")
 
 
@@ -21,8 +22,7 @@ class Transcriber:
     """``batch`` windows of ``tokens`` transcribed tokens each on ``model``'s device: :meth:`encode`, :meth:`start`
     and :meth:`step`, or :meth:`greedy` for all of them, reading the log-mel in :attr:`mel`."""
 
-    def __init__(self, torch: Any, model: Any, batch: int, tokens: int, mode: str = "eager",
-                 capture: Callable[..., Any] | None = None, fused_options: dict[str, Any] | None = None):
+    def __init__(self, torch: Any, model: Any, batch: int, tokens: int, mode: str = "eager"):
         if mode not in MODES:
             raise ValueError(f"mode {mode!r} is not one of {', '.join(MODES)}")
         a = model.arch
@@ -44,9 +44,12 @@ class Transcriber:
         if mode in ("compile", "fused"):
             from hwbench_gui.engine.models.speech.model import DecoderBlock, EncoderBlock
 
+            # each batch compiles the blocks for its shapes again (and the decoder's for the prompt and the step):
+            # past Dynamo's default of 8 recompilations it would fall back to eager kernels without saying so
+            torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
             encoder_layer = torch.compile(EncoderBlock.forward, fullgraph=True, dynamic=False)
             decoder_layer = torch.compile(DecoderBlock.forward, fullgraph=True, dynamic=False,
-                                          options=fused_options if mode == "fused" else None)
+                                          options=FUSED_INDUCTOR_OPTIONS if mode == "fused" else None)
         last = self.cache.positions - 1
 
         def encode() -> None:
@@ -69,8 +72,6 @@ class Transcriber:
 
         self._encode, self._start, self._step = encode, start, step
         if device.type == "cuda" and mode != "eager":
-            if capture is None:
-                raise ValueError(f"mode {mode!r} on a GPU needs the capture function")
             self._encode = capture(torch, encode).replay
             self._start = capture(torch, start).replay
             self._step = capture(torch, step, before=at_last).replay
