@@ -191,8 +191,9 @@ def chart(docs: Sequence[dict[str, Any]]) -> Any | None:
         rtf.annotate(f"{t:,.1f}×", (t, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
     rtf.set_yticks(ys, [label for label, _ in drawn], fontsize=7)
     rtf.invert_yaxis()
+    rtf.set_xlim(0, max(totals) * 1.18)
     rtf.set_xlabel("real-time factor (s of audio per s)")
-    rtf.legend(fontsize=7, loc="lower right")
+    rtf.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     rtf.grid(axis="x", alpha=0.3)
     decoding.barh(ys, [row.tokens_per_s for _, row in drawn], color="#55a868", label="decoding tokens/s")
     bounds = [row.bound_tokens_per_s for _, row in drawn]
@@ -201,7 +202,7 @@ def chart(docs: Sequence[dict[str, Any]]) -> Any | None:
         decoding.annotate(_pct(row.decoder_fraction_of_bound, "no share"), (row.tokens_per_s, y), xytext=(3, 0),
                           textcoords="offset points", va="center", fontsize=7)
     decoding.set_xlabel("decoding tokens/s (all windows)")
-    decoding.legend(fontsize=7, loc="lower right")
+    decoding.legend(fontsize=7, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, frameon=False)
     decoding.grid(axis="x", alpha=0.3)
     figure.suptitle("Speech recognition: real-time factor and decoding against its bound", fontsize=10)
     return Chart("speech", "Speech recognition: real-time factor and decoding", figure,

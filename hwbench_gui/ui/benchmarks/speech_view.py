@@ -58,7 +58,7 @@ class BatchBars(pg.PlotWidget):
         top = max(base)
         pen = pg.mkPen(BOUND_COLOR, width=2, style=Qt.PenStyle.DashLine)
         for x, bound in zip(xs, bounds or []):
-            self.addItem(pg.PlotDataItem([x - BAR_WIDTH, x + BAR_WIDTH], [bound, bound], pen=pen))
+            self.addItem(pg.PlotDataItem([x - 0.4, x + 0.4], [bound, bound], pen=pen))
             top = max(top, bound)
         self.getAxis("bottom").setTicks([[(x, str(b)) for x, b in zip(xs, batches)]])
         self.setXRange(-0.8, len(batches) - 0.2)
