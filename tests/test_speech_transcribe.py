@@ -169,7 +169,8 @@ def test_memory_plan_by_hand_and_a_run_that_cannot_fit_is_refused_up_front():
     from hwbench_gui.engine.benchmarks import speech_transcribe
 
     plan = ar.memory_plan(MICRO, 2, batch=3, tokens=10)
-    assert plan.self_cache_bytes == 2 * 2 * 3 * 64 * 2 * (4 + 9)
+    assert plan.self_cache_bytes == 2 * 2 * 3 * 64 * 2 * 16  # 4 + 9 positions, in a block of 16
+    assert ar.cache_positions(13) == 16 and ar.cache_positions(128) == 144
     assert plan.cross_cache_bytes == 2 * 2 * 3 * 64 * 2 * 1500
     assert plan.weights_bytes == 2 * (ar.total_params(MICRO) + 2 * 64 + 2 * 2 * 64)
     assert plan.total_bytes == plan.weights_bytes + plan.self_cache_bytes + plan.cross_cache_bytes \

@@ -96,9 +96,17 @@ def steps_bytes(a: WhisperArch, element_bytes: int, batch: int, tokens: int) -> 
     return sum(step_bytes(a, element_bytes, PROMPT_TOKENS + i, batch) for i in range(tokens - 1))
 
 
+#: A window's self-attention cache is allocated in whole blocks of this many positions: an attention mask whose
+#: rows are not a multiple of 16 elements is copied into a padded one by PyTorch's memory-efficient kernel at every
+#: step.
+CACHE_BLOCK = 16
+
+
 def cache_positions(tokens: int) -> int:
-    """Decoder positions a window's cache holds: the prompt and every transcribed token but the last (never fed)."""
-    return PROMPT_TOKENS + tokens - 1
+    """Decoder positions a window's cache holds: the prompt and every transcribed token but the last (never fed),
+    rounded up to :data:`CACHE_BLOCK` (the positions beyond are masked, never attended)."""
+    needed = PROMPT_TOKENS + tokens - 1
+    return -(-needed // CACHE_BLOCK) * CACHE_BLOCK
 
 
 @dataclass(frozen=True)

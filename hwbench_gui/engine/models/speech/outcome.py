@@ -56,8 +56,9 @@ def _method(params: dict[str, Any], arch: WhisperArch, label: str, limits: dict[
         f"{ar.PROMPT_TOKENS}-token forced prompt in one pass (its last logits give the first token), then "
         f"{tokens - 1} one-token steps, {tokens} tokens in all (greedy, each fed back, never stopping early: a stated "
         f"number of tokens per window, {tokens}; typical speech gives about 100-150 per 30 s). The "
-        "self-attention's cache is a static buffer of every position a window writes, read with later positions "
-        "masked. " + {"graph": "The encoder, the decoder's start and its step are each captured once in a CUDA graph "
+        "self-attention's cache is a static buffer of every position a window writes (in blocks of "
+        f"{ar.CACHE_BLOCK}), read with later positions masked (the bound counts only the positions attended). "
+        + {"graph": "The encoder, the decoder's start and its step are each captured once in a CUDA graph "
                                "and replayed. ",
                       "compile": "Each block is compiled by torch.compile (default settings) and the encoder, start "
                                  "and step captured in CUDA graphs. ",

@@ -50,7 +50,7 @@ class Transcriber:
             encoder_layer = torch.compile(EncoderBlock.forward, fullgraph=True, dynamic=False)
             decoder_layer = torch.compile(DecoderBlock.forward, fullgraph=True, dynamic=False,
                                           options=FUSED_INDUCTOR_OPTIONS if mode == "fused" else None)
-        last = self.cache.positions - 1
+        last = min(self.cache.positions, a.target_positions) - 1
 
         def encode() -> None:
             self.encoded.copy_(model.encoder(self.mel, layer=encoder_layer))
