@@ -132,7 +132,9 @@ def outcome(params: dict[str, Any], arch: WhisperArch, label: str, limits: dict[
         "rows": rows, "limits": limits, "datasheet": datasheet,
         "memory": {"plan": plan.to_json(), "free_before_bytes": free_before,
                    **({"peak_allocated_bytes": peak} if peak is not None else {})},
-        "summary": summary_lines(rows, limits, label),
+        "summary": summary_lines(rows, limits, label) + [
+            f"memory: planned before the run {plan.text()}"
+            + (f"; peak allocated {peak / (1 << 30):.2f} GiB" if peak is not None else "")],
     }
     head = rows[0]
     return Outcome(
