@@ -279,3 +279,24 @@ def test_the_speech_page_draws_a_result(small_document, qtbot):
     assert "tiny · FP32" in view.summary.text() and "real-time factor" in view.summary.text()
     assert len(view.rtf.getPlotItem().items) == 2  # the encoder's and the decoder's part of each bar
     assert len(view.tokens.getPlotItem().items) == 1 + 2  # the bars and a bound across each
+
+
+def test_a_figure_above_its_limit_gets_no_share_and_the_higher_limits_are_kept():
+    from hwbench_gui.engine.benchmarks import speech_transcribe as st
+
+    low = {"copy_gbps": [1.0], "copy_bytes": 1, "read_gbps": None, "read_bytes": 0, "bandwidth_gbps_median": 1.0,
+           "matmul_tflops": [1e-6], "matmul_tflops_median": 1e-6, "matmul_products": {"fastest": "a"},
+           "measured_times": 1}
+    # one window of each part in 1 s: the encoder's FLOPs at 1e-6 TFLOP/s would take hours, so it is above the limit
+    row = st.batch_row(MICRO, 1, 5, 4, [1.0], [1.0], low, peak_tflops=None)
+    assert row["encoder_fraction_of_matmul"] is None and "above" in row["encoder_bound_reason"]
+    assert row["real_time_factor"] == [15.0]
+    high = {**low, "bandwidth_gbps_median": 0.5, "matmul_tflops": [2.0], "matmul_tflops_median": 2.0,
+            "matmul_products": {"fastest": "b"}}
+    kept = st.best_of(low, high)
+    assert (kept["bandwidth_gbps_median"], kept["matmul_tflops_median"], kept["matmul_products"]["fastest"],
+            kept["measured_times"]) == (1.0, 2.0, "b", 2)
+    row = st.batch_row(MICRO, 1, 5, 4, [1.0], [1.0], kept, peak_tflops=ar.encoder_flops(MICRO) / 1e12 / 2)
+    # 1 s per window against a datasheet peak that allows 2 s: MFU would be 2, so none is given (never above 100 %)
+    assert 0 < row["encoder_fraction_of_matmul"] <= 1 and row["encoder_mfu"] is None
+    assert "above the datasheet's" in row["encoder_mfu_reason"]

@@ -103,7 +103,18 @@ def measure_limits(torch: Any, kind: str, device: str, dtype: Any, arch: Whisper
     bandwidth = max(median(copy), median(read) if read else 0.0)
     return {"copy_gbps": copy, "copy_bytes": n, "read_gbps": read, "read_bytes": read_bytes if read else 0,
             "bandwidth_gbps_median": bandwidth, "matmul_tflops": matmul.tflops,
-            "matmul_tflops_median": matmul.median_tflops, "matmul_products": matmul.to_json()}
+            "matmul_tflops_median": matmul.median_tflops, "matmul_products": matmul.to_json(), "measured_times": 1}
+
+
+def best_of(first: dict[str, Any], second: dict[str, Any]) -> dict[str, Any]:
+    """Each limit from whichever of two measurements gave the higher median (a busy machine or a cold device
+    measures it low once; a figure above its limit says it was)."""
+    bandwidth = first if first["bandwidth_gbps_median"] >= second["bandwidth_gbps_median"] else second
+    matmul = first if first["matmul_tflops_median"] >= second["matmul_tflops_median"] else second
+    return {**{k: bandwidth[k] for k in ("copy_gbps", "copy_bytes", "read_gbps", "read_bytes",
+                                         "bandwidth_gbps_median")},
+            **{k: matmul[k] for k in ("matmul_tflops", "matmul_tflops_median", "matmul_products")},
+            "measured_times": first["measured_times"] + second["measured_times"]}
 
 
 def _windows(fn: Callable[[], None], clock: Clock, repeats: int, warmup: int, reporter: Reporter,
@@ -164,6 +175,10 @@ def batch_row(arch: WhisperArch, batch: int, tokens: int, element_bytes: int, en
             "real_time_factor": rtf, "encoder_share_of_time": median(encoder_s) / (median(encoder_s)
                                                                                     + median(decoder_s)),
             **({"encoder_bound_reason": enc_why} if enc_why else {}),
+            **({"encoder_mfu_reason": f"{median(encoder_tflops):,.4g} TFLOP/s is above the datasheet's "
+                                      f"{peak_tflops:,.4g}: the published peak does not fit this GPU (no share "
+                                      "above 100 %)"}
+               if mfu is not None and mfu > 1 else {}),
             **({"decoder_bound_reason": dec_why} if dec_why else {})}
 
 
@@ -272,6 +287,14 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             del engine
             if kind == "cuda":
                 torch.cuda.empty_cache()
+        if any(r.get("encoder_bound_reason") or r.get("decoder_bound_reason") for r in rows):
+            # a figure above its limit: the limit came out low (a busy machine, a cold device); measured again now
+            # that the model's own work has run, the higher of each kept
+            steps.say("a figure is above its limit: measuring the limits again")
+            limits = best_of(limits, measure_limits(torch, kind, device, dtype, arch, max(batches),
+                                                    ar.weights_read_per_step(arch, element_bytes), reporter))
+            rows = [batch_row(arch, r["batch"], tokens, element_bytes, r["encoder_window_seconds"],
+                              r["decoder_window_seconds"], limits, _peak(torch, kind, index, precision)) for r in rows]
         peak = int(torch.cuda.max_memory_allocated(index)) if kind == "cuda" else None
     from hwbench_gui.engine.models.speech.outcome import outcome
 

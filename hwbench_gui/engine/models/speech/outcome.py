@@ -16,24 +16,22 @@ from hwbench_gui.engine.spec.benchmark import Outcome, Series
 RTF_UNIT = "x real time"
 
 
-def _share(value: float | None, reason: str | None = None) -> str:
-    return f"{value:.0%}" if value is not None else (reason or "no share")
-
-
 def summary_lines(rows: list[dict[str, Any]], limits: dict[str, Any], label: str) -> list[str]:
     out = []
     for row in rows:
         b = row["batch"]
         enc_s = median(row["encoder_seconds_per_window"])
+        encoder = (f"= {row['encoder_fraction_of_matmul']:.0%} of the measured matmul rate"
+                   if row["encoder_fraction_of_matmul"] is not None else f"({row.get('encoder_bound_reason')})")
+        decoding = (f"= {row['decoder_fraction_of_bound']:.0%} of its {row['decoder_bound_tokens_per_s']:,.0f} "
+                    "tokens/s bandwidth bound" if row["decoder_fraction_of_bound"] is not None
+                    else f"({row.get('decoder_bound_reason')})")
         out.append(
             f"batch {b}: real-time factor {median(row['real_time_factor']):,.1f} (encoder "
             f"{row['encoder_share_of_time']:.0%} of the time); encoder {enc_s * 1e3:,.1f} ms per window, "
-            f"{median(row['encoder_tflops']):,.3g} TFLOP/s = "
-            f"{_share(row['encoder_fraction_of_matmul'], row.get('encoder_bound_reason'))} of the measured matmul rate"
+            f"{median(row['encoder_tflops']):,.3g} TFLOP/s {encoder}"
             + (f", MFU {row['encoder_mfu']:.0%}" if row["encoder_mfu"] is not None else "")
-            + f"; decoding {median(row['decoder_tokens_per_s']):,.0f} tokens/s = "
-            f"{_share(row['decoder_fraction_of_bound'], row.get('decoder_bound_reason'))} of its "
-            f"{row['decoder_bound_tokens_per_s']:,.0f} tokens/s bandwidth bound")
+            + f"; decoding {median(row['decoder_tokens_per_s']):,.0f} tokens/s {decoding}")
     read = f", read {median(limits['read_gbps']):.1f} GB/s" if limits.get("read_gbps") else ""
     out.append(f"limits measured in this run: bandwidth {limits['bandwidth_gbps_median']:.1f} GB/s (copy "
                f"{median(limits['copy_gbps']):.1f} GB/s{read}), {label} matmul {limits['matmul_tflops_median']:.4g} "
@@ -73,7 +71,10 @@ def _method(params: dict[str, Any], arch: WhisperArch, label: str, limits: dict[
         "projection and MLP, 4 × positions² × width per layer's attention; checked against "
         "torch.utils.flop_counter), held against the fastest of the encoder's own products measured in this run "
         f"(F.linear at its shapes and a square one, in {label}; {limits['matmul_tflops_median']:.4g} TFLOP/s: "
-        f"{limits['matmul_products']['fastest']}) and the datasheet's dense peak (MFU). Decoder bound = its least "
+        f"{limits['matmul_products']['fastest']}"
+        + ("; measured again after the figures, one having come out above its limit, the higher of each kept"
+           if limits.get("measured_times", 1) > 1 else "")
+        + ") and the datasheet's dense peak (MFU). Decoder bound = its least "
         "time: the start's FLOPs (cross keys/values and prompt) at the matmul rate plus, per step, "
         f"{ar.weights_read_per_step(arch, element_bytes) / 1e9:.3f} GB of weights (every decoder layer but the "
         "cross keys/values' projection, the final norm, the output projection) + per window "
