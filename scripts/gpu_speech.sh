@@ -50,9 +50,9 @@ case $group in
 large)
   nvidia-smi --query-gpu=name,memory.total,memory.used,driver_version,clocks.max.sm --format=csv | tee -a "$LOG"
   python3 -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'transformers', transformers.__version__)" | tee -a "$LOG"
-  bench 80 model=large-v3 precision=bf16 batches=1,$BATCHED tokens=$TOKENS step=graph ;;
+  bench 100 model=large-v3 precision=bf16 batches=1,$BATCHED tokens=$TOKENS step=graph ;;
 turbo)
-  bench 60 model=large-v3-turbo precision=bf16 batches=1,$BATCHED tokens=$TOKENS step=graph ;;
+  bench 70 model=large-v3-turbo precision=bf16 batches=1,$BATCHED tokens=$TOKENS step=graph ;;
 peer)
   for model in large-v3 large-v3-turbo; do
     for batch in 1 $BATCHED; do
