@@ -16,7 +16,7 @@ import sys
 from hwbench_gui import __version__
 
 #: Subcommand modules, in the order ``hwbench --help`` lists them.
-COMMANDS = ("inventory", "monitor", "bench", "demo", "report")
+COMMANDS = ("inventory", "monitor", "bench", "demo", "report", "fits")
 
 
 def build_parser() -> argparse.ArgumentParser:

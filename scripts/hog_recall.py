@@ -62,10 +62,10 @@ class FirstShippedHog:
 
 
 CONFIGS = {
-    "default": lambda: HogPeopleDetector(),
-    "daimler-55": lambda: HogPeopleDetector(min_height_px=55),
-    "daimler-50": lambda: HogPeopleDetector(min_height_px=50),
-    "dalal-60": lambda: HogPeopleDetector(model="dalal", min_height_px=60),
+    "default": lambda: HogPeopleDetector(scenery=False),
+    "daimler-55": lambda: HogPeopleDetector(min_height_px=55, scenery=False),
+    "daimler-50": lambda: HogPeopleDetector(min_height_px=50, scenery=False),
+    "dalal-60": lambda: HogPeopleDetector(model="dalal", min_height_px=60, scenery=False),
     "first-shipped": FirstShippedHog,
 }
 

@@ -18,7 +18,7 @@ from hwbench_gui.engine.results import library
 from hwbench_gui.engine.results.store import write_result
 
 REFERENCE = Path(__file__).resolve().parents[1] / "resources" / "reference" / "h100"
-BURNIN = REFERENCE / "2026-12-05T15-42-54_health.burnin_1e8ab5ad.json"
+BURNIN = REFERENCE / "health-2026-12-05" / "2026-12-05T15-42-54_health.burnin_1e8ab5ad.json"
 INFER = REFERENCE / "llm-2026-12-05" / "2026-12-05T17-49-58_llm.infer_78443d68.json"
 TRAIN = REFERENCE / "llm-2026-12-05" / "2026-12-05T18-00-04_llm.train_0324cf2e.json"
 

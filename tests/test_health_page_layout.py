@@ -34,7 +34,7 @@ def test_the_health_page_reads_without_moving_the_form(qtbot, qsettings, screen)
     tab = win.tab_widget("Benchmarks")
     _settle()
     split = tab.run_splitter.sizes()
-    folder = resources_dir() / "reference" / "h100"
+    folder = resources_dir() / "reference" / "h100" / "health-2026-12-05"
     docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
     for doc in docs:
         tab._add_result_row(doc)

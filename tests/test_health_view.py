@@ -98,7 +98,7 @@ def test_the_h100_burnins_are_both_in_the_table_and_say_whether_the_load_burns(q
     from hwbench_gui.ui.benchmarks.results_table import COLUMN
     from hwbench_gui.ui.context import AppContext
 
-    folder = Path(__file__).resolve().parents[1] / "resources/reference/h100"
+    folder = Path(__file__).resolve().parents[1] / "resources/reference/h100/health-2026-12-05"
     docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]  # checked, unchecked, matmul
     tab = BenchmarksTab(AppContext(settings=qsettings, results_dir=tmp_path / "results"))
     qtbot.addWidget(tab)

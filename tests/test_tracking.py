@@ -7,16 +7,10 @@ import numpy as np
 import pytest
 
 from hwbench_gui.demos.tracking import darknet, synthetic
-from hwbench_gui.demos.tracking.deepsort import (
-    CHI2INV95,
-    Detection,
-    KalmanFilter,
-    Tracker,
-    iou_matrix,
-    min_cost_matching,
-    xyah_to_xyxy,
-    xyxy_to_xyah,
-)
+from hwbench_gui.demos.tracking.boxes import iou_matrix, xyah_to_xyxy, xyxy_to_xyah
+from hwbench_gui.demos.tracking.deepsort import Detection, Tracker
+from hwbench_gui.demos.tracking.kalman import CHI2INV95, KalmanFilter
+from hwbench_gui.demos.tracking.matching import min_cost_matching
 from hwbench_gui.demos.tracking.io import MotRow, MotWriter, read_mot
 
 # -- cfg and weights ---------------------------------------------------------------------------------

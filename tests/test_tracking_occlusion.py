@@ -50,7 +50,7 @@ def test_tracks_are_held_through_a_merged_blob_and_keep_their_ids():
     assert held_frames == 20, "all three tracks are held and reported in every merged frame"
     assert all(len(ids) == 1 for ids in before.values()) and len(before) == 3
     assert after == before
-    assert tracker._next_id == 4, "the blob itself started no track"
+    assert tracker._next_id == 4 and tracker._tentative_id == -3, "the blob itself started no track"
 
 
 def test_plain_deep_sort_drops_the_tracks_of_a_merged_blob():

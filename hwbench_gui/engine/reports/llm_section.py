@@ -94,8 +94,15 @@ def depth_tick(depth: float) -> str:
 def subject(doc: dict[str, Any]) -> str:
     """What a run measured, in one line: model, precision, batch, step kind and device."""
     params = doc.get("params") or {}
-    return (f"{params.get('model')} · {precision_of(doc)} · batch {params.get('batch')} · "
+    return (f"{params.get('model')} · {precision_of(doc)}{weights_text(doc)} · batch {params.get('batch')} · "
             f"step {params.get('step')} · {doc.get('device') or 'device not recorded'}")
+
+
+def weights_text(doc: dict[str, Any]) -> str:
+    """" · int4 weights" where a run's weights were quantized; "" for unquantized weights (and documents written
+    before the weights were a parameter)."""
+    weights = (doc.get("params") or {}).get("weights")
+    return f" · {weights} weights" if isinstance(weights, str) and weights not in ("", "bf16") else ""
 
 
 def depth_curves(doc: dict[str, Any]) -> list[CurveChart]:
@@ -347,12 +354,13 @@ def fits_text(fits: Any) -> str:
 
 
 def build(docs: Sequence[dict[str, Any]]) -> list[LlmRun]:
-    """The newest good run of each model × precision × step, newest first; [] without any."""
+    """The newest good run of each model × precision × weights × step, newest first; [] without any."""
     chosen: dict[tuple, dict[str, Any]] = {}
     for doc in sorted((d for d in docs if is_llm(d) and _ok(d)), key=lambda d: str(d.get("started_at") or ""),
                       reverse=True):
         params = doc.get("params") or {}
-        chosen.setdefault((str(params.get("model")), precision_of(doc), str(params.get("step"))), doc)
+        chosen.setdefault((str(params.get("model")), precision_of(doc), weights_text(doc), str(params.get("step"))),
+                          doc)
     return [_run(doc) for doc in chosen.values()]
 
 

@@ -265,7 +265,15 @@ _LLM_INFER = obj({
     "what_fits": optional(obj({"models": optional(list_of(obj({"model": optional(scalar), "precision": optional(scalar),
                                                                "fits_one": optional(boolean),
                                                                "fits_all": optional(boolean)}))),
-                               "free_bytes": optional(_READINGS), "positions": optional(scalar)})),
+                               "free_bytes": optional(_READINGS), "positions": optional(scalar),
+                               "table": optional(list_of(obj({
+                                   "model": optional(scalar), "weights": optional(scalar),
+                                   "context": optional(_NON_NEGATIVE), "weights_bytes": optional(_NON_NEGATIVE),
+                                   "kv_cache_bytes": optional(_NON_NEGATIVE),
+                                   "workspace_bytes": optional(_NON_NEGATIVE),
+                                   "total_bytes": optional(_NON_NEGATIVE), "per_gpu_bytes": optional(_NON_NEGATIVE),
+                                   "fits": optional(map_of(optional(boolean)))}))),
+                               "table_against": optional(scalar)})),
 })
 _BYTES_BY_PART = map_of(optional(_NON_NEGATIVE))
 _LLM_TRAIN_DETAILS = obj({

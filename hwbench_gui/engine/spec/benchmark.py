@@ -34,6 +34,8 @@ class Param:
     are the device kinds it allows (all when empty) and its value is the canonical text.
     ``allow_empty``: an ``int_list`` may be given empty (the benchmark then picks its own values);
     otherwise an empty list is refused, as the child could not run with it. A float is always finite.
+    ``added_later``: a deciding parameter that documents written before it existed lack (they ran at its
+    default): at its default it is left out of comparisons, so those documents still compare with new ones.
     """
 
     name: str
@@ -46,6 +48,7 @@ class Param:
     unit: str = ""
     decides_comparability: bool = True
     allow_empty: bool = False
+    added_later: bool = False
 
     def parse(self, raw: Any) -> Any:
         """``raw`` as this parameter's type, range-checked: the one parser of the form, the CLI and the child.

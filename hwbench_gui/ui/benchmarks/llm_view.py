@@ -14,7 +14,15 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QGridLayout,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from hwbench_gui.engine.reports import llm_section
 from hwbench_gui.engine.results import describe, document_check
@@ -29,6 +37,8 @@ CURVE_COLORS = ("#2563eb", "#16a34a")
 BOUND_COLOR = "#6b7280"
 #: A chart never gets lower than this: below it the axis labels take the plot's room.
 PLOT_MIN_HEIGHT_PX = 190
+#: The what-runs-here table shows a few rows at least; below that the page scrolls.
+FITS_MIN_HEIGHT_PX = 160
 #: Charts side by side: two keep each chart wide enough for its axis ticks at 1024 pixels.
 COLUMNS = 2
 _DASH, _DOT = "╌╌", "┈┈"
@@ -99,9 +109,37 @@ class LlmView(QWidget):
         for column in range(COLUMNS):
             grid.setColumnStretch(column, 1)
         layout.addLayout(grid, 1)
+        self.fits_title = QLabel()
+        self.fits_title.setWordWrap(True)
+        layout.addWidget(self.fits_title)
+        self.fits = QTableWidget(0, 0)
+        self.fits.verticalHeader().setVisible(False)
+        self.fits.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.fits.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.fits.setMinimumHeight(FITS_MIN_HEIGHT_PX)
+        layout.addWidget(self.fits)
         # On a small screen the page scrolls instead of squeezing each plot to its axes.
         self.scroll = scroll_page(self, page)
         self.document: dict[str, Any] | None = None
+
+    def _show_fits(self, document: dict[str, Any]) -> None:
+        """The run's "what runs here" table: each model × weights × context against this machine and two cards."""
+        from hwbench_gui.engine.models.llm.infer_fits import fit_cells
+
+        details = document.get("details") if isinstance(document.get("details"), dict) else {}
+        fits = details.get("what_fits") if isinstance(details.get("what_fits"), dict) else {}
+        rows = fits.get("table") if isinstance(fits.get("table"), list) else []
+        self.fits_title.setText(f"<b>What runs here for inference</b> (batch 1, as llm.infer plans it: weights + KV "
+                                f"cache + workspace) against {escape(str(fits.get('table_against', '')))}"
+                                if rows else "")
+        self.fits.setVisible(bool(rows))
+        headers, cells = fit_cells(rows) if rows else ([], [])
+        self.fits.setColumnCount(len(headers))
+        self.fits.setHorizontalHeaderLabels(headers)
+        self.fits.setRowCount(len(cells))
+        for i, row in enumerate(cells):
+            for j, text in enumerate(row):
+                self.fits.setItem(i, j, QTableWidgetItem(text))
 
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document
@@ -111,8 +149,11 @@ class LlmView(QWidget):
                 column.setVisible(False)
             self.heading.setText("")
             self.summary.setText(f"This run cannot be shown: {escape(found)}")
+            self.fits_title.setText("")
+            self.fits.setVisible(False)
             return
         self.heading.setText(heading_text(document))
+        self._show_fits(document)
         charts = llm_section.depth_curves(document) + llm_section.serving_charts(document)
         for plot, title, legend, column, spec in zip(self.plots, self.titles, self.legends, self.columns,
                                                      charts + [None] * len(self.plots)):

@@ -115,6 +115,14 @@ BUILT_IN: dict[str, Architecture] = {a.name: a for a in (
                  intermediate=18944, norm="rmsnorm", mlp="swiglu", positional="rope", tied_embeddings=False,
                  bias="qkv", max_positions=131072, norm_eps=1e-6, rope_theta=1000000.0,
                  source="huggingface.co/Qwen/Qwen2.5-7B config.json"),
+    Architecture("llama-3.1-70b", vocab=128256, hidden=8192, layers=80, heads=64, kv_heads=8, head_dim=128,
+                 intermediate=28672, norm="rmsnorm", mlp="swiglu", positional="rope", tied_embeddings=False,
+                 bias="none", max_positions=131072, norm_eps=1e-5, rope_theta=500000.0, rope_scaling=_LLAMA31_ROPE,
+                 source="huggingface.co/meta-llama/Llama-3.1-70B config.json"),
+    Architecture("qwen2.5-72b", vocab=152064, hidden=8192, layers=80, heads=64, kv_heads=8, head_dim=128,
+                 intermediate=29568, norm="rmsnorm", mlp="swiglu", positional="rope", tied_embeddings=False,
+                 bias="qkv", max_positions=32768, norm_eps=1e-5, rope_theta=1000000.0,
+                 source="huggingface.co/Qwen/Qwen2.5-72B config.json"),
     # A Llama-shaped model small enough for tests and CPUs: grouped-query attention, RoPE, SwiGLU, q/k/v bias
     # (so the Qwen path runs too).
     Architecture("tiny", vocab=512, hidden=128, layers=2, heads=4, kv_heads=2, head_dim=32, intermediate=256,

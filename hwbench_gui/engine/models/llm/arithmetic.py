@@ -79,23 +79,43 @@ class WeightBytes:
     block_matmul: float
     other: float
     scale_per_channel: float = 0.0
+    #: Group-wise scales and zeros beside each block matmul weight (int4: 4 bytes per group of 128 = 1/32).
+    group_per_weight: float = 0.0
+    #: The output projection (where it is not the token table) stored as the block matmuls are (weight-only
+    #: quantization, as gpt-fast quantizes every linear layer).
+    quantized_head: bool = False
 
     @classmethod
     def uniform(cls, bytes_per_param: float) -> WeightBytes:
         return cls(bytes_per_param, bytes_per_param)
 
+    def _quantized(self, arch: Architecture) -> tuple[int, int]:
+        """(weights, output channels) stored in ``block_matmul`` bytes: every block's matmuls, and the output
+        projection with ``quantized_head``."""
+        head = self.quantized_head and not arch.tied_embeddings
+        return (arch.layers * layer_matmul_params(arch) + (head_params(arch) if head else 0),
+                arch.layers * layer_matmul_channels(arch) + (arch.vocab if head else 0))
+
     def _blocks(self, arch: Architecture) -> float:
-        return arch.layers * (layer_matmul_params(arch) * self.block_matmul
-                              + layer_matmul_channels(arch) * self.scale_per_channel)
+        weights, channels = self._quantized(arch)
+        return weights * (self.block_matmul + self.group_per_weight) + channels * self.scale_per_channel
 
     def stored(self, arch: Architecture) -> int:
         """Bytes of every stored weight."""
-        return int(self._blocks(arch) + (total_params(arch) - arch.layers * layer_matmul_params(arch)) * self.other)
+        return int(self._blocks(arch) + (total_params(arch) - self._quantized(arch)[0]) * self.other)
 
     def read_per_step(self, arch: Architecture) -> int:
         """Bytes of the weights one decoding step reads (:func:`weight_params_read_per_step`'s parameters)."""
-        others = weight_params_read_per_step(arch) - arch.layers * layer_matmul_params(arch)
-        return int(self._blocks(arch) + others * self.other)
+        return int(self._blocks(arch) + (weight_params_read_per_step(arch) - self._quantized(arch)[0]) * self.other)
+
+    def parts(self, arch: Architecture) -> dict[str, int]:
+        """Bytes of the weights one decoding step reads, by what they are: the quantized weights (the blocks'
+        matmuls, and the output projection with ``quantized_head``), their scales (and zeros), and everything else
+        read (norms, biases, an embedding row, an unquantized output projection)."""
+        weights, channels = self._quantized(arch)
+        return {"quantized_weights": int(weights * self.block_matmul),
+                "scales_and_zeros": int(weights * self.group_per_weight + channels * self.scale_per_channel),
+                "other_weights": int((weight_params_read_per_step(arch) - weights) * self.other)}
 
 
 #: precision=fp8 (:mod:`.fp8`): a byte per block matmul weight and an FP32 scale per output channel; every other

@@ -140,18 +140,20 @@ class Stepper:
 
 
 def build_model(torch: Any, model_name: str, arch: Architecture, dtype: Any, device: str, positions: int,
-                fp8_blocks: bool = False, on_block: Callable[[int, int], None] | None = None) -> Any:
+                fp8_blocks: bool = False, on_block: Callable[[int, int], None] | None = None,
+                weights: str = "bf16") -> Any:
     """``model_name``'s decoder on ``device`` in ``dtype`` with RoPE tables for ``positions``: a built-in
     architecture with random weights (seed 0), or a Hugging Face folder's weights read through safetensors.
-    ``fp8_blocks``: the blocks' matmul weights in FP8 (:mod:`.fp8`). ``on_block(done, total)`` reports progress."""
+    ``fp8_blocks``: the blocks' matmul weights in FP8 (:mod:`.fp8`); ``weights``: "bf16", or a weight-only kind
+    (:mod:`.weight_only`). ``on_block(done, total)`` reports progress."""
     from hwbench_gui.engine.models.llm import model as llm
 
     if model_name.strip().lower() in BUILT_IN:
         return llm.build(arch, dtype, device, rope_positions=positions, seed=0, fp8_blocks=fp8_blocks,
-                         on_block=on_block)
-    from hwbench_gui.engine.models.llm import weights
+                         weights=weights, on_block=on_block)
+    from hwbench_gui.engine.models.llm import weights as loader
 
-    return weights.load(model_name, dtype, device, rope_positions=positions, fp8_blocks=fp8_blocks)
+    return loader.load(model_name, dtype, device, rope_positions=positions, fp8_blocks=fp8_blocks, weights=weights)
 
 
 def new_cache(model: Any, batch: int, positions: int) -> Any:

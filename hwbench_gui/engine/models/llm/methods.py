@@ -10,12 +10,26 @@ from hwbench_gui.engine.measure.stats import median
 from hwbench_gui.engine.models.llm import arithmetic as ar
 from hwbench_gui.engine.models.llm.architectures import BUILT_IN, Architecture
 from hwbench_gui.engine.models.llm.infer_limits import LIMIT_REPEATS, Limits
-from hwbench_gui.engine.models.llm.storage import Storage
+from hwbench_gui.engine.models.llm.storage import WEIGHT_ONLY_DETAILS, Storage
 from hwbench_gui.engine.spec.precision import BF16, BF16_AMP, FP8, FP32
 
 
 def infer_precision(held: Storage, label: str) -> tuple[dict[str, str], str]:
     """llm.infer's precision in the document's terms (what each kind of tensor is stored in) and in words."""
+    if held.weight_only:
+        kind = held.weight_only
+        product = ("torch's packed int4 matmul (_weight_int4pack_mm)" if kind == "int4" else
+                   "F.linear of the input and the weight converted to BF16, times the scales (torch.compile fuses "
+                   "the conversion into the one-token product)"
+                   + ("; 16 rows or more (a prompt) on FP8 tensor cores where the GPU has them: the input "
+                      "quantised per row, torch._scaled_mm" if kind == "fp8" else ""))
+        return ({"block_matmul_weights": WEIGHT_ONLY_DETAILS[kind], "block_matmul_product": product,
+                 "output_projection": f"{WEIGHT_ONLY_DETAILS[kind]} (unless it is the token table: then BF16)",
+                 "activations": BF16.label, "embeddings": BF16.label, "norms_and_biases": BF16.label,
+                 "kv_cache": BF16.label, "softmax_generation": FP32.label},
+                f"every block's matmul weights and the output projection {WEIGHT_ONLY_DETAILS[kind]}, dequantised "
+                f"inside the product ({product}); activations, embeddings, norms, biases, the KV cache and attention "
+                "in BF16 (softmax of generation in FP32)")
     if held.fp8_blocks:
         from hwbench_gui.engine.models.llm.fp8 import PRECISION_DETAILS
 
@@ -97,6 +111,17 @@ def infer_method(params: dict[str, Any], arch: Architecture, label: str, held: S
             " FP8: weights read per step = 1 byte per block matmul weight + 4 bytes (its FP32 scale) per output "
             "channel + 2 bytes per other weight; pp bound = tokens / (block matmul FLOPs ÷ the FP8 rate + the rest's "
             "FLOPs ÷ the BF16 rate).")
+    if held.weight_only:
+        parts = held.weights.parts(arch)
+        method += (
+            f" Weights {held.weight_only}: weights read per step = {held.weights.block_matmul:g} byte(s) per block "
+            f"matmul and output projection weight ({_bytes(parts['quantized_weights'])}) + their scales"
+            + (" and zeros" if held.weights.group_per_weight else "")
+            + f" ({_bytes(parts['scales_and_zeros'])}) + 2 bytes per other weight read "
+            f"({_bytes(parts['other_weights'])}); "
+            + ("the prompt's block products run on FP8 tensor cores (input quantised per row), its bound counting "
+               "them at the FP8 rate measured and the rest at the BF16 rate." if limits.fp8_matmul_tflops else
+               f"the prompt's products dequantise the same weights, its bound the {label} matmul rate."))
     if serving:
         method += (
             f" Serving: for each concurrency c, c requests of {params['serve_prompt']} random prompt tokens and "
@@ -121,11 +146,11 @@ def held_against(value: float, bound: float, limit: str) -> tuple[float | None, 
                   f"the {limit} measured in this run allows (measured again after the figures, the higher kept)")
 
 
-def summary_lines(rows: dict[str, list[dict[str, Any]]], pp: int, tg: int, limits: Limits, matmul_label: str
-                  ) -> list[str]:
-    """What the CLI prints under the headline: each figure with its share of its bound (or why it has none), then
-    the limits measured."""
-    out = []
+def summary_lines(rows: dict[str, list[dict[str, Any]]], pp: int, tg: int, limits: Limits, matmul_label: str,
+                  weights: str = "") -> list[str]:
+    """What the CLI prints under the headline: the weights (``weights``, where they are quantized), each figure
+    with its share of its bound (or why it has none), then the limits measured."""
+    out = [weights] if weights else []
     for key, n in (("pp", pp), ("tg", tg)):
         for row in rows[key]:
             value, fraction = median(row["tokens_per_s"]), row["fraction_of_bound"]
@@ -178,3 +203,33 @@ def train_method(arch: Architecture, params: dict[str, Any], precision: Any, fpt
         + f"; recomputation not counted). {mfu_text}. Memory estimate: "
         f"{memory.scheme}; " + "; ".join(memory.lines()) + "."
     )
+
+
+def weights_line(held: Storage, arch: Architecture, kernel: str | None = None) -> str:
+    """One line naming quantized weights and what a decoding step reads of them ("" for unquantized weights)."""
+    if not held.weight_only:
+        return ""
+    parts = held.weights.parts(arch)
+    how = "" if held.weight_only != "int4" else f"; int4 product: {kernel}" if kernel else ""
+    return (f"weights: {WEIGHT_ONLY_DETAILS[held.weight_only]}; a step reads {_bytes(sum(parts.values()))} of "
+            f"weights ({_bytes(parts['quantized_weights'])} quantized, {_bytes(parts['scales_and_zeros'])} scales"
+            f"{' and zeros' if held.weights.group_per_weight else ''}, {_bytes(parts['other_weights'])} BF16){how}")
+
+
+def _bytes(count: float) -> str:
+    """Bytes in decimal units, GB from a billion, MB below."""
+    return f"{count / 1e9:.3f} GB" if count >= 1e9 else f"{count / 1e6:.3f} MB"
+
+
+def int4_product(held: Storage, device: str, warnings: list[str]) -> str | None:
+    """What multiplies int4 weights on ``device`` (None for other weights); a warning where PyTorch has no packed
+    int4 matmul for it and the weights are dequantised by PyTorch ops instead."""
+    if held.weight_only != "int4":
+        return None
+    from hwbench_gui.engine.models.llm.weight_only import INT4_FALLBACK, int4_kernel
+
+    found = int4_kernel(device)
+    if found is None:
+        warnings.append(f"weights=int4: {INT4_FALLBACK}")
+        return INT4_FALLBACK
+    return f"torch.ops.aten._weight_int4pack_mm{'_for_cpu' if found == 'cpu' else ''} (packed int4, groups of 128)"

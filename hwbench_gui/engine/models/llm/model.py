@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hwbench_gui.engine.models.llm import fp8
+from hwbench_gui.engine.models.llm import fp8, weight_only
 from hwbench_gui.engine.models.llm.architectures import Architecture, RopeScaling
 from hwbench_gui.engine.models.llm.arithmetic import ATTENTION_BLOCK, allocated_positions
 
@@ -249,7 +249,7 @@ class Decoder(nn.Module):
                 else:
                     param.normal_(0.0, INIT_STD, generator=generator)
             for module in part.modules():
-                if isinstance(module, fp8.Fp8Linear):
+                if isinstance(module, (fp8.Fp8Linear, weight_only.WeightOnlyLinear)):
                     weight = torch.empty(module.out_features, module.in_features, dtype=torch.bfloat16,
                                          device=module.weight.device)
                     module.set_weight(weight.normal_(0.0, INIT_STD, generator=generator))
@@ -328,19 +328,24 @@ class Decoder(nn.Module):
 
 
 def build(arch: Architecture, dtype: torch.dtype, device: torch.device | str, *, rope_positions: int | None = None,
-          seed: int | None = 0, fp8_blocks: bool = False,
+          seed: int | None = 0, fp8_blocks: bool = False, weights: str = "bf16",
           on_block: Callable[[int, int], None] | None = None) -> Decoder:
     """The decoder made on ``meta``, materialised on ``device`` in ``dtype`` (never as FP32 first), its RoPE
     tables made, and random weights drawn when ``seed`` is not None (leave them empty for a loader).
-    ``fp8_blocks``: every block's matmuls hold FP8 weights (:mod:`.fp8`; ``dtype`` must then be BF16, the
-    precision of everything else). ``on_block(done, total)``: called as each block's random weights are drawn."""
-    if fp8_blocks and dtype != torch.bfloat16:
-        raise ValueError("FP8 block weights go with BF16 for the rest of the model")
+    ``fp8_blocks``: every block's matmuls hold FP8 weights (:mod:`.fp8`); ``weights`` other than "bf16": they and
+    the output projection hold weight-only quantized weights of that kind (:mod:`.weight_only`); either way
+    ``dtype`` must be BF16, the precision of everything else. ``on_block(done, total)``: called as each block's
+    random weights are drawn."""
+    if (fp8_blocks or weights != "bf16") and dtype != torch.bfloat16:
+        raise ValueError("quantized block weights go with BF16 for the rest of the model")
+    int4 = weight_only.int4_kernel(device) if weights == "int4" else None
+    fp8_prompts = weights == "fp8" and weight_only.fp8_prompt_products(device)
     with torch.device("meta"):
         model = Decoder(arch, dtype, rope_positions)
-        if fp8_blocks:
-            for block in model.blocks:
-                fp8.replace_matmuls(block)
+        for block in model.blocks if fp8_blocks else ():
+            fp8.replace_matmuls(block)
+        if weights != "bf16":
+            weight_only.replace_matmuls(model, weights, int4, fp8_prompts)
     model.to_empty(device=device)
     model.make_tables()
     if seed is not None:

@@ -240,22 +240,26 @@ def _read_tensor(torch, handle, path: str, tensor: Tensor):
     return value.reshape(tensor.shape)
 
 
-def load(folder: str, dtype, device, *, rope_positions: int | None = None, fp8_blocks: bool = False):
+def load(folder: str, dtype, device, *, rope_positions: int | None = None, fp8_blocks: bool = False,
+         weights: str = "bf16"):
     """The decoder of ``folder`` with its weights, in ``dtype`` on ``device``, checked first by
-    :func:`check_folder`; each tensor is read, converted and copied in one at a time (with ``fp8_blocks``, a
-    block matmul's weight quantised to FP8 as it arrives: the BF16 model never exists whole)."""
+    :func:`check_folder`; each tensor is read, converted and copied in one at a time (with ``fp8_blocks``, or
+    ``weights`` a weight-only kind, a block matmul's weight quantised as it arrives: the BF16 model never exists
+    whole)."""
     import torch
 
     from hwbench_gui.engine.models.llm.fp8 import Fp8Linear
     from hwbench_gui.engine.models.llm.model import build
+    from hwbench_gui.engine.models.llm.weight_only import WeightOnlyLinear
 
     handles: dict = {}
     try:
         arch, plan, where = _check(folder, None, handles)
-        model = build(arch, dtype, device, rope_positions=rope_positions, seed=None, fp8_blocks=fp8_blocks)
+        model = build(arch, dtype, device, rope_positions=rope_positions, seed=None, fp8_blocks=fp8_blocks,
+                      weights=weights)
         params = dict(model.named_parameters())
         fp8_layers = {f"{name}.weight": module for name, module in model.named_modules()
-                      if isinstance(module, Fp8Linear)}
+                      if isinstance(module, (Fp8Linear, WeightOnlyLinear))}
         with torch.no_grad():
             for param_name, source in plan.items():
                 parts = [_read_tensor(torch, handles[where[name][0]], where[name][0], where[name][1])
