@@ -1,11 +1,11 @@
-"""What a burn-in document says against the issue's targets, in a few lines.
+"""What a burn-in document says against the burn-in's targets, in a few lines.
 
     python3 scripts/health_summary.py BURNIN.json [--unchecked UNCHECKED.json] [--matmul MATMUL.json]
 
 Prints the verdict and its reasons; per GPU the mean GEMM rate after the settling seconds, the mean power
 against its limit and the share of samples under each clock-event reason; with ``--unchecked`` (the same
 load with check=false) what checking costs; with ``--matmul`` (gpu.matmul mode=sustained, same precision
-and size) the load's rate against it. Targets (issue #36): cost <= 5 %, rate >= 0.95 x sustained matmul,
+and size) the load's rate against it. Targets: cost <= 5 %, rate >= 0.95 x sustained matmul,
 power >= 0.85 x limit, or the reasons show what holds it lower.
 """
 

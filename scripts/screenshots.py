@@ -150,8 +150,7 @@ def _show_result(widget, bench_id: str, pump) -> None:
     widget.results.selectRow(newest)
     pump(300)
     pages = [widget.bottom.widget(i) for i in range(widget.bottom.count())]
-    page = {"health.burnin": widget.health, "datapath.analyze": widget.pipeline, "llm.infer": widget.llm_view,
-            "llm.train": widget.training_view}.get(bench_id)
+    page = widget.pipeline if bench_id == "datapath.analyze" else widget.page_of(docs[newest])
     if page in pages:
         widget.bottom.setCurrentWidget(page)
 

@@ -126,7 +126,7 @@ def case(kind: str, changes: dict[tuple, Any]) -> Case:
     return Case(seed, doc, [f"set {'.'.join(map(str, p))}" for p in changes])
 
 
-#: What the issue found by hand: a power limit of 0, a datasheet without its bandwidth, a TTFT of the wrong type, a
+#: Mutations found by hand: a power limit of 0, a datasheet without its bandwidth, a TTFT of the wrong type, a
 #: stated PASS over a failed GPU row, an estimate of 0 GiB.
 _GPU0 = ("details", "health", "gpus", 0)
 KNOWN = [

@@ -53,7 +53,7 @@ def make_doc(bench_id: str = "t.throughput", samples=(100.0, 101.0, 99.0, 100.5,
 def model_doc(model: str, *, framework: str, mode: str, precision: str, value: float, host: str = "alpha",
               gpus: int = 1, batch: int = 128, power_w: float | None = None, minutes: int = 0,
               box_gpus: int = 2) -> dict[str, Any]:
-    """A document shaped like the model benchmarks' (issue 5): id ``model.<name>``, images/s, run on
+    """A document shaped like the model benchmarks': id ``model.<name>``, images/s, run on
     ``gpus`` of the machine's ``box_gpus``."""
     samples = [value * f for f in (0.99, 1.0, 1.01, 0.995, 1.005)]
     metrics = {}

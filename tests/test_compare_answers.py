@@ -8,7 +8,7 @@ import copy
 
 from reports_data import make_doc, on_other_machine, sweep_series
 
-from hwbench_gui.engine.reports import charts, compare
+from hwbench_gui.engine.reports import charts, compare, comparison_text
 from hwbench_gui.engine.reports.report import make_report
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.run.rerun import run_like
@@ -30,8 +30,8 @@ def test_a_value_the_machine_chose_compares_and_is_shown_beside_each_figure():
     (row,) = result.rows
     assert row.params == {"micro_batch": 0, "model": "llama-3.1-8b"}
     assert row.cells[1].mark == compare.MARK_BETTER
-    assert compare.cell_text(row.cells[0]) == "102 tokens/s [micro_batch 6]"
-    assert compare.cell_text(row.cells[1]).endswith("better [micro_batch 10]")
+    assert comparison_text.cell_text(row.cells[0]) == "102 tokens/s [micro_batch 6]"
+    assert comparison_text.cell_text(row.cells[1]).endswith("better [micro_batch 10]")
     assert compare.resolved_params(h200) == {"micro_batch": 10}
     # asked explicitly, the same value is a setting: 6 asked is not "the largest that fits"
     asked_six = _train(6, 6, [100.0, 101.0, 102.0, 103.0, 104.0])
@@ -109,7 +109,7 @@ def test_runs_that_do_not_compare_are_left_out_of_the_charts_and_the_way_to_comp
     alone = compare.sides_by_machine([copy.deepcopy(fused), both, both_other])
     assert any(c.key == "series:gpu.pcie" for c in charts.build_charts(alone, compare.compare(alone)))
     assert compare.runs_to_match(comparison) == {1: [compiled]}
-    text = compare.format_table(comparison)
+    text = comparison_text.format_table(comparison)
     assert f"hwbench run --like {tmp_path / 'compiled.json'}" in text
     assert "[2] has no comparable run for 1 of the baseline's result(s)" in text
 
@@ -120,4 +120,4 @@ def test_older_runs_of_a_configuration_are_its_repeats_and_their_range_is_said()
     (row,) = compare.compare(compare.sides_by_machine([*older, newest])).rows
     cell = row.cells[0]
     assert cell.metric.value == 200.0 and cell.older_runs == 3
-    assert compare.older_runs_text(cell) == "3 older runs: 180–210 items/s"
+    assert comparison_text.older_runs_text(cell) == "3 older runs: 180–210 items/s"

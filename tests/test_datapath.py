@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from hwbench_gui.engine.datapath import dataset as ds
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
-from hwbench_gui.engine.datapath.verdict import CONSISTENCY_NOISE, Context, analyze
+from hwbench_gui.engine.datapath.findings import CONSISTENCY_NOISE, Context
+from hwbench_gui.engine.datapath.verdict import analyze
 from hwbench_gui.engine.run import registry, runner
 
 STAGE_KEYS = ["disk_cold", "disk_cached", "decode_1", "decode_n", "augment_1", "cpu_n", "gpu_decode", "transfer",
@@ -100,7 +101,7 @@ def _tried(key: str, rate: float | None, **change) -> Tried:
                  reason=None if rate else "the budget (180 s, budget_s) was spent")
 
 
-#: The H200 default run of the issue: 16 workers on 16 CPUs, compute alone 2,310, decode + augment 3,000.
+#: An H200 default run: 16 workers on 16 CPUs, compute alone 2,310, decode + augment 3,000.
 H200_RATES = _rates(cpu_n=3000.0, compute=2310.0, end_to_end=1500.0)
 
 
@@ -521,13 +522,13 @@ def test_uint8_batches_are_normalised_on_the_device():
 def test_uint8_what_if_is_priced_against_the_stages_it_used():
     """The best-found gap of a uint8 configuration leaves out the CPU and copy stages, which were
     measured with float batches; a cause is named when the uint8 what-if recovers the loss."""
-    from hwbench_gui.engine.benchmarks.datapath_analyze import _config_limit
+    from hwbench_gui.engine.datapath.best_found import config_limit
 
     base = LoaderConfig(15, 4, True, False)
     rates = {"disk_cached": 8000.0, "compute": 2300.0, "compute_channels_last": 4300.0, "cpu_n": 2800.0,
              "transfer": 50000.0}
-    assert _config_limit(replace(base, channels_last=True), base, rates) == (2800.0, "cpu_n")
-    assert _config_limit(LoaderConfig(15, 4, True, True, False, True), base, rates) == (4300.0, "compute_channels_last")
+    assert config_limit(replace(base, channels_last=True), base, rates) == (2800.0, "cpu_n")
+    assert config_limit(LoaderConfig(15, 4, True, True, False, True), base, rates) == (4300.0, "compute_channels_last")
     tried = [_tried("normalize_on_device", 2150.0, normalize_on_device=True)]
     verdict = analyze(_rates(cpu_n=2300.0, compute=4000.0, end_to_end=1700.0), _ctx(workers=16),
                       data_wait_fraction=0.3, tried=tried, base=BASE)

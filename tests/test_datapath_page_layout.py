@@ -1,5 +1,5 @@
 """Benchmarks → Data path → Pipeline reads at 1024x700, 1366x768 and 1920x1080, and in a window a user
-resized to 1280x820 (issue 33): with the shipped H200 document and a CPU run's, every text drawn fits
+resized to 1280x820: with the shipped H200 document and a CPU run's, every text drawn fits
 its rectangle (QFontMetrics), no two texts or widgets overlap, and nothing lies off the page's right
 edge (the page scrolls down, never sideways)."""
 
@@ -82,7 +82,7 @@ def test_data_path_page_reads_at_every_size(qtbot, qsettings, size, resized_from
         assert view.isVisible() and view.viewport().height() >= 180, (name, view.viewport().size())
         assert page.width() <= view.viewport().width(), name  # nothing off to the right
         texts = _painted(view.chain, page) + _painted(view.what_ifs, page)
-        # every stage card's rate is whole (the issue's ",465 img/" and "9,094 img")
+        # every stage card's rate is whole (never cut, as ",465 img/" or "9,094 img")
         rates = [t for _, t in texts if t.endswith("img/s")]
         assert len(rates) >= 5, rates
         blocks = [(QRectF(w.geometry()) if w.parent() is page else

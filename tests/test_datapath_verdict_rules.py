@@ -1,5 +1,5 @@
-"""The data-path verdict is consistent by construction (issue 33): fed the figures of the CPU run
-and of the H100 run the issue quotes, every statement it makes is checked; and the rules around it
+"""The data-path verdict is consistent by construction: fed the figures of a CPU run
+and of an H100 run, every statement it makes is checked; and the rules around it
 that no test held (the noise allowance, the epoch-start statistic, the window length, the p5-p95
 rule against a published figure) are pinned at their edges."""
 
@@ -12,14 +12,14 @@ from dataclasses import replace
 from hwbench_gui.engine.datapath.end_to_end import MIN_STEPS, WINDOW_S, window_steps
 from hwbench_gui.engine.datapath.stages import stage_named
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
-from hwbench_gui.engine.datapath.verdict import (CONSISTENCY_NOISE, Context, analyze, bottleneck_name,
-                                                 epoch_start_cost, link_word)
+from hwbench_gui.engine.datapath.findings import CONSISTENCY_NOISE, Context, bottleneck_name, link_word
+from hwbench_gui.engine.datapath.verdict import analyze, epoch_start_cost
 from hwbench_gui.engine.models.common import GPU_IDLE_NOTE_BELOW_PERCENT
 
 #: Words that name a GPU or the copy to it: none belongs in a verdict of a run without a GPU.
 GPU_WORDS = re.compile(r"GPU|PCIe|copy|transfer|pinn|device|CUDA|nvJPEG", re.IGNORECASE)
 
-# The CPU run of the issue: 1,024 generated images, batch 16, one loader worker of two CPUs,
+# A CPU run: 1,024 generated images, batch 16, one loader worker of two CPUs,
 # compute alone 36 images/s, end to end 29, its best configuration (no worker) 40, the collate
 # stage between 69,094 and 170,931 images/s.
 CPU_BASE = LoaderConfig(workers=1, prefetch=4, pin_memory=False, channels_last=False)
@@ -55,7 +55,7 @@ def _all_text(verdict) -> str:
                     + [f"{a.action} {a.detail} {a.basis}" for a in verdict.advice if a.action != "Train on a GPU"])
 
 
-def test_cpu_run_of_the_issue_names_a_bound_no_measured_configuration_beats():
+def test_a_cpu_run_names_a_bound_no_measured_configuration_beats():
     verdict = _cpu_verdict()
     assert verdict.bottleneck == "compute" and verdict.limiting_rate == 36.0
     # 40 images/s with no worker beats 36 only because the model then trains on both cores: the
@@ -108,7 +108,7 @@ def test_a_configuration_that_runs_the_stage_as_measured_and_beats_it_raises_the
 def test_no_negative_loss_and_every_share_is_of_something():
     verdict = _cpu_verdict(rates=dict(CPU_RATES, compute=36.0))
     text = verdict.text
-    assert not re.search(r"(^|[\s(])-\d", text), text  # "-240% of the 7 images/s lost" was the issue's
+    assert not re.search(r"(^|[\s(])-\d", text), text  # never "-240% of the 7 images/s lost"
     assert "prefetch_factor 4 → 8: 12 images/s end to end, no faster than the default's 29 images/s" in text
     assert "more than all of the 7 images/s lost" in text  # no worker: 40 against 29, 7 lost
     assert "Cause of the 7 images/s lost between the stages (19% of the slowest stage's rate)" in text
@@ -135,7 +135,7 @@ def test_no_gpu_stage_or_word_without_a_gpu():
     assert "pin + copy" in analyze(CPU_RATES, _cpu_ctx(device="cuda"), data_wait_fraction=0.05).text
 
 
-# The H100 run of the issue: ResNet-50 BF16 NCHW at batch 128, end to end 2,100 images/s, compute
+# An H100 run: ResNet-50 BF16 NCHW at batch 128, end to end 2,100 images/s, compute
 # alone 2,150, the GPU busy 52 % of the timed time.
 H100_RATES = {"disk_cold": 10_000.0, "disk_cached": 11_000.0, "decode_1": 660.0, "decode_n": 8_700.0,
               "augment_1": 385.0, "cpu_n": 2_900.0, "gpu_decode": 22_000.0, "transfer": 48_000.0,
@@ -178,7 +178,7 @@ def test_launch_path_threshold_is_the_model_benchmarks_note():
     assert _h100(None).bottleneck == "compute"  # no utilisation sample: nothing to say
 
 
-# -- rules pinned at their edges (issue 33, item 10) -----------------------------------------------
+# -- rules pinned at their edges -----------------------------------------------------------------
 
 def test_noise_allowance_before_end_to_end_counts_as_above_the_slowest_stage():
     """End to end may exceed the slowest stage alone by CONSISTENCY_NOISE (15 %) before the
@@ -255,7 +255,7 @@ def test_the_page_and_the_reports_read_the_verdict_derived_again(qtbot):
     from its headline (the median) with today's rules, it names the host's launch path (GPU busy 51 %),
     and the Pipeline page, the evaluation report and the report's chart all show that one text."""
     from hwbench_gui.engine.datapath.reread import verdict_details
-    from hwbench_gui.engine.reports import charts, evaluation
+    from hwbench_gui.engine.reports import charts, datapath_charts, evaluation
     from hwbench_gui.engine.reports.compare import Side
     from hwbench_gui.ui.pipeline_view import REDERIVED_NOTE, PipelineView
 
@@ -276,7 +276,7 @@ def test_the_page_and_the_reports_read_the_verdict_derived_again(qtbot):
     assert chart.caption == details["verdict"]
     # a CPU run's chart and evaluation rows name no GPU stage
     cpu = _fixture("datapath_cpu_2026-12-05.json")
-    assert [t for _, t in charts.datapath_stages([cpu])][3:5] == ["Collate", "CPU compute"]
+    assert [t for _, t in datapath_charts.datapath_stages([cpu])][3:5] == ["Collate", "CPU compute"]
     assert not any(GPU_WORDS.search(title) for title, _, _ in evaluation._datapath([cpu])["stages"])
     view.set_document(cpu)
     assert not view.verdict_note.isVisibleTo(view) and view.verdict_text.text() == cpu["details"]["verdict"]

@@ -48,7 +48,7 @@ def test_a_demo_without_frames_is_a_failed_result():
 
 
 def test_reports_compare_a_cpu_and_a_gpu_demo_run(tmp_path):
-    from hwbench_gui.engine.reports import compare
+    from hwbench_gui.engine.reports import compare, comparison_text
 
     # 150 frames = 5 windows a side: enough samples for Mann-Whitney to tell them apart (3 vs 3 is not)
     for doc in (_doc("cpu", 0.1, n=150), _doc("cuda:0", 0.01, n=150)):
@@ -62,7 +62,7 @@ def test_reports_compare_a_cpu_and_a_gpu_demo_run(tmp_path):
     assert marks in (["baseline", "better"], ["baseline", "worse"])
     ratio = next(c.ratio for c in rows[0].cells if c.mark != "baseline")
     assert ratio == pytest.approx(10.0, rel=0.05) or ratio == pytest.approx(0.1, rel=0.05)
-    assert "demo.track" in compare.format_table(result)
+    assert "demo.track" in comparison_text.format_table(result)
 
 
 def test_track_cli_leaves_a_result_with_metrics_that_compare_loads(tmp_path, cli_env):

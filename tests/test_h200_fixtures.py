@@ -44,7 +44,7 @@ def test_h200_datapath_documents_are_consistent():
     noise the verdict allows, and each run names a bottleneck and gives advice with expected rates."""
     from pathlib import Path
 
-    from hwbench_gui.engine.datapath.verdict import CONSISTENCY_NOISE
+    from hwbench_gui.engine.datapath.findings import CONSISTENCY_NOISE
 
     folder = Path(__file__).resolve().parent.parent / "resources" / "reference" / "archive" / "h200-2026-12-02"
     docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*datapath.analyze*.json"))]
@@ -61,7 +61,8 @@ def test_h200_datapath_documents_are_consistent():
     assert any(a["action"] == "Keep the loader busy across epoch boundaries" for a in final["details"]["advice"])
     # 15 workers, augmentation-bound, recorded before that case had advice: today's verdict on its numbers
     # moves the work to the GPU (nvJPEG measured there) rather than adding workers there are no cores for.
-    from hwbench_gui.engine.datapath.verdict import Context, analyze
+    from hwbench_gui.engine.datapath.findings import Context
+    from hwbench_gui.engine.datapath.verdict import analyze
 
     doc = next(d for d in docs if d["params"]["workers"] == 15)
     details, context = doc["details"], doc["details"]["context"]
@@ -194,7 +195,8 @@ def _reanalyze(doc, rates):
     """(verdict, base configuration, what-ifs) of a recorded data-path document, analysed again from
     ``rates`` and its stored what-ifs with today's rules."""
     from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
-    from hwbench_gui.engine.datapath.verdict import Context, analyze
+    from hwbench_gui.engine.datapath.findings import Context
+    from hwbench_gui.engine.datapath.verdict import analyze
 
     details = doc["details"]
     base = LoaderConfig(**details["base_config"])

@@ -1,4 +1,4 @@
-"""Whether the burn-in burned (issue 36's target): at or above 0.95 × gpu.matmul's sustained rate and 0.85 × the
+"""Whether the burn-in burned: at or above 0.95 × gpu.matmul's sustained rate and 0.85 × the
 power limit, or held lower by a clock-event reason (a NOTE: the load burns); below with no reason, a WARN (the
 burn-in does not burn). Known readings with known answers, and the H100 reference documents."""
 

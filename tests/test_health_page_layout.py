@@ -39,9 +39,9 @@ def test_the_health_page_reads_without_moving_the_form(qtbot, qsettings, screen)
     for doc in docs:
         tab._add_result_row(doc)
     tab.results.selectRow(tab.results_table.documents().index(docs[0]))  # the checked 2-minute burn-in
-    tab.bottom.setCurrentWidget(tab.health)
+    tab.bottom.setCurrentWidget(tab.family_page("health.burnin"))
     _settle()
-    view = tab.health
+    view = tab.family_page("health.burnin")
     assert tab.run_splitter.sizes() == split
     # the lower pane's share (it scrolls down for the rest): the verdict and the judgement at least
     assert view.viewport().height() >= 180
@@ -73,13 +73,13 @@ def test_the_language_model_pages_leave_the_form_where_it_is(qtbot, qsettings):
     docs = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
     for doc in docs:
         tab._add_result_row(doc)
-    for bench_id, page in (("llm.infer", "llm_view"), ("llm.train", "training_view")):
+    for bench_id in ("llm.infer", "llm.train"):
         tab.results.selectRow(next(i for i, d in enumerate(tab.results_table.documents())
                                    if d["benchmark"]["id"] == bench_id))
         _settle()
-        tab.bottom.setCurrentWidget(getattr(tab, page))
+        tab.bottom.setCurrentWidget(tab.family_page(bench_id))
         _settle()
-        assert tab.run_splitter.sizes() == split, page
+        assert tab.run_splitter.sizes() == split, bench_id
     tab.bottom.setCurrentIndex(0)
     _settle()
     assert tab.run_splitter.sizes() == split

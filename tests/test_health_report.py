@@ -76,6 +76,6 @@ def test_the_section_shows_the_newest_checked_burnin_not_a_later_unchecked_one(d
 
 def test_no_burnin_says_how_to_run_one(docs):
     ev = evaluation.build_evaluation(docs[1:], with_charts=False)
-    assert ev.health.verdict is None
+    assert ev.sections["health.burnin"].verdict is None
     assert "hwbench run health.burnin -p minutes=1" in evaluation.render_evaluation_html(ev)
     assert health_section.build([{"benchmark": {"id": "model.resnet50"}, "status": "ok"}]) is None

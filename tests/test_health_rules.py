@@ -1,5 +1,6 @@
-"""The burn-in's verdict, driven through a stand-in NVML (tests/health_standin.py): each rule of issue #36
-item 3 fed the readings that trigger it, and a quiet GPU at its power cap that must pass."""
+"""The burn-in's verdict, driven through a stand-in NVML (tests/health_standin.py): each rule of
+:mod:`hwbench_gui.engine.health.rules` fed the readings that trigger it, and a quiet GPU at its power cap that must
+pass."""
 
 from __future__ import annotations
 

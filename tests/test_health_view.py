@@ -76,9 +76,10 @@ def test_the_benchmarks_tab_adds_a_health_tab_and_flags_the_results(qtbot, tmp_p
     context = AppContext(settings=qsettings, results_dir=tmp_path / "results")
     tab = BenchmarksTab(context)
     qtbot.addWidget(tab)
-    assert tab.health is None
+    assert tab.family_page("health.burnin") is None
     tab._add_result_row(_document(health), select=True)
-    assert tab.health is not None and ">FAIL<" in tab.health.verdict.text()
+    health = tab.family_page("health.burnin")
+    assert health is not None and ">FAIL<" in health.verdict.text()
     status = tab.results.item(0, COLUMN["Status"]).text()
     assert status == "ok · health FAIL"
     ref = Path(__file__).resolve().parents[1] / "resources/reference/h200/2026-12-03T08-27-27_gpu.d2d_52e98a7a.json"
@@ -107,9 +108,10 @@ def test_the_h100_burnins_are_both_in_the_table_and_say_whether_the_load_burns(q
     statuses = [tab.results.item(row, COLUMN["Status"]).text() for row in range(2)]
     assert statuses == ["ok · health PASS", "ok · health PASS (results not checked)"]
     tab.results.selectRow(0)
-    burned = tab.health.burns.text()
+    health = tab.family_page("health.burnin")
+    burned = health.burns.text()
     assert "gpu0 <span" in burned and ">burns</span>: 0.95 × gpu.matmul sustained alone; held by the power cap " \
         "(SwPowerCap 99 % of samples, 0.98 of the limit)" in burned
-    assert "results checked" in tab.health.verdict.text()
+    assert "results checked" in health.verdict.text()
     tab.results.selectRow(1)
-    assert "results NOT checked" in tab.health.verdict.text() and "0.98 × gpu.matmul" in tab.health.burns.text()
+    assert "results NOT checked" in health.verdict.text() and "0.98 × gpu.matmul" in health.burns.text()

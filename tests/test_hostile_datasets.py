@@ -1,4 +1,4 @@
-"""Hostile files in a data-path dataset (issue 33, item 8): each is skipped and counted with its
+"""Hostile files in a data-path dataset: each is skipped and counted with its
 reason before any stage reads it, the other images stay, and nothing hangs or reads without bound.
 Every hostile file is written here, into an ImageFolder tree of small real JPEGs."""
 

@@ -1,4 +1,4 @@
-"""Hostile demo inputs (issue 33, item 8): every size a file or an argument can set is bounded
+"""Hostile demo inputs: every size a file or an argument can set is bounded
 before anything is allocated, and each refusal is one line naming the file. The hostile files are
 written here."""
 

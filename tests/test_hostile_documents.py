@@ -1,4 +1,4 @@
-"""Hostile result documents (issue 33, items 8 and 9): numbers beyond float range or not finite,
+"""Hostile result documents: numbers beyond float range or not finite,
 invisible and direction-changing characters, forged figures above the hardware's limits, one output
 file named twice, and the two refusals that had turned into tracebacks (a link loop given to
 compare, a folder given to run --like). Each hostile file is written here; one bad file never hides

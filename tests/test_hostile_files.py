@@ -1,4 +1,4 @@
-"""Files and folders that fail under the library (issue 33, item 8): a delete into a trash that
+"""Files and folders that fail under the library: a delete into a trash that
 cannot be written, of files another window already deleted, an undo whose trashed file is gone, and
 an export into the results folder itself. Each is said to the user; nothing is raised or duplicated.
 

@@ -14,6 +14,7 @@ pytest.importorskip("torchvision.ops")
 tf = pytest.importorskip("tensorflow")
 
 from hwbench_gui.engine.models import keras_fasterrcnn as kf  # noqa: E402
+from hwbench_gui.engine.models import keras_fasterrcnn_boxes as kb  # noqa: E402
 
 NUM_CLASSES = 21  # Pascal VOC and background, as the benchmark
 
@@ -54,10 +55,10 @@ def test_anchors_are_torchvisions():
     from torchvision.models.detection.image_list import ImageList
 
     size = 64
-    generator = AnchorGenerator(tuple((s,) for s in kf.ANCHOR_SIZES), (kf.ASPECT_RATIOS,) * 5)
-    feats = [torch.zeros(1, 1, side, side) for side in kf.level_shapes(size)]
+    generator = AnchorGenerator(tuple((s,) for s in kb.ANCHOR_SIZES), (kb.ASPECT_RATIOS,) * 5)
+    feats = [torch.zeros(1, 1, side, side) for side in kb.level_shapes(size)]
     expected = generator(ImageList(torch.zeros(1, 3, size, size), [(size, size)]), feats)[0].numpy()
-    assert np.allclose(kf.make_anchors(size), expected)
+    assert np.allclose(kb.make_anchors(size), expected)
 
 
 def test_box_coding_and_iou_are_torchvisions():
@@ -69,11 +70,11 @@ def test_box_coding_and_iou_are_torchvisions():
     a = np.concatenate([xy, xy + rng.uniform(5, 40, (6, 2))], 1).astype(np.float32)
     xy = rng.uniform(0, 50, (6, 2))
     b = np.concatenate([xy, xy + rng.uniform(5, 40, (6, 2))], 1).astype(np.float32)
-    coder = BoxCoder(kf.ROI_WEIGHTS)
+    coder = BoxCoder(kb.ROI_WEIGHTS)
     deltas = coder.encode_single(torch.tensor(a), torch.tensor(b)).numpy()
-    assert np.allclose(kf.encode(tf, a, b, kf.ROI_WEIGHTS).numpy(), deltas, atol=1e-5)
-    assert np.allclose(kf.decode(tf, deltas, b, kf.ROI_WEIGHTS).numpy(), a, atol=1e-3)
-    assert np.allclose(kf.box_iou(tf, a, b).numpy(), box_iou(torch.tensor(a), torch.tensor(b)).numpy(), atol=1e-6)
+    assert np.allclose(kb.encode(tf, a, b, kb.ROI_WEIGHTS).numpy(), deltas, atol=1e-5)
+    assert np.allclose(kb.decode(tf, deltas, b, kb.ROI_WEIGHTS).numpy(), a, atol=1e-3)
+    assert np.allclose(kb.box_iou(tf, a, b).numpy(), box_iou(torch.tensor(a), torch.tensor(b)).numpy(), atol=1e-6)
 
 
 def test_roi_align_through_crop_and_resize_matches_torchvision(models):
@@ -81,7 +82,7 @@ def test_roi_align_through_crop_and_resize_matches_torchvision(models):
 
     _, keras_model = models
     rng = np.random.default_rng(5)
-    sides = kf.level_shapes(64)[:4]
+    sides = kb.level_shapes(64)[:4]
     feats = [rng.standard_normal((1, s, s, 8)).astype(np.float32) for s in sides]
     # boxes of several sizes so that several FPN levels are used
     # (a box at the border, a box smaller than a feature pixel: RoIAlign's two edge rules)
@@ -96,13 +97,13 @@ def test_roi_align_through_crop_and_resize_matches_torchvision(models):
 
 def test_matcher_and_sampler_follow_torchvision():
     iou = tf.constant([[[0.9, 0.1], [0.5, 0.2], [0.1, 0.25], [0.05, 0.0]]])
-    index, fg, bg = kf.match(tf, iou, 0.7, 0.3, allow_low_quality=True)
+    index, fg, bg = kb.match(tf, iou, 0.7, 0.3, allow_low_quality=True)
     # anchor 0 matches box 0 (0.9); anchor 2 is box 1's best (0.25): a low-quality match, foreground
     assert index.numpy().tolist() == [[0, 0, 1, 0]]
     assert fg.numpy().tolist() == [[True, False, True, False]]
     assert bg.numpy().tolist() == [[False, False, False, True]]
     positive = tf.constant([[True] * 10 + [False] * 90])
-    pos, neg = kf.sample(tf, positive, ~positive, 16, 0.25)
+    pos, neg = kb.sample(tf, positive, ~positive, 16, 0.25)
     assert int(tf.reduce_sum(tf.cast(pos, tf.int32))) == 4 and int(tf.reduce_sum(tf.cast(neg, tf.int32))) == 12
     assert not bool(tf.reduce_any(pos & ~positive))
 

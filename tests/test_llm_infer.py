@@ -127,7 +127,7 @@ def test_reports_read_the_curves_and_verdicts_of_a_document(small_document):
     serving = llm_section.serving_curve(doc)
     assert serving.target_y == 50.0 and serving.point_labels == ["1 seq", "3 seq"]
     report = evaluation.build_evaluation([doc], with_charts=True)
-    assert [run.title.split(" · ")[0] for run in report.llm] == ["tiny"]
+    assert [run.title.split(" · ")[0] for run in report.sections["llm.infer"]] == ["tiny"]
     assert not any("llm.infer" in m.title for m in report.micro)
     assert len([c for c in report.charts if c.key.startswith("llm:")]) == 4  # depth ×2, TPOT, TTFT
     assert not any(c.key == "series:llm.infer" for c in report.charts)  # mixed axes: its own charts instead

@@ -102,7 +102,7 @@ def test_a_product_of_any_size_is_measured_clipped_and_never_allocated_whole():
 
 
 def test_a_prompt_figure_above_its_bound_gets_no_share_in_the_document_the_cli_and_the_reports():
-    """The issue's numbers: pp512 at 2,687 tokens/s against a bound of 149 tokens/s (a BF16 rate measured with
+    """A measured case: pp512 at 2,687 tokens/s against a bound of 149 tokens/s (a BF16 rate measured with
     another kernel) must not read 1803 %."""
     params = llm_infer.BENCHMARK.resolve_params({"device": "cpu", "model": "tiny", "depths": "0", "concurrency": "1",
                                                  "serve": False})
@@ -141,7 +141,7 @@ def test_a_prompt_figure_above_its_bound_gets_no_share_in_the_document_the_cli_a
 
 
 def test_mfu_above_its_measured_matmul_rate_gets_no_percentage():
-    """The issue's numbers: tiny trained at 212 % of a 0.0003449 TFLOP/s BF16 rate measured with another kernel."""
+    """A measured case: tiny trained at 212 % of a 0.0003449 TFLOP/s BF16 rate measured with another kernel."""
     params = {**llm_train.BENCHMARK.resolve_params({"model": "tiny", "device": "cpu"}), "compile": False,
               "micro_batch": 1}
     fpt = llm_train.flops_per_token(TINY, params)

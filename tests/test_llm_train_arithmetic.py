@@ -48,7 +48,7 @@ def test_mfu_against_the_h100_datasheet_and_the_nanogpt_error():
     assert ta.mfu(463_000, fpt, None) is None
 
 
-def test_the_issue_s_logits_arithmetic_and_chunked_loss():
+def test_the_logits_of_a_large_vocabulary_and_their_chunked_loss():
     tokens = 8 * 2048
     # FP32 logits of a 128k vocabulary for 8 × 2048 tokens: 8.4 GB, their gradient as much
     assert ta.loss_bytes(tokens, 2048, 128_256, None, True) == 2 * 8_405_385_216

@@ -90,7 +90,7 @@ def assert_ok_document(doc, model, mode, batch=2, steps=2, repeats=2):
 
 # -- declarations ------------------------------------------------------------------------------------
 
-def test_four_model_benchmarks_with_the_issue_parameters():
+def test_the_four_seed_model_benchmarks_are_declared_with_their_parameters():
     ids = {b.id for b in registry.all_benchmarks()}
     assert {"model.resnet50", "model.vgg16", "model.fasterrcnn", "model.unet"} <= ids
     expected_sizes = {"resnet50": 224, "vgg16": 224, "fasterrcnn": 800, "unet": 512}

@@ -25,7 +25,7 @@ from hwbench_gui.engine.results import library  # noqa: E402
 
 
 def _known(test):
-    """``test`` run first on each mutation the issue found by hand, then on the generated ones."""
+    """``test`` run first on each mutation found by hand (``KNOWN``), then on the generated ones."""
     for known in KNOWN:
         test = example(case=known)(test)
     return test

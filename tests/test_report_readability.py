@@ -8,7 +8,7 @@ def test_pdf_report_holds_the_machines_and_the_spreads(tmp_path):
     """The PDF holds the HTML report's system table and every value's spread."""
     from test_reports import seed_like_docs
 
-    from hwbench_gui.engine.reports import compare, pdf
+    from hwbench_gui.engine.reports import comparison_text, pdf
     from hwbench_gui.engine.reports.report import make_report, side_facts
 
     report = make_report(seed_like_docs(), with_charts=False)
@@ -22,7 +22,7 @@ def test_pdf_report_holds_the_machines_and_the_spreads(tmp_path):
     for side in report.comparison.sides:
         for value in side_facts(side).values():
             assert value.split("\n")[0][:30] in joined.replace("\n", " ") or value[:30] in joined
-    spreads = [compare.spread_text(cell.metric) for row in report.comparison.rows for cell in row.cells]
+    spreads = [comparison_text.spread_text(cell.metric) for row in report.comparison.rows for cell in row.cells]
     assert any(spreads) and all(s.split(",")[0] in joined for s in spreads if s)
 
 

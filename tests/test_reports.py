@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from reports_data import make_doc, model_doc, on_other_machine, sweep_series, write_bad_files, write_docs
 
-from hwbench_gui.engine.reports import charts, compare, csv_export
+from hwbench_gui.engine.reports import charts, compare, comparison_text, csv_export, power_charts
 from hwbench_gui.engine.results import describe, library
 from hwbench_gui.engine.reports.html import render_html, write_html
 from hwbench_gui.engine.reports.pdf import pdf_bytes, write_pdf
@@ -89,9 +89,9 @@ def test_a_busy_machine_is_shown_in_the_comparison():
     result = compare.compare(compare.sides_by_machine([a, b]))
     cell = result.rows[0].cells[1]
     assert cell.busy and "busy machine during this run" in cell.note and "180 %" in cell.note
-    assert compare.cell_text(cell).endswith("(busy)")
+    assert comparison_text.cell_text(cell).endswith("(busy)")
     assert result.summaries[1].busy == 1 and "1 on a busy machine" in result.summaries[1].counts_text()
-    assert "busy machine" in compare.format_table(result)
+    assert "busy machine" in comparison_text.format_table(result)
 
 
 def test_summary_counts_agree_with_the_rows_shown():
@@ -144,7 +144,7 @@ def test_failed_runs_are_marked_failed_with_their_reason():
     cell = result.rows[0].cells[1]
     assert cell.mark == compare.MARK_FAILED and "out of memory" in cell.note
     assert result.summaries[1].failed == 1
-    assert "failed" in compare.format_table(result)
+    assert "failed" in comparison_text.format_table(result)
 
 
 def test_newest_run_of_a_configuration_is_used():
@@ -342,8 +342,8 @@ def test_every_chart_is_drawn_when_its_data_is_there():
 def test_charts_without_data_are_left_out():
     docs = [make_doc("t.rate")]
     assert charts.build_charts(compare.sides_by_machine(docs)) == []
-    assert charts.mean_gpu_power_w(docs[0]) is None
-    assert charts.mean_gpu_power_w(model_doc("m", framework="torch", mode="train", precision="FP32", value=1,
+    assert power_charts.mean_gpu_power_w(docs[0]) is None
+    assert power_charts.mean_gpu_power_w(model_doc("m", framework="torch", mode="train", precision="FP32", value=1,
                                              gpus=2, power_w=250)) == 500
 
 
@@ -432,12 +432,12 @@ def test_a_busy_baseline_is_the_baselines_flag_not_the_other_sides(tmp_path):
     result = compare.compare(compare.sides_by_machine([here, there]))
     base_cell, other_cell = result.rows[0].cells
     assert base_cell.busy and not other_cell.busy
-    assert "(busy)" in compare.cell_text(base_cell) and "busy" not in compare.cell_text(other_cell)
+    assert "(busy)" in comparison_text.cell_text(base_cell) and "busy" not in comparison_text.cell_text(other_cell)
     assert "busy" not in other_cell.note
     assert (result.summaries[0].busy, result.summaries[1].busy) == (1, 0)
     assert "on a busy machine" in result.summaries[0].counts_text()
     assert "on a busy machine" not in result.summaries[1].counts_text()
-    table = compare.format_table(result)
+    table = comparison_text.format_table(result)
     assert "t.rate · rate [1]: baseline: busy machine during this run" in table and "[2]: " not in table
     report = make_report([here, there], with_charts=False)
     html = render_html(report)
@@ -456,7 +456,8 @@ def test_a_failed_baseline_does_not_fail_the_side_that_measured():
     base_cell, other_cell = result.rows[0].cells
     assert base_cell.mark == compare.MARK_FAILED and "out of memory" in base_cell.note
     assert other_cell.mark == compare.MARK_NO_BASELINE and "the baseline's run failed" in other_cell.note
-    assert "failed" not in compare.cell_text(other_cell) and "1,010 items/s" in compare.cell_text(other_cell)
+    other_text = comparison_text.cell_text(other_cell)
+    assert "failed" not in other_text and "1,010 items/s" in other_text
     assert (result.summaries[0].failed, result.summaries[1].failed) == (1, 0)
 
 
@@ -465,7 +466,7 @@ def test_a_cancelled_run_is_cancelled_not_failed():
     there = on_other_machine(make_doc("t.rate", status="cancelled", reason="cancelled by the user"), "b", "B")
     result = compare.compare(compare.sides_by_machine([here, there]))
     cell = result.rows[0].cells[1]
-    assert cell.mark == compare.MARK_CANCELLED and compare.cell_text(cell) == "cancelled"
+    assert cell.mark == compare.MARK_CANCELLED and comparison_text.cell_text(cell) == "cancelled"
     assert (result.summaries[1].cancelled, result.summaries[1].failed) == (1, 0)
     assert result.summaries[0].cancelled == 0 and result.rows[0].cells[0].mark == compare.MARK_BASELINE
 
@@ -520,7 +521,7 @@ def test_the_pdf_holds_every_row_of_the_html_and_csv_even_when_rows_are_tall(tmp
     html = render_html(report)
     csv_rows = list(csv.DictReader(io.StringIO(csv_export.csv_text(report.docs))))
     text = _pdf_text(write_pdf(report, tmp_path / "tall.pdf"))
-    labels = [compare.row_label(row) for row in report.comparison.rows]
+    labels = [comparison_text.row_label(row) for row in report.comparison.rows]
     assert html.count('<tr class="row">') == len(labels) == 28 and len(csv_rows) == len(docs) == 55
     assert [label for label in labels if label not in text] == []
     assert pdf_row_numbers(text) == set(range(1, len(labels) + 1))
@@ -558,7 +559,7 @@ def test_configuration_shows_only_what_differs_in_full_and_the_rest_once():
     assert result.common_params["t.train"] == {"nnodes": 1, "workers": 8}
     assert [row.config_text for row in result.rows] == [f"batch=128, path={long_path}a",
                                                         f"batch=256, path={long_path}b"]
-    table = compare.format_table(result)
+    table = comparison_text.format_table(result)
     assert f"path={long_path}a" in table and f"path={long_path}b" in table  # in full, not cut at 60
     assert table.count("workers=8") == 1 and "t.train (every row: nnodes=1, workers=8)" in table
     html = render_html(make_report(docs, group="run", with_charts=False))
@@ -617,7 +618,7 @@ def test_an_edited_document_is_flagged_like_a_busy_one(edit, words):
     assert describe.gpu_summary(doc) in ("NVIDIA H200", "8× NVIDIA H200")
     result = compare.compare(compare.sides_by_machine([other, doc]))
     cell = result.rows[0].cells[1]
-    assert cell.inconsistent and words in cell.note and "inconsistent" in compare.cell_text(cell)
+    assert cell.inconsistent and words in cell.note and "inconsistent" in comparison_text.cell_text(cell)
     assert not result.rows[0].cells[0].inconsistent
     assert (result.summaries[0].inconsistent, result.summaries[1].inconsistent) == (0, 1)
     assert "1 from an inconsistent document" in result.summaries[1].counts_text()
@@ -659,7 +660,7 @@ def test_one_machine_is_laid_out_as_the_seed_evaluation(tmp_path):
 
 def test_a_single_side_comparison_shows_no_composite_against_itself():
     result = compare.compare(compare.sides_by_machine([make_doc("t.rate"), make_doc("t.other", minutes=1)]))
-    assert "Composite" not in compare.format_table(result)
+    assert "Composite" not in comparison_text.format_table(result)
     assert "<h2>Composite</h2>" not in render_html(make_report([make_doc("t.rate")], with_charts=False))
 
 
@@ -708,7 +709,7 @@ def test_a_figure_per_gpu_watt_only_where_the_gpu_did_the_work():
     membw["device"] = "cpu (16 CPUs)"
     pcie = make_doc("gpu.pcie", unit="GB/s", telemetry=power)
     pcie["device"] = "cuda:0 (Test GPU A)"
-    assert [charts.gpu_power_is_the_cost(d) for d in (on_gpu, membw, pcie)] == [True, False, False]
+    assert [power_charts.gpu_power_is_the_cost(d) for d in (on_gpu, membw, pcie)] == [True, False, False]
     chart = charts.perf_per_watt_chart(compare.sides_by_machine([on_gpu, membw, pcie]))
     panels = [ax.get_title(loc="left") for ax in chart.figure.axes]  # one panel per benchmark and precision
     assert len(panels) == 1 and "model.resnet50" in panels[0]

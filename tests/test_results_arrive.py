@@ -108,12 +108,12 @@ def test_opening_a_result_keeps_the_form_and_brings_its_page(tab, qtbot):
         assert tab.bottom.currentIndex() == 0
     tab.results_table._on_activated(tab.results.item(0, 0))  # a double-click (or Enter) opens it
     _settle()
-    assert tab.bottom.currentWidget() is tab.llm_view
+    assert tab.bottom.currentWidget() is tab.family_page("llm.infer")
     assert tab.run_splitter.sizes() == split and tab.form_area.viewport().height() == form_rows
     tab.results.selectRow(1)
     tab.results_table._on_activated(tab.results.item(1, 0))
     _settle()
-    assert tab.bottom.currentWidget() is tab.training_view
+    assert tab.bottom.currentWidget() is tab.family_page("llm.train")
     tab.bottom.setCurrentIndex(0)
     _settle()
     assert tab.run_splitter.sizes() == split and tab.form_area.viewport().height() == form_rows

@@ -260,6 +260,15 @@ def test_the_report_section_reads_the_split_the_mfu_and_the_bound(small_document
             assert share is None or 0 < share <= 1
     drawn = speech_section.chart([small_document])
     assert drawn is not None and drawn.key == "speech"
+    from hwbench_gui.engine.reports import families
+
+    assert families.family_of(small_document) is speech_section.FAMILY
+    from hwbench_gui.engine.reports import evaluation
+
+    report = evaluation.build_evaluation([small_document])
+    assert "Speech recognition (Whisper real-time factor" in evaluation.format_evaluation(report)
+    html = evaluation.render_evaluation_html(report)
+    assert "<h2>Speech recognition</h2>" in html and html.count('<tr class="speech">') == 2
     # a document whose rows were tampered with is passed over, never drawn with made-up numbers
     broken = json.loads(json.dumps(small_document))
     broken["details"]["rows"][0]["real_time_factor"] = ["fast"]

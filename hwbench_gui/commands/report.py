@@ -86,7 +86,7 @@ def _load(args: argparse.Namespace):
 
 
 def compare_command(args: argparse.Namespace) -> int:
-    from hwbench_gui.engine.reports import compare
+    from hwbench_gui.engine.reports import compare, comparison_text
 
     found = _load(args)
     if not found.docs:
@@ -103,7 +103,7 @@ def compare_command(args: argparse.Namespace) -> int:
         json.dump(comparison_json(comparison), sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(terminal_text(compare.format_table(comparison)))
+        sys.stdout.write(terminal_text(comparison_text.format_table(comparison)))
     return EXIT_OK
 
 
@@ -116,7 +116,7 @@ def _number(value: Any) -> Any:
 
 def comparison_json(comparison) -> dict[str, Any]:
     """``hwbench compare --json``: what the table shows, with each value's spread, ratio and mark."""
-    from hwbench_gui.engine.reports import compare
+    from hwbench_gui.engine.reports import compare, comparison_text
     from hwbench_gui.engine.results import describe
 
     def metric_json(metric) -> dict[str, Any] | None:
@@ -125,7 +125,7 @@ def comparison_json(comparison) -> dict[str, Any]:
         stats = metric.stats or {}
         return {"value": _number(metric.value), "unit": metric.unit, "failed": metric.failed,
                 "published": metric.published, "n": stats.get("n"), "p5": _number(stats.get("p5")),
-                "p95": _number(stats.get("p95")), "spread": compare.spread_text(metric),
+                "p95": _number(stats.get("p95")), "spread": comparison_text.spread_text(metric),
                 "file": metric.doc.get("_path"), "started_at": metric.doc.get("started_at")}
 
     return {
@@ -144,7 +144,8 @@ def comparison_json(comparison) -> dict[str, Any]:
             "cells": [{"metric": metric_json(cell.metric), "mark": cell.mark, "ratio": _number(cell.ratio),
                        "test": cell.test, "p_value": _number(cell.p_value), "note": cell.note,
                        "busy": cell.busy, "resolved": compare.resolved_params(cell.metric.doc)
-                       if cell.metric is not None else {}, "text": compare.cell_text(cell)} for cell in row.cells],
+                       if cell.metric is not None else {}, "text": comparison_text.cell_text(cell)}
+                      for cell in row.cells],
         } for row in comparison.rows],
         "notes": list(comparison.notes),
         # per side (1-based, as the table numbers them): the baseline's files to run like on that machine
@@ -192,7 +193,7 @@ def _evaluation_report(args: argparse.Namespace, found) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from hwbench_gui.engine.reports import compare
+    from hwbench_gui.engine.reports import comparison_text
     from hwbench_gui.engine.reports.outputs import same_file_twice
     from hwbench_gui.engine.reports.report import make_report
 
@@ -237,5 +238,5 @@ def report_command(args: argparse.Namespace) -> int:
     if failed:
         return failed
     if not (args.csv or args.html or args.pdf):
-        sys.stdout.write(terminal_text(compare.format_table(report.comparison)))
+        sys.stdout.write(terminal_text(comparison_text.format_table(report.comparison)))
     return EXIT_OK

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import importlib.util
 import tempfile
-import threading
 from typing import Any
 
-from hwbench_gui.engine.datapath.stages import STAGES
-from hwbench_gui.engine.measure.timing import cpu_count
+from hwbench_gui.engine.datapath.best_found import best_found as find_best
 from hwbench_gui.engine.datapath.end_to_end import SETTLE_WINDOWS, PhaseReporter
+from hwbench_gui.engine.measure.gpu_busy import GpuBusySampler
+from hwbench_gui.engine.measure.timing import cpu_count
 from hwbench_gui.engine.models.data import LOADER_PREFETCH_BATCHES, LoaderOptions
 from hwbench_gui.engine.spec.benchmark import Benchmark, Outcome, Param, ParamError, Reporter, Series
 from hwbench_gui.engine.spec.precision import BF16_AMP, FP32, MODEL_KEYS, TF32, from_key
@@ -29,56 +29,12 @@ BENCH_ID = "datapath.analyze"
 MODEL_CHOICES = ("resnet50", "resnet18", "vgg16")  # classifiers: an ImageFolder feeds them
 PRECISION_CHOICES = ("auto",) + MODEL_KEYS
 DECODE_SET_MAX = 256
-GPU_UTIL_INTERVAL_S = 0.1
 #: Skipped dataset files named in the run's log one by one (all are counted in the result).
 SKIPPED_LOGGED = 20
 
 #: Progress fraction at which each phase starts.
 _PHASES = {"dataset": 0.0, "disk": 0.06, "decode": 0.12, "augment": 0.2, "cpu": 0.24, "transfer": 0.3,
            "compute": 0.33, "end_to_end": 0.42, "what_if": 0.5, "tryouts": 0.55, "verdict": 0.99}
-
-
-class _GpuUtilSampler:
-    """NVML GPU utilisation sampled in a thread while the timed loop runs."""
-
-    def __init__(self, index: int, timed: threading.Event):
-        self.index, self.timed = index, timed
-        self.samples: list[float] = []
-        self.reason: str | None = None
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def __enter__(self) -> "_GpuUtilSampler":
-        from hwbench_gui.engine.measure.timing import nvml_handle_for
-
-        self.handle = nvml_handle_for(self.index)
-        if self.handle is None:
-            from hwbench_gui.engine import nvml
-
-            self.reason = nvml.unavailable_reason() or "NVML has no handle for this GPU"
-        else:
-            self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        from hwbench_gui.engine import nvml
-
-        while not self._stop.wait(GPU_UTIL_INTERVAL_S):
-            if not self.timed.is_set():
-                continue
-            rates = nvml.query("nvmlDeviceGetUtilizationRates", self.handle)
-            if rates is not None:
-                self.samples.append(float(rates.gpu))
-
-    def __exit__(self, *exc: Any) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(2.0)
-        if self.handle is not None and not self.samples:
-            self.reason = "NVML returned no utilisation sample during the timed loop"
-
-    def mean(self) -> float | None:
-        return sum(self.samples) / len(self.samples) if self.samples else None
 
 
 def _resolve_device(text: str) -> tuple[Any, str]:
@@ -142,18 +98,18 @@ def _open_or_generate(params: dict[str, Any], reporter: Reporter) -> Any:
                             progress=lambda f: reporter.progress(_PHASES["disk"] * f, "generating the dataset"))
 
 
-def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
-    import psutil
+def _phase(reporter: Reporter, name: str, message: str) -> None:
+    reporter.progress(_PHASES[name], message)
+
+
+def _prepare(params: dict[str, Any], reporter: Reporter) -> tuple[Any, str, int, dict[str, Any], list[str],
+                                                                   list[str], str]:
+    """Checks and sizes the run for this machine: (device, kind, cpus, params resolved, the auto choices,
+    warnings, the allocator's and threads' description)."""
     import torch
 
     from hwbench_gui.engine.datapath import defaults
-    from hwbench_gui.engine.datapath import end_to_end as e2e_mod
     from hwbench_gui.engine.datapath import stages as st
-    from hwbench_gui.engine.datapath import tryouts
-    from hwbench_gui.engine.datapath.verdict import (DATA_WAIT_NOTABLE, Context, analyze, epoch_start_cost,
-                                                     epoch_start_share, usable_workers)
-    from hwbench_gui.engine.models import torch_measure as model_torch
-    from hwbench_gui.engine.spec.precision import label_of
 
     device, kind = _resolve_device(params["device"])
     cpus = cpu_count()
@@ -165,15 +121,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     if params["count"] and params["batch"] > params["count"]:
         raise ParamError(f"batch ({params['batch']}) is larger than count ({params['count']}): the loader needs at "
                          "least one whole batch")
-    precision = params["precision"]
-    label = label_of(precision)
-    workers, repeats, stage_s = params["workers"], params["repeats"], params["stage_s"]
-    readers = max(1, workers)
-    delay_s = params["read_delay_ms"] / 1e3
+    workers = params["workers"]
     warnings: list[str] = []
     if workers > cpus:
         warnings.append(f"{workers} workers on {cpus} CPUs: the workers oversubscribe the cores")
-
     allocator = st.pin_malloc_behaviour()
     if kind == "cpu":
         # Tiny CPU configurations (few pixels, small batches) drift into denormal floats within a few
@@ -184,23 +135,23 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         torch.set_num_threads(max(1, cpus - workers))
         allocator += (f"; denormal floats flushed to zero; training with {torch.get_num_threads()} threads "
                       f"(the {cpus} CPUs less one per loader worker)")
-    dataset = _open_or_generate(params, reporter)
-    if params["batch"] > len(dataset.files):
-        raise ParamError(f"batch ({params['batch']}) is larger than the dataset's {len(dataset.files)} images")
-    reporter.log(f"dataset: {dataset.describe()}")
-    for path, reason in dataset.skipped[:SKIPPED_LOGGED]:
-        reporter.log(f"skipped {path}: {reason}")
-    if dataset.skipped_warning():
-        warnings.append(dataset.skipped_warning())
-    available_ram = psutil.virtual_memory().available
+    return device, kind, cpus, params, chosen, warnings, allocator
+
+
+def _stage_rates(params: dict[str, Any], dataset: Any, device: Any, kind: str, cpus: int, reporter: Reporter,
+                 warnings: list[str]) -> tuple[dict[str, Any], int, int]:
+    """Every stage of the chain alone, storage to the copy to the device: (stage key -> its result, the
+    stored images' mean width and height in pixels)."""
+    from hwbench_gui.engine.datapath import stages as st
+    from hwbench_gui.engine.datapath.findings import usable_workers
+
+    workers, repeats, stage_s = params["workers"], params["repeats"], params["stage_s"]
+    readers = max(1, workers)
+    delay_s = params["read_delay_ms"] / 1e3
     results: dict[str, st.StageResult] = {}
-
-    def phase(name: str, message: str) -> None:
-        reporter.progress(_PHASES[name], message)
-
-    phase("disk", "disk read, cache bypassed")
+    _phase(reporter, "disk", "disk read, cache bypassed")
     results["disk_cold"] = st.disk_read(dataset.files, readers, cold=True, repeats=repeats, read_delay_s=delay_s)
-    phase("disk", "disk read, page cache")
+    _phase(reporter, "disk", "disk read, page cache")
     results["disk_cached"] = st.disk_read(dataset.files, readers, cold=False, repeats=repeats, read_delay_s=delay_s)
     if results["disk_cold"].extra.get("warning"):
         warnings.append(results["disk_cold"].extra["warning"])
@@ -208,18 +159,18 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     decode_files = st.subset_by_bytes(dataset.files, dataset.mean_file_bytes, st.DECODE_SET_BYTES)[:DECODE_SET_MAX]
     jpegs = [st.read_file(p) for p in decode_files]
     usable = usable_workers(kind, cpus)
-    phase("decode", f"JPEG decode with 1 and {readers} workers" + (f" (and {usable}: what-if)" if usable > readers
-                                                                    else ""))
+    _phase(reporter, "decode", f"JPEG decode with 1 and {readers} workers"
+           + (f" (and {usable}: what-if)" if usable > readers else ""))
     results.update(st.decode_rates(jpegs, readers, stage_s, repeats, what_if_workers=usable))
 
-    phase("augment", "augmentation, 1 worker")
+    _phase(reporter, "augment", "augmentation, 1 worker")
     decoded = [st.decode_pil(data) for data in jpegs[:st.AUGMENT_SET_IMAGES]]
     stored_w = round(sum(im.size[0] for im in decoded) / len(decoded))
     stored_h = round(sum(im.size[1] for im in decoded) / len(decoded))
     results["augment_1"], augmented = st.augment_rate(decoded, params["image_size"], stage_s, repeats)
     del decoded
 
-    phase("cpu", f"decode + augment in a DataLoader with {workers} workers")
+    _phase(reporter, "cpu", f"decode + augment in a DataLoader with {workers} workers")
     loader_files = st.subset_by_bytes(dataset.files, dataset.mean_file_bytes, st.LOADER_SET_BYTES)
     loader_jpegs = jpegs + [st.read_file(p) for p in loader_files[len(jpegs):]]
     loader_labels = dataset.labels[:len(loader_jpegs)]
@@ -230,30 +181,37 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     del loader_jpegs
 
     if kind == "cuda":
-        phase("transfer", "JPEG decode on the GPU (nvJPEG)")
+        _phase(reporter, "transfer", "JPEG decode on the GPU (nvJPEG)")
         try:
             results["gpu_decode"] = st.gpu_decode_rate(jpegs[:min(len(jpegs), params["batch"])], device, stage_s,
                                                        repeats)
         except Exception as exc:  # an nvJPEG gap must not cost the whole analysis; the advice says "not measured"
             results["gpu_decode"] = st.not_measured("gpu_decode", f"{type(exc).__name__}: {exc}")
-    phase("transfer", "collate + pinned copy to the device" if kind == "cuda" else "collate")
+    _phase(reporter, "transfer", "collate + pinned copy to the device" if kind == "cuda" else "collate")
     results["transfer"] = st.transfer_rate(augmented, params["batch"], device, stage_s, repeats)
-    del augmented, jpegs
+    return results, stored_w, stored_h
 
-    spec = model_spec(params["model"])
+
+def _compute_stage(params: dict[str, Any], spec: Any, device: Any, kind: str, label: str,
+                   reporter: Reporter) -> tuple[Any, Any]:
+    """The model's training step alone on a batch made once on the device: (its timed run, its stage result)."""
+    from hwbench_gui.engine.datapath import end_to_end as e2e_mod
+    from hwbench_gui.engine.datapath import stages as st
+    from hwbench_gui.engine.models import torch_measure as model_torch
+
     sub = PhaseReporter(reporter, _PHASES["compute"], _PHASES["end_to_end"])
     sub.progress(0.0, "model compute only (synthetic batch on the device)")
-    compute_params = _compute_params(params, device, precision, kind)
+    compute_params = _compute_params(params, device, params["precision"], kind)
     # Settled like every end-to-end measurement: like with like when the two are compared.
     settled = LoaderOptions(settle_windows=e2e_mod.SETTLE_WINDOWS[kind])
-    compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub, loader=settled)
+    compute_run, _details, _where = model_torch.measure(spec, compute_params, sub, loader=settled)
     if kind == "cpu" and not params["steps"] and compute_run.total_s < e2e_mod.WINDOW_S["cpu"] * params["repeats"]:
         # Windows of a few fast steps time the CPU's warm-up (its first few dozen steps are slower)
         # and the timer's noise; the first run sizes windows as long as the end-to-end ones.
         compute_params["steps"] = e2e_mod.window_steps(compute_run.images_per_s(), params["batch"], kind)
-        compute_run, compute_details, where = model_torch.measure(spec, compute_params, sub, loader=settled)
+        compute_run, _details, _where = model_torch.measure(spec, compute_params, sub, loader=settled)
     method_common = model_torch.method_text(compute_params, kind == "cuda")
-    results["compute"] = st.timed_run_stage(
+    return compute_run, st.timed_run_stage(
         "compute", compute_run,
         f"model benchmark's training step ({spec.title}, {label}, batch {params['batch']}, {params['image_size']} px) "
         f"on a random batch made once on the device: no loader, no copy. {params['warmup']} warm-up steps, then "
@@ -261,25 +219,10 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         f"{params['repeats']} timed windows of {compute_run.window_steps[0] if compute_run.window_steps else '?'} "
         f"steps; images/s = the median of the windows' images/s (each: images / its wall time). {method_common}")
 
-    sub = PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
-    sub.progress(0.0, f"end-to-end: loader with {workers} workers feeding the training step")
-    setup = e2e_mod.Setup(spec, _model_params(params, device, precision, dataset.root), dataset.files, dataset.labels,
-                          dataset.classes, delay_s, kind, cpus, model_torch.measure)
-    base = tryouts.LoaderConfig(workers, LOADER_PREFETCH_BATCHES, kind == "cuda", params["channels_last"])
-    feed = min(r.rate for k, r in results.items() if k in ("disk_cached", "cpu_n", "transfer", "compute") and r.rate)
-    e2e_steps = params["steps"] or e2e_mod.window_steps(feed, params["batch"], kind)
-    sampler = _GpuUtilSampler(device.index or 0, sub.timed) if kind == "cuda" else None
-    if sampler is not None:
-        with sampler:
-            e2e_run, e2e_details, where = e2e_mod.measure_config(base, setup, e2e_steps, params["warmup"], sub,
-                                                                 epoch_starts=e2e_mod.EPOCH_STARTS[kind])
-        gpu_util, gpu_util_reason = sampler.mean(), sampler.reason
-    else:
-        e2e_run, e2e_details, where = e2e_mod.measure_config(base, setup, e2e_steps, params["warmup"], sub,
-                                                             epoch_starts=e2e_mod.EPOCH_STARTS[kind])
-        gpu_util, gpu_util_reason = None, "the device is the CPU"
-    results["end_to_end"] = st.timed_run_stage(
-        "end_to_end", e2e_run,
+
+def _end_to_end_method(params: dict[str, Any], dataset: Any, base: Any, e2e_steps: int) -> str:
+    workers = params["workers"]
+    return (
         f"the same training step fed by torch DataLoader over all {len(dataset.files)} files: {workers} workers "
         f"reading (read_delay_ms={params['read_delay_ms']:g}), PIL decode, the training transform, collate; "
         f"pin_memory={base.pin_memory}, prefetch_factor={base.prefetch}, persistent workers, non-blocking copies; "
@@ -290,31 +233,95 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         f"{params['repeats']} timed windows of {e2e_steps} steps; data wait = time the step spent in next(loader); "
         "images/s = the median of the windows' images/s (one window slowed by a start-up transient moves the mean, "
         "not the median of three). Every what-if configuration is measured the same way.")
-    data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
-    refill_fraction = _epoch_refill(e2e_run, results["end_to_end"].extra)
+
+
+def _epoch_start(params: dict[str, Any], dataset: Any, e2e_run: Any) -> dict[str, Any]:
+    """The measured cost of an epoch start, priced for the user's epoch (or ImageNet-1k's for a generated set)."""
+    from hwbench_gui.engine.datapath import defaults
+    from hwbench_gui.engine.datapath.verdict import epoch_start_cost, epoch_start_share
+
+    workers = params["workers"]
     costs = list(e2e_run.extra.get("epoch_start_cost_s") or [])
     epoch_cost = epoch_start_cost(costs)
     user_images = defaults.epoch_images(params, len(dataset.files), dataset.generated)
     user_batches = max(1, user_images // params["batch"])
     step_s = e2e_run.total_s / e2e_run.steps if e2e_run.steps else None
-    epoch_start = {"cost_s": epoch_cost, "costs_s": costs, "epoch_images": user_images, "epoch_batches": user_batches,
-                   "step_s": step_s, "fraction": epoch_start_share(epoch_cost, step_s, user_batches),
-                   "epoch_of": defaults.epoch_source(params, dataset.generated),
-                   "method": f"{len(costs)} epoch starts forced after the timed windows (a new iterator over the "
-                   f"loader, its prefetched batches dropped); cost = time of the next {max(1, workers) + 2} steps "
-                   "less as many steps at the timed pace; the median, priced for an epoch of "
-                   f"{user_images:,} images" + (" (ImageNet-1k: the generated dataset's size is hwbench's choice)"
-                                                 if dataset.generated and not params.get("epoch_images") else "")}
-    results["end_to_end"].extra.update(epoch_start=epoch_start, settle_rates=e2e_run.extra.get("settle_rates"))
-    # The step's own time with the loader running against alone: how much the workers slow training itself.
-    # On CUDA the steps run asynchronously, so while the step waits for data the GPU is still busy
-    # with the previous one: the time outside the wait then understates the step (0.55× on the H200
-    # at 2 workers). Only with little waiting does it measure the step itself; the CPU has no overlap.
-    step_slowdown = None
+    return {"cost_s": epoch_cost, "costs_s": costs, "epoch_images": user_images, "epoch_batches": user_batches,
+            "step_s": step_s, "fraction": epoch_start_share(epoch_cost, step_s, user_batches),
+            "epoch_of": defaults.epoch_source(params, dataset.generated),
+            "method": f"{len(costs)} epoch starts forced after the timed windows (a new iterator over the "
+            f"loader, its prefetched batches dropped); cost = time of the next {max(1, workers) + 2} steps "
+            "less as many steps at the timed pace; the median, priced for an epoch of "
+            f"{user_images:,} images" + (" (ImageNet-1k: the generated dataset's size is hwbench's choice)"
+                                         if dataset.generated and not params.get("epoch_images") else "")}
+
+
+def _step_slowdown(kind: str, data_wait: float | None, e2e_run: Any, compute_run: Any) -> float | None:
+    """The step's own time with the loader running against alone: how much the workers slow training itself.
+    On CUDA the steps run asynchronously, so while the step waits for data the GPU is still busy with the
+    previous one: the time outside the wait then understates the step (0.55× on the H200 at 2 workers). Only
+    with little waiting does it measure the step itself; the CPU has no overlap."""
+    from hwbench_gui.engine.datapath.findings import DATA_WAIT_NOTABLE
+
     overlap_hides = kind == "cuda" and (data_wait or 0) > DATA_WAIT_NOTABLE
     if e2e_run.steps and compute_run.steps and compute_run.total_s > 0 and not overlap_hides:
-        step_slowdown = ((e2e_run.total_s - e2e_run.data_wait_s) / e2e_run.steps) / (compute_run.total_s /
-                                                                                      compute_run.steps)
+        return ((e2e_run.total_s - e2e_run.data_wait_s) / e2e_run.steps) / (compute_run.total_s / compute_run.steps)
+    return None
+
+
+def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
+    import psutil
+    import torch
+
+    from hwbench_gui.engine.datapath import defaults, tryouts
+    from hwbench_gui.engine.datapath import end_to_end as e2e_mod
+    from hwbench_gui.engine.datapath import stages as st
+    from hwbench_gui.engine.datapath.findings import Context
+    from hwbench_gui.engine.datapath.verdict import analyze
+    from hwbench_gui.engine.models import torch_measure as model_torch
+    from hwbench_gui.engine.spec.precision import label_of
+
+    device, kind, cpus, params, chosen, warnings, allocator = _prepare(params, reporter)
+    precision = params["precision"]
+    label = label_of(precision)
+    workers = params["workers"]
+    dataset = _open_or_generate(params, reporter)
+    if params["batch"] > len(dataset.files):
+        raise ParamError(f"batch ({params['batch']}) is larger than the dataset's {len(dataset.files)} images")
+    reporter.log(f"dataset: {dataset.describe()}")
+    for path, reason in dataset.skipped[:SKIPPED_LOGGED]:
+        reporter.log(f"skipped {path}: {reason}")
+    if dataset.skipped_warning():
+        warnings.append(dataset.skipped_warning())
+    available_ram = psutil.virtual_memory().available
+    results, stored_w, stored_h = _stage_rates(params, dataset, device, kind, cpus, reporter, warnings)
+    spec = model_spec(params["model"])
+    compute_run, results["compute"] = _compute_stage(params, spec, device, kind, label, reporter)
+
+    sub = PhaseReporter(reporter, _PHASES["end_to_end"], _PHASES["what_if"])
+    sub.progress(0.0, f"end-to-end: loader with {workers} workers feeding the training step")
+    setup = e2e_mod.Setup(spec, _model_params(params, device, precision, dataset.root), dataset.files, dataset.labels,
+                          dataset.classes, params["read_delay_ms"] / 1e3, kind, cpus, model_torch.measure)
+    base = tryouts.LoaderConfig(workers, LOADER_PREFETCH_BATCHES, kind == "cuda", params["channels_last"])
+    feed = min(r.rate for k, r in results.items() if k in ("disk_cached", "cpu_n", "transfer", "compute") and r.rate)
+    e2e_steps = params["steps"] or e2e_mod.window_steps(feed, params["batch"], kind)
+    sampler = GpuBusySampler(device.index or 0, sub.timed) if kind == "cuda" else None
+    if sampler is not None:
+        with sampler:
+            e2e_run, e2e_details, where = e2e_mod.measure_config(base, setup, e2e_steps, params["warmup"], sub,
+                                                                 epoch_starts=e2e_mod.EPOCH_STARTS[kind])
+        gpu_util, gpu_util_reason = sampler.mean(), sampler.reason
+    else:
+        e2e_run, e2e_details, where = e2e_mod.measure_config(base, setup, e2e_steps, params["warmup"], sub,
+                                                             epoch_starts=e2e_mod.EPOCH_STARTS[kind])
+        gpu_util, gpu_util_reason = None, "the device is the CPU"
+    results["end_to_end"] = st.timed_run_stage("end_to_end", e2e_run,
+                                               _end_to_end_method(params, dataset, base, e2e_steps))
+    data_wait = e2e_run.data_wait_s / e2e_run.total_s if e2e_run.total_s else None
+    refill_fraction = _epoch_refill(e2e_run, results["end_to_end"].extra)
+    epoch_start = _epoch_start(params, dataset, e2e_run)
+    results["end_to_end"].extra.update(epoch_start=epoch_start, settle_rates=e2e_run.extra.get("settle_rates"))
+    step_slowdown = _step_slowdown(kind, data_wait, e2e_run, compute_run)
 
     ctx = Context(device=kind, workers=workers, cpus=cpus, batch=params["batch"], images=len(dataset.files),
                   dataset_bytes=dataset.total_bytes, available_ram_bytes=available_ram, precision=label,
@@ -333,11 +340,11 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     sub = PhaseReporter(reporter, _PHASES["tryouts"], _PHASES["verdict"])
     tried = e2e_mod.try_configs(base, e2e_rate, setup, params["budget_s"], e2e_steps, sub)
 
-    phase("verdict", "verdict")
+    _phase(reporter, "verdict", "verdict")
     verdict = analyze(rates, ctx, data_wait_fraction=data_wait, gpu_util_percent=gpu_util,
                       gpu_util_reason=gpu_util_reason, step_slowdown=step_slowdown,
                       epoch_refill_fraction=refill_fraction, tried=tried, base=base, epoch_start=epoch_start)
-    best_found = _best_found(base, e2e_rate, tried, rates, params, label, kind)
+    best_found = find_best(base, e2e_rate, tried, rates, params, label, kind)
     verdict.text += " " + best_found["text"]
     if verdict.consistency.get("consistent") is False:
         c = verdict.consistency
@@ -352,55 +359,6 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     outcome = _outcome(params, results, verdict, ctx, dataset, label, where, warnings, e2e_details, torch, extra)
     outcome.resolved_params = {name: params[name] for name in defaults.AUTO_PARAMS}
     return outcome
-
-
-def _config_limit(config: Any, base: Any, rates: dict[str, Any]) -> tuple[float | None, str | None]:
-    """(rate, stage key) of the slowest stage alone that applies to ``config``: the stages measured
-    with its settings (channels-last compute when it switches the layout; no CPU decode or copy
-    stage when the GPU decodes or normalises)."""
-    compute = "compute_channels_last" if config.channels_last != base.channels_last else "compute"
-    # The CPU and copy stages were measured with float batches made in the workers.
-    in_workers_as_measured = not config.gpu_decode and not config.normalize_on_device
-    keys = ["disk_cached", compute] + (["transfer"] if in_workers_as_measured else [])
-    if in_workers_as_measured and config.workers == base.workers:
-        keys.append("cpu_n")  # measured with the default's workers only
-    present = [(rates[k], k) for k in keys if rates.get(k)]
-    return min(present) if present else (None, None)
-
-
-def _best_found(base: Any, e2e_rate: float, tried: list[Any], rates: dict[str, Any], params: dict[str, Any],
-                label: str, kind: str) -> dict[str, Any]:
-    """The fastest configuration measured (overall, and per decode placement) with its code."""
-    from hwbench_gui.engine.datapath import tryouts
-
-    def entry(top: Any) -> dict[str, Any] | None:
-        if top is None:
-            return None
-        limit, stage = _config_limit(top.config, base, rates)
-        if kind == "cpu" and top.config.workers != base.workers:
-            limit, stage = None, None  # compute alone ran with the threads the default's workers left
-        return {"key": top.key, "config": top.config.to_json(), "describe": top.config.describe(),
-                "changes": top.config.changes_from(base), "rate_images_per_s": top.rate, "samples": top.samples,
-                "gain": top.rate / e2e_rate if e2e_rate else None, "slowest_stage_alone": stage,
-                "slowest_stage_rate": limit, "of_slowest_stage": top.rate / limit if limit else None,
-                "code": tryouts.snippet(top.config, model=params["model"], precision=label, batch=params["batch"],
-                                        image_size=params["image_size"], cuda=kind == "cuda")}
-
-    overall = entry(tryouts.best(e2e_rate, base, tried))
-    out = {**overall, "cpu_decode": entry(tryouts.best(e2e_rate, base, tried, gpu_decode=False)),
-           "gpu_decode": entry(tryouts.best(e2e_rate, base, tried, gpu_decode=True)) if kind == "cuda" else None}
-    if overall["key"] == "default":
-        out["text"] = (f"Best configuration measured: the default ({base.describe()}); no what-if beat it by more "
-                       f"than {tryouts.BETTER_BY:.0%}.")
-    else:
-        out["text"] = (f"Best configuration measured: {overall['changes']} — {overall['rate_images_per_s']:,.0f} "
-                       f"images/s end to end (×{overall['gain']:.2f} the default)")
-        if overall["slowest_stage_rate"]:
-            stage = STAGES[overall["slowest_stage_alone"]]
-            out["text"] += (f", {overall['of_slowest_stage']:.0%} of its slowest stage alone "
-                            f"({stage.phrase or stage.title}, {overall['slowest_stage_rate']:,.0f} images/s)")
-        out["text"] += "."
-    return out
 
 
 def _epoch_refill(run: Any, extra: dict[str, Any]) -> float:

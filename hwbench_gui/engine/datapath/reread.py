@@ -11,7 +11,8 @@ import math
 from typing import Any
 
 from hwbench_gui.engine.datapath.tryouts import LoaderConfig, Tried
-from hwbench_gui.engine.datapath.verdict import Context, analyze
+from hwbench_gui.engine.datapath.findings import Context
+from hwbench_gui.engine.datapath.verdict import analyze
 
 #: The fields of ``details`` the re-derived verdict replaces.
 VERDICT_FIELDS = ("verdict", "bottleneck", "bottleneck_name", "limiting_stage", "advice", "causes", "consistency",

@@ -1,5 +1,5 @@
 """Whether the burn-in burned: its GEMM rate against gpu.matmul's sustained rate alone and its power against
-the limit (issue 36: ≥ :data:`RATE_TARGET` × the sustained rate and ≥ :data:`POWER_TARGET` × the limit, or
+the limit (≥ :data:`RATE_TARGET` × the sustained rate and ≥ :data:`POWER_TARGET` × the limit, or
 the clock-event reasons show what holds it lower).
 
 The burn-in runs device-memory traffic on a second stream beside its GEMMs, so at a power cap its GEMM

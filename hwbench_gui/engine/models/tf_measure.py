@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any
+from typing import Any, Callable
 
 from hwbench_gui.engine.models import data as model_data
 from hwbench_gui.engine.models.common import (
@@ -145,23 +145,8 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
     size, train = params["image_size"], params["mode"] == "train"
     keras.backend.clear_session()  # first: clear_session also resets the global dtype policy
     policy = apply_keras(precision)
-    jit = bool(params["compile"])
-    warnings: list[str] = []
     detect = spec.task == "detect"
-    if detect and jit:
-        jit = False  # dynamic_partition and NMS have no XLA kernels
-        warnings.append("compile (XLA) is off for Faster R-CNN: its RoI level split and NMS do not compile with XLA")
-    if detect and params["data"] != "synthetic":
-        raise BenchmarkUnavailable("the TensorFlow Faster R-CNN reads synthetic data only (framework=torch reads a "
-                                   "Pascal VOC folder)")
-    if replicas > 1:
-        strategy = tf.distribute.MirroredStrategy([d.name for d in logical[:replicas]])
-        if jit:
-            jit = False
-            warnings.append("compile (XLA) is off under MirroredStrategy: Keras does not combine jit_compile "
-                            "with tf.distribute")
-    else:
-        strategy = tf.distribute.get_strategy()
+    strategy, jit, warnings = _strategy(tf, spec, params, replicas, logical)
     global_batch = batch * replicas
 
     data = params["data"]
@@ -230,19 +215,8 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
         stream = model_data.BatchStream(dataset)
         next_batch = stream.next
 
-    warmup = params["warmup"]
-    reporter.progress(0.0, f"warm-up ({warmup} steps{', XLA compiling' if jit else ''})")
     progress = StepProgress(reporter, params, on_gpu=kind == "cuda")
-    first_step_s = None
-    reporter.phase("warmup", "start")
-    t0 = time.perf_counter()
-    for i in range(warmup):
-        float(step(next_batch()))  # fetching the scalar waits for the step
-        if i == 0:
-            first_step_s = time.perf_counter() - t0
-        progress.step()
-    warmup_s = time.perf_counter() - t0 if warmup else None
-    reporter.phase("warmup", "end")
+    first_step_s, warmup_s = _warm_up(step, next_batch, params["warmup"], jit, reporter, progress)
     last_value: list[float | None] = [None]
 
     def run_steps(n: int) -> tuple[float, list[float], float]:
@@ -262,19 +236,7 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
     steps = sum(windows.window_steps)
     value = last_value[0]
 
-    latency: list[float] = []
-    if not train:
-        reporter.progress(0.99, f"latency at batch 1 ({min(steps, LATENCY_STEPS_MAX)} calls)")
-        one_fn = tf.function(replica_infer, jit_compile=jit)
-        sample = next_batch()[0]
-        if replicas > 1:
-            sample = strategy.experimental_local_results(sample)[0]
-        one = sample[:1]
-        for i in range(LATENCY_WARMUP + min(steps, LATENCY_STEPS_MAX)):
-            t = time.perf_counter()
-            float(one_fn(one))
-            if i >= LATENCY_WARMUP:
-                latency.append(time.perf_counter() - t)
+    latency = [] if train else _latency_b1(tf, replica_infer, jit, strategy, replicas, next_batch, steps, reporter)
 
     run = TimedRun(batch=batch, steps=steps, total_s=total_s, step_s=step_s, data_wait_s=data_wait_s,
                    warmup_s=warmup_s, first_step_s=first_step_s, latency_b1_s=latency,
@@ -284,17 +246,15 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
         run.extra["calibration"] = windows.calibration
     if replicas > 1:
         run.extra["replicas"] = replicas
-    if kind == "cuda":
-        peaks = [tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"] for i in range(replicas)]
-        run.peak_allocated_bytes = float(peaks[0])
-        run.peak_reason = "TensorFlow reports its allocator's peak (reserved memory is not reported)"
-        run.total_memory_bytes = _total_memory_bytes(index)
-        run.extra["peak_allocated_gib_per_gpu"] = [p / (1 << 30) for p in peaks]
-        details_name = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
-        where = f"cuda:{index} ({details_name.get('device_name', 'GPU')}) via TensorFlow"
-    else:
-        run.peak_reason = "peak memory is measured on GPUs only"
-        where = f"cpu ({os.cpu_count()} CPUs) via TensorFlow"
+    where = _record_memory(tf, run, kind, replicas, index)
+    return run, _details(tf, spec, model, policy, jit, num_classes, strategy, replicas, warnings, train), where
+
+
+def _details(tf: Any, spec: ModelSpec, model: Any, policy: str, jit: bool, num_classes: int, strategy: Any,
+             replicas: int, warnings: list[str], train: bool) -> dict[str, Any]:
+    """What the result document's details say about how the step ran (versions, precision policy, model)."""
+    import keras
+
     build = tf.sysconfig.get_build_info()
     details = {"tensorflow": tf.__version__, "keras": keras.__version__, "cuda_build": build.get("cuda_version"),
                "cudnn_build": build.get("cudnn_version"), "keras_policy": policy,
@@ -305,9 +265,81 @@ def _measure(tf: Any, spec: ModelSpec, params: dict[str, Any], reporter: Reporte
                "optimizer": f"SGD lr {SGD_LR} momentum {SGD_MOMENTUM}" if train else None,
                "memory_growth": True,
                "trainable_parameters": sum(int(math.prod(v.shape)) for v in model.trainable_variables)}
-    if detect:
+    if spec.task == "detect":
         details["implementation"] = FASTERRCNN_TF_NOTE
-    return run, details, where
+    return details
+
+
+def _warm_up(step: Callable[[Any], Any], next_batch: Callable[[], Any], warmup: int, jit: bool, reporter: Reporter,
+             progress: StepProgress) -> tuple[float | None, float | None]:
+    """``warmup`` untimed steps: (the first step's seconds, XLA compilation included; the warm-up's seconds)."""
+    reporter.progress(0.0, f"warm-up ({warmup} steps{', XLA compiling' if jit else ''})")
+    first_step_s = None
+    reporter.phase("warmup", "start")
+    t0 = time.perf_counter()
+    for i in range(warmup):
+        float(step(next_batch()))  # fetching the scalar waits for the step
+        if i == 0:
+            first_step_s = time.perf_counter() - t0
+        progress.step()
+    warmup_s = time.perf_counter() - t0 if warmup else None
+    reporter.phase("warmup", "end")
+    return first_step_s, warmup_s
+
+
+def _strategy(tf: Any, spec: ModelSpec, params: dict[str, Any], replicas: int,
+              logical: list[Any]) -> tuple[Any, bool, list[str]]:
+    """(the distribution strategy, whether the step compiles with XLA, why XLA is off where it was asked)."""
+    jit = bool(params["compile"])
+    warnings: list[str] = []
+    detect = spec.task == "detect"
+    if detect and jit:
+        jit = False  # dynamic_partition and NMS have no XLA kernels
+        warnings.append("compile (XLA) is off for Faster R-CNN: its RoI level split and NMS do not compile with XLA")
+    if detect and params["data"] != "synthetic":
+        raise BenchmarkUnavailable("the TensorFlow Faster R-CNN reads synthetic data only (framework=torch reads a "
+                                   "Pascal VOC folder)")
+    if replicas > 1:
+        strategy = tf.distribute.MirroredStrategy([d.name for d in logical[:replicas]])
+        if jit:
+            jit = False
+            warnings.append("compile (XLA) is off under MirroredStrategy: Keras does not combine jit_compile "
+                            "with tf.distribute")
+    else:
+        strategy = tf.distribute.get_strategy()
+    return strategy, jit, warnings
+
+
+def _latency_b1(tf: Any, replica_infer: Callable[[Any], Any], jit: bool, strategy: Any, replicas: int,
+                next_batch: Callable[[], Any], steps: int, reporter: Reporter) -> list[float]:
+    """Seconds of each inference call on one image (of the first replica's batch), after the untimed ones."""
+    reporter.progress(0.99, f"latency at batch 1 ({min(steps, LATENCY_STEPS_MAX)} calls)")
+    one_fn = tf.function(replica_infer, jit_compile=jit)
+    sample = next_batch()[0]
+    if replicas > 1:
+        sample = strategy.experimental_local_results(sample)[0]
+    one = sample[:1]
+    latency = []
+    for i in range(LATENCY_WARMUP + min(steps, LATENCY_STEPS_MAX)):
+        t = time.perf_counter()
+        float(one_fn(one))
+        if i >= LATENCY_WARMUP:
+            latency.append(time.perf_counter() - t)
+    return latency
+
+
+def _record_memory(tf: Any, run: TimedRun, kind: str, replicas: int, index: int) -> str:
+    """Each GPU's allocator peak into ``run``; returns where the run ran, in words."""
+    if kind != "cuda":
+        run.peak_reason = "peak memory is measured on GPUs only"
+        return f"cpu ({os.cpu_count()} CPUs) via TensorFlow"
+    peaks = [tf.config.experimental.get_memory_info(f"GPU:{i}")["peak"] for i in range(replicas)]
+    run.peak_allocated_bytes = float(peaks[0])
+    run.peak_reason = "TensorFlow reports its allocator's peak (reserved memory is not reported)"
+    run.total_memory_bytes = _total_memory_bytes(index)
+    run.extra["peak_allocated_gib_per_gpu"] = [p / (1 << 30) for p in peaks]
+    details_name = tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0])
+    return f"cuda:{index} ({details_name.get('device_name', 'GPU')}) via TensorFlow"
 
 
 def method_text(params: dict[str, Any], task: str = "classify") -> str:

@@ -186,40 +186,10 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     if precision is BF16_AMP and cuda and not torch.cuda.is_bf16_supported():
         raise BenchmarkUnavailable(f"{torch.cuda.get_device_name(device)} has no BF16 support")
 
-    stream = None
-    if params["data"] == "synthetic":
-        num_classes = SYNTHETIC_CLASSES[spec.task]
-    else:
-        if dataset is None:
-            dataset = model_data.torch_dataset(spec.task, params["data"], size)
-        num_classes = {"classify": len(getattr(dataset, "classes", []) or [0]),
-                       "detect": len(model_data.VOC_CLASSES) + 1,
-                       "segment": SYNTHETIC_CLASSES["segment"]}[spec.task]
-        sampler = options.sampler
-        if dist is not None:
-            sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=dist.world_size, rank=dist.rank,
-                                                          drop_last=True)
-        pin = cuda if options.pin_memory is None else (options.pin_memory and cuda)
-        loader = model_data.torch_loader(spec.task, params["data"], size, batch, params["workers"], pin,
-                                         sampler=sampler, dataset=dataset, prefetch_factor=options.prefetch_factor,
-                                         collate_fn=options.collate_fn)
-        if options.on_device is not None:
-            loader = options.on_device(loader, device, channels_last)
-        stream = model_data.BatchStream(
-            loader, _to_device(torch, spec, device, channels_last),
-            on_epoch=(lambda epoch: sampler.set_epoch(epoch)) if dist is not None else None)
+    stream, dataset, num_classes = _data_stream(torch, spec, params, dist, device, channels_last, batch, dataset,
+                                                options)
 
-    model = build_model(spec, max(2, num_classes), size).to(device)
-    if channels_last:
-        model = model.to(memory_format=torch.channels_last)
-    model.train(train)
-    net = model
-    if dist is not None:
-        from torch.nn.parallel import DistributedDataParallel
-
-        net = DistributedDataParallel(model, device_ids=[device.index] if cuda else None)
-    if params["compile"]:
-        net = torch.compile(net)  # default mode; max-autotune would spend minutes autotuning
+    model, net = _network(torch, spec, params, num_classes, device, channels_last, dist)
 
     generator = torch.Generator(device=device).manual_seed(1234 + (dist.rank if dist else 0))
     fixed = None
@@ -258,25 +228,10 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     step = train_step if train else infer_step
     sync = (lambda: torch.cuda.synchronize(device)) if cuda else (lambda: None)
 
-    warmup, steps = params["warmup"], params["steps"]
-    reporter.progress(0.0, f"warm-up ({warmup} steps{', compiling' if params['compile'] else ''})")
+    steps = params["steps"]
     progress = StepProgress(reporter, params, on_gpu=cuda)
-    first_step_s = None
-    reporter.phase("warmup", "start")
-    t0 = time.perf_counter()
-    for i in range(warmup):
-        step(fixed if options.start_after_warmup else next_batch())
-        if i == 0:
-            sync()
-            first_step_s = time.perf_counter() - t0
-        progress.step()
-    if options.start_after_warmup and stream is not None:
-        for _ in range(max(1, params["workers"]) + 2):
-            step(next_batch())
-    drain_steps, drained = _drain_loader(params.get("drain_loader_steps", 0), stream, step, next_batch, reporter)
-    sync()
-    warmup_s = time.perf_counter() - t0 if warmup or drain_steps else None
-    reporter.phase("warmup", "end")
+    first_step_s, warmup_s, drain_steps, drained = _warm_up(params, options, stream, step, next_batch, fixed, sync,
+                                                            reporter, progress)
     if dist is not None:
         torch.distributed.barrier()
 
@@ -306,17 +261,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     out = last_out[0]
     final_loss = float(out.detach().float()) if train and out is not None else None
 
-    latency: list[float] = []
-    if not train:
-        one = ([next_batch()[0][0]],) if spec.task == "detect" else (next_batch()[0][:1],)
-        reporter.progress(0.99, f"latency at batch 1 ({min(steps, LATENCY_STEPS_MAX)} calls)")
-        n_latency = min(steps, LATENCY_STEPS_MAX)
-        for i in range(LATENCY_WARMUP + n_latency):
-            t = time.perf_counter()
-            infer_step(one)
-            sync()
-            if i >= LATENCY_WARMUP:
-                latency.append(time.perf_counter() - t)
+    latency = [] if train else _latency_b1(spec, next_batch, infer_step, sync, steps, reporter)
 
     run = TimedRun(batch=batch, steps=steps, total_s=total_s, step_s=step_s, data_wait_s=data_wait_s,
                    warmup_s=warmup_s, first_step_s=first_step_s, latency_b1_s=latency, final_loss=final_loss,
@@ -337,8 +282,107 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
             run.extra["settle_rates"] = settle_rates
         if params.get("drain_loader_steps"):
             run.extra["drain_steps"], run.extra["drained"] = drain_steps, drained
+    details = _details(torch, spec, params, run, applied, precision, scaler, optimizer, channels_last, num_classes,
+                       dataset, cuda)
+    return run, details, where
+
+
+def _network(torch: Any, spec: ModelSpec, params: dict[str, Any], num_classes: int, device: Any,
+             channels_last: bool, dist: DistContext | None) -> tuple[Any, Any]:
+    """(the model on the device in the run's mode and memory format, what the step calls: the model itself, or
+    wrapped for data-parallel ranks and compiled where asked)."""
+    model = build_model(spec, max(2, num_classes), params["image_size"]).to(device)
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    model.train(params["mode"] == "train")
+    net = model
+    if dist is not None:
+        from torch.nn.parallel import DistributedDataParallel
+
+        net = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+    if params["compile"]:
+        net = torch.compile(net)  # default mode; max-autotune would spend minutes autotuning
+    return model, net
+
+
+def _warm_up(params: dict[str, Any], options: model_data.LoaderOptions, stream: Any, step: Callable[[Any], Any],
+             next_batch: Callable[[], Any], fixed: Any, sync: Callable[[], None], reporter: Reporter,
+             progress: StepProgress) -> tuple[float | None, float | None, int, Any]:
+    """The untimed steps before the timed ones: (the first step's seconds, the warm-up's seconds, the loader
+    steps drained and what they drained)."""
+    warmup = params["warmup"]
+    reporter.progress(0.0, f"warm-up ({warmup} steps{', compiling' if params['compile'] else ''})")
+    first_step_s = None
+    reporter.phase("warmup", "start")
+    t0 = time.perf_counter()
+    for i in range(warmup):
+        step(fixed if options.start_after_warmup else next_batch())
+        if i == 0:
+            sync()
+            first_step_s = time.perf_counter() - t0
+        progress.step()
+    if options.start_after_warmup and stream is not None:
+        for _ in range(max(1, params["workers"]) + 2):
+            step(next_batch())
+    drain_steps, drained = _drain_loader(params.get("drain_loader_steps", 0), stream, step, next_batch, reporter)
+    sync()
+    warmup_s = time.perf_counter() - t0 if warmup or drain_steps else None
+    reporter.phase("warmup", "end")
+    return first_step_s, warmup_s, drain_steps, drained
+
+
+def _data_stream(torch: Any, spec: ModelSpec, params: dict[str, Any], dist: DistContext | None, device: Any,
+                 channels_last: bool, batch: int, dataset: Any,
+                 options: model_data.LoaderOptions) -> tuple[Any, Any, int]:
+    """(the loader's batch stream on the device, its dataset, the number of classes); no stream for
+    synthetic data (one batch made on the device)."""
+    size, cuda = params["image_size"], device.type == "cuda"
+    if params["data"] == "synthetic":
+        return None, dataset, SYNTHETIC_CLASSES[spec.task]
+    if dataset is None:
+        dataset = model_data.torch_dataset(spec.task, params["data"], size)
+    num_classes = {"classify": len(getattr(dataset, "classes", []) or [0]),
+                   "detect": len(model_data.VOC_CLASSES) + 1,
+                   "segment": SYNTHETIC_CLASSES["segment"]}[spec.task]
+    sampler = options.sampler
+    if dist is not None:
+        sampler = torch.utils.data.DistributedSampler(dataset, num_replicas=dist.world_size, rank=dist.rank,
+                                                      drop_last=True)
+    pin = cuda if options.pin_memory is None else (options.pin_memory and cuda)
+    loader = model_data.torch_loader(spec.task, params["data"], size, batch, params["workers"], pin,
+                                     sampler=sampler, dataset=dataset, prefetch_factor=options.prefetch_factor,
+                                     collate_fn=options.collate_fn)
+    if options.on_device is not None:
+        loader = options.on_device(loader, device, channels_last)
+    stream = model_data.BatchStream(
+        loader, _to_device(torch, spec, device, channels_last),
+        on_epoch=(lambda epoch: sampler.set_epoch(epoch)) if dist is not None else None)
+    return stream, dataset, num_classes
+
+
+def _latency_b1(spec: ModelSpec, next_batch: Callable[[], Any], infer_step: Callable[[Any], Any],
+                sync: Callable[[], None], steps: int, reporter: Reporter) -> list[float]:
+    """Seconds of each inference call on one image, after :data:`LATENCY_WARMUP` untimed calls."""
+    one = ([next_batch()[0][0]],) if spec.task == "detect" else (next_batch()[0][:1],)
+    n_latency = min(steps, LATENCY_STEPS_MAX)
+    reporter.progress(0.99, f"latency at batch 1 ({n_latency} calls)")
+    latency = []
+    for i in range(LATENCY_WARMUP + n_latency):
+        t = time.perf_counter()
+        infer_step(one)
+        sync()
+        if i >= LATENCY_WARMUP:
+            latency.append(time.perf_counter() - t)
+    return latency
+
+
+def _details(torch: Any, spec: ModelSpec, params: dict[str, Any], run: TimedRun, applied: Any,
+             precision: Precision, scaler: Any, optimizer: Any, channels_last: bool, num_classes: int, dataset: Any,
+             cuda: bool) -> dict[str, Any]:
+    """What the result document's details say about how the step ran (versions, precision settings, model)."""
     import torchvision
 
+    train, size = params["mode"] == "train", params["image_size"]
     details = {"torch": torch.__version__, "torchvision": torchvision.__version__,
                "cuda_runtime": torch.version.cuda, "cudnn": torch.backends.cudnn.version() if cuda else None,
                "precision_settings": applied.settings, "autocast_dtype": precision.autocast_dtype,
@@ -354,7 +398,7 @@ def _measure(torch: Any, spec: ModelSpec, params: dict[str, Any], reporter: Repo
     if skipped:  # files of the folder that are not regular files, or too large to be one image
         details["data_skipped"] = {"count": len(skipped),
                                    "files": [{"path": p, "reason": r} for p, r in skipped[:50]]}
-    return run, details, where
+    return details
 
 
 def _settle(run_steps: Callable[[int], tuple[float, list[float], float]], steps: int, batch: int,

@@ -20,19 +20,32 @@ their ``framework``, ``mode``, ``gpus`` and ``batch`` parameters.
 
 from __future__ import annotations
 
+import functools
 import math
-import re
 import textwrap
 from collections import defaultdict
 from typing import Any, Sequence
 
 from matplotlib.figure import Figure
-from matplotlib.transforms import blended_transform_factory
 
-from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.models.common import MODELS
-from hwbench_gui.engine.reports.chart_kit import PNG_DPI, Chart, new_figure, short, to_png, to_svg  # noqa: F401 (charts' own names)
+from hwbench_gui.engine.reports import families
+from hwbench_gui.engine.reports.chart_kit import (  # noqa: F401 (PNG_DPI, to_png, to_svg: read as charts' own)
+    PNG_DPI,
+    Chart,
+    drawn_docs,
+    grouped_bars,
+    legend_below,
+    new_figure,
+    param,
+    short,
+    side_hue,
+    to_png,
+    to_svg,
+)
 from hwbench_gui.engine.reports.compare import Comparison, Side, not_drawable
+from hwbench_gui.engine.reports.datapath_charts import datapath_chart, datapath_whatif_chart, is_datapath
+from hwbench_gui.engine.reports.power_charts import perf_per_watt_chart
 from hwbench_gui.engine.results import bounded, describe
 from hwbench_gui.engine.results.formatting import format_value
 from hwbench_gui.engine.spec.precision import FP32, PRECISIONS, from_label
@@ -73,13 +86,8 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
         charts += _drawable(key, lambda: _optional(telemetry_chart(sides, key, figure_name, title, scale, unit)))
     charts += _drawable("mixed_precision", lambda: _optional(mixed_precision_chart(sides)))
     charts += _drawable("series", lambda: series_charts(sides))
-    from hwbench_gui.engine.reports import llm_section
-
-    charts += _drawable("llm", lambda: llm_section.charts(sides))
-    from hwbench_gui.engine.reports import llm_train_section
-
-    charts += _drawable("llm_train", lambda: _optional(llm_train_section.chart(
-        [doc for side in sides[-1:] for doc in side.docs])))
+    for family in families.FAMILIES:
+        charts += _drawable(family.name, functools.partial(family.charts, sides))
     charts += _drawable("datapath", lambda: _optional(datapath_chart(sides)))
     charts += _drawable("datapath_whatifs", lambda: _optional(datapath_whatif_chart(sides)))
     charts += _drawable("perf_per_watt", lambda: _optional(perf_per_watt_chart(sides)))
@@ -118,11 +126,6 @@ def _not_drawn(key: str, title: str, why: str) -> Chart:
 
 # -- helpers ---------------------------------------------------------------------------------------
 
-def _ok(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [d for d in docs if d.get("status") in ("ok", "published") and (d.get("figure") or {}).get("value")
-            is not None]
-
-
 def _is_model(doc: dict[str, Any]) -> bool:
     return str((doc.get("benchmark") or {}).get("id", "")).startswith("model.")
 
@@ -139,51 +142,8 @@ def _model_name(doc: dict[str, Any]) -> str:
 
 
 def _mode_word(doc: dict[str, Any]) -> str:
-    mode = _p(doc, "mode", "")
+    mode = param(doc, "mode", "")
     return {"train": "training", "infer": "inference"}.get(mode, str(mode))
-
-
-def _p(doc: dict[str, Any], key: str, default: Any = None) -> Any:
-    return (doc.get("params") or {}).get(key, default)
-
-
-def _grouped_bars(ax, groups: list[str], series: dict[str, dict[str, float]], ylabel: str,
-                  value_format: str = "{:.3g}") -> None:
-    """Bars per group (x) and series (hue); a missing value leaves a gap."""
-    names = list(series)
-    width = 0.8 / max(len(names), 1)
-    for i, name in enumerate(names):
-        xs = [g + (i - (len(names) - 1) / 2) * width for g in range(len(groups))]
-        values = [series[name].get(group) for group in groups]
-        present = [(x, v) for x, v in zip(xs, values) if v is not None]
-        if not present:
-            continue
-        bars = ax.bar([x for x, _ in present], [v for _, v in present], width * 0.95, label=short(name, 70))
-        ax.bar_label(bars, labels=[value_format.format(v) for _, v in present], fontsize=7, padding=1)
-    # Wrapped, not rotated and cut: a group's whole name stays readable under its bars.
-    per_group = max(10, int(90 / max(len(groups), 1)))
-    ax.set_xticks(range(len(groups)), [short(g, per_group, lines=4) for g in groups],
-                  fontsize=8 if len(groups) <= 6 else 7)
-    ax.set_ylabel(ylabel)
-    ax.grid(axis="y", alpha=0.3)
-    ax.set_axisbelow(True)
-    if len(names) > 1 or (names and names[0]):
-        _legend(ax)
-
-
-def _legend(ax) -> None:
-    """Legend below the plot (outside it: long machine names must not cover bars or lines)."""
-    handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        ax.figure.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 3 else 1,
-                         fontsize=7, frameon=False)
-
-
-def _hue(side: Side, sides: Sequence[Side], *parts: Any) -> str:
-    bits = [str(p) for p in parts if p not in (None, "")]
-    if len(sides) > 1:  # last: long side names are cut in legends, the distinguishing parts are not
-        bits.append(side.name)
-    return " · ".join(bits)
 
 
 # -- comparison ------------------------------------------------------------------------------------
@@ -222,7 +182,7 @@ def relative_chart(comparison: Comparison) -> Chart | None:
     ax.invert_yaxis()
     ax.set_xlabel(f"times the baseline ({short(comparison.baseline_name, 50)}); > 1 is better")
     ax.grid(axis="x", alpha=0.3)
-    _legend(ax)
+    legend_below(ax)
     ax.set_title("Headline figures relative to the baseline", fontsize=10)
     return Chart("relative", "Each headline figure relative to the baseline", figure,
                  "Ratios above 1 are better than the baseline (lower-is-better figures inverted); the mark "
@@ -264,11 +224,11 @@ def throughput_chart(sides: Sequence[Side]) -> Chart | None:
     series: dict[str, dict[str, float]] = defaultdict(dict)
     unit = ""
     for side in sides:
-        for doc in _ok(side.docs):
-            if not _is_model(doc) or int(_p(doc, "gpus", 1) or 1) != 1:
+        for doc in drawn_docs(side.docs):
+            if not _is_model(doc) or int(param(doc, "gpus", 1) or 1) != 1:
                 continue
             group = f"{_model_name(doc)} {_mode_word(doc)}".strip()
-            hue = _hue(side, sides, _p(doc, "framework"), precision_of(doc))
+            hue = side_hue(side, sides, param(doc, "framework"), precision_of(doc))
             if group not in groups:
                 groups.append(group)
             series[hue].setdefault(group, float(doc["figure"]["value"]))
@@ -276,7 +236,7 @@ def throughput_chart(sides: Sequence[Side]) -> Chart | None:
     if not groups:
         return None
     figure, ax = new_figure()
-    _grouped_bars(ax, groups, dict(series), unit or "throughput", "{:,.0f}")
+    grouped_bars(ax, groups, dict(series), unit or "throughput", "{:,.0f}")
     ax.set_title("Throughput per model and framework (1 GPU)", fontsize=10)
     return Chart("throughput", "Throughput per model and framework", figure,
                  "Images per second over the whole timed run, one GPU; newest run of each configuration.")
@@ -286,12 +246,13 @@ def scaling_chart(sides: Sequence[Side]) -> Chart | None:
     lines: dict[str, dict[int, float]] = defaultdict(dict)
     unit = ""
     for side in sides:
-        for doc in _ok(side.docs):
+        for doc in drawn_docs(side.docs):
             if not _is_model(doc):
                 continue
-            label = _hue(side, sides, _model_name(doc), _p(doc, "framework"), _p(doc, "mode"), precision_of(doc),
-                         f"batch {_p(doc, 'batch')}" if _p(doc, "batch") is not None else None)
-            lines[label].setdefault(int(_p(doc, "gpus", 1) or 1), float(doc["figure"]["value"]))
+            batch = param(doc, "batch")
+            label = side_hue(side, sides, _model_name(doc), param(doc, "framework"), param(doc, "mode"),
+                             precision_of(doc), f"batch {batch}" if batch is not None else None)
+            lines[label].setdefault(int(param(doc, "gpus", 1) or 1), float(doc["figure"]["value"]))
             unit = doc["figure"].get("unit") or unit
     lines = {k: v for k, v in lines.items() if len(v) >= 2 and 1 in v}
     if not lines:
@@ -308,7 +269,7 @@ def scaling_chart(sides: Sequence[Side]) -> Chart | None:
     ax.set_ylabel(unit or "throughput")
     ax.set_xticks(sorted({g for p in lines.values() for g in p}))
     ax.grid(alpha=0.3)
-    _legend(ax)
+    legend_below(ax)
     ax.set_title("1 vs N GPU scaling (dashed: ideal linear scaling)", fontsize=10)
     return Chart("scaling", "1 vs N GPU scaling", figure,
                  "Total throughput against the number of GPUs; dashed lines are the one-GPU figure times N.")
@@ -328,21 +289,21 @@ def telemetry_chart(sides: Sequence[Side], key: str, seed_figure: str, title: st
     groups: list[str] = []
     series: dict[str, dict[str, float]] = defaultdict(dict)
     for side in sides:
-        for doc in _ok(side.docs):
+        for doc in drawn_docs(side.docs):
             telemetry = doc.get("telemetry") if isinstance(doc.get("telemetry"), dict) else {}
             entry = (telemetry.get("seed") or {}).get(seed_figure) or {}
             value = entry.get(statistic) if isinstance(entry, dict) else None
             if not _is_model(doc) or not describe.is_number(value):
                 continue
             group = _model_name(doc)
-            hue = _hue(side, sides, _p(doc, "framework"), _p(doc, "mode"), precision_of(doc))
+            hue = side_hue(side, sides, param(doc, "framework"), param(doc, "mode"), precision_of(doc))
             if group not in groups:
                 groups.append(group)
             series[hue].setdefault(group, float(value) / divisor)
     if not groups:
         return None
     figure, ax = new_figure()
-    _grouped_bars(ax, groups, dict(series), unit, "{:.1f}")
+    grouped_bars(ax, groups, dict(series), unit, "{:.1f}")
     ax.set_title(title, fontsize=10)
     return Chart(key, title, figure, "Sampled every telemetry interval during the run (the seed's figures).")
 
@@ -356,18 +317,19 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
     groups: list[str] = []
     series: dict[str, dict[str, float]] = defaultdict(dict)
     for side in sides:
-        docs = _ok(side.docs)
+        docs = drawn_docs(side.docs)
         # Model runs: the same configuration at FP32 and at other precisions.
         by_config: dict[tuple, dict[str, float]] = defaultdict(dict)
         for doc in docs:
             if not _is_model(doc) or describe.is_published(doc):
                 continue
-            config = (_model_name(doc), _p(doc, "framework"), _p(doc, "mode"), _p(doc, "batch"), _p(doc, "gpus", 1))
+            config = (_model_name(doc), param(doc, "framework"), param(doc, "mode"), param(doc, "batch"),
+                      param(doc, "gpus", 1))
             by_config[config].setdefault(precision_of(doc), float(doc["figure"]["value"]))
         for (model, framework, mode, _batch, _gpus), values in by_config.items():
             if FP32.label not in values or len(values) < 2:
                 continue
-            group = _hue(side, sides, model, framework, mode)
+            group = side_hue(side, sides, model, framework, mode)
             for precision, value in values.items():
                 if precision != FP32.label:
                     _add_group(groups, group)
@@ -381,7 +343,7 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
                        if isinstance(v, dict) and _precision_name(k) and describe.is_number(v.get("value"))}
             if FP32.label not in figures or len(figures) < 2 or not figures[FP32.label]:
                 continue
-            group = _hue(side, sides, bench_id)
+            group = side_hue(side, sides, bench_id)
             for precision, value in figures.items():
                 if precision != FP32.label:
                     _add_group(groups, group)
@@ -390,7 +352,7 @@ def mixed_precision_chart(sides: Sequence[Side]) -> Chart | None:
         return None
     ordered = {p: series[p] for p in PRECISION_ORDER if p in series}
     figure, ax = new_figure()
-    _grouped_bars(ax, groups, ordered, "speed-up over FP32 (×)", "×{:.2f}")
+    grouped_bars(ax, groups, ordered, "speed-up over FP32 (×)", "×{:.2f}")
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_title("Lower precision speed-up over FP32 (TF32 off)", fontsize=10)
     return Chart("mixed_precision", "Mixed precision speed-up over FP32", figure,
@@ -409,9 +371,9 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
     by_bench: dict[str, list[tuple[Side, dict[str, Any]]]] = defaultdict(list)
     for side in sides:
         newest: dict[str, dict[str, Any]] = {}
-        for doc in _ok(side.docs):
+        for doc in drawn_docs(side.docs):
             # datapath stages and language-model curves get charts of their own
-            if doc.get("series") and not _is_datapath(doc) and (doc.get("benchmark") or {}).get("id") != "llm.infer":
+            if doc.get("series") and not is_datapath(doc) and not families.draws_its_series(doc):
                 newest[(doc.get("benchmark") or {}).get("id")] = doc
         for bench_id, doc in newest.items():
             by_bench[bench_id].append((side, doc))
@@ -433,7 +395,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
                 shown = bounded.shown_indices(len(points))
                 reduced += [bounded.note(f"points of {short(str(s.get('label')), 40, 1)}", len(points), len(shown))]
                 points = [points[i] for i in shown]
-                label = _hue(side, sides, s.get("label"))
+                label = side_hue(side, sides, s.get("label"))
                 line = ax.plot([x for x, _ in points], [y for _, y in points], marker="o", markersize=3,
                                linestyle=linestyle, label=short(label, 60))[0]
                 spread = s.get("y_spread") or []
@@ -453,7 +415,7 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
         ax.set_xlabel(x_label)
         ax.set_ylabel(y_label)
         ax.grid(alpha=0.3, which="both")
-        _legend(ax)
+        legend_below(ax)
         title = entries[0][1].get("benchmark", {}).get("title") or bench_id
         ax.set_title(f"{title}: {y_label} vs {x_label}", fontsize=10)
         charts.append(Chart(f"series:{bench_id}", f"{title} ({bench_id})", figure,
@@ -462,196 +424,3 @@ def series_charts(sides: Sequence[Side]) -> list[Chart]:
     return charts
 
 
-# -- data path -------------------------------------------------------------------------------------
-
-#: The data path's links in chain order, as datapath.analyze names its stages.
-DATAPATH_STAGES = (("disk_cold", "Disk (cache bypassed)"), ("disk_cached", "RAM (page cache)"),
-                   ("cpu_n", "CPU decode + augment"), ("transfer", "PCIe copy"), ("compute", "GPU compute"),
-                   ("end_to_end", "End-to-end training"))
-#: The links named otherwise when the CPU trains (no copy to a device, no GPU), and on a chart of
-#: runs of both kinds.
-DATAPATH_CPU_STAGES = {"transfer": "Collate", "compute": "CPU compute"}
-DATAPATH_MIXED_STAGES = {"transfer": "PCIe copy / collate", "compute": "GPU / CPU compute"}
-
-
-def _trains_on_cpu(doc: dict[str, Any]) -> bool:
-    details = doc.get("details")
-    context = details.get("context") if isinstance(details, dict) else None
-    return isinstance(context, dict) and context.get("device") == "cpu"
-
-
-def datapath_stages(docs: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(stage key, title) of the chain for runs ``docs``: no GPU word where none ran on one."""
-    cpu = {_trains_on_cpu(doc) for doc in docs}
-    names = DATAPATH_CPU_STAGES if cpu == {True} else DATAPATH_MIXED_STAGES if cpu == {True, False} else {}
-    return [(key, names.get(key, title)) for key, title in DATAPATH_STAGES]
-
-
-def _is_datapath(doc: dict[str, Any]) -> bool:
-    return (doc.get("benchmark") or {}).get("id") == "datapath.analyze"
-
-
-def datapath_chart(sides: Sequence[Side]) -> Chart | None:
-    """Each side's newest datapath.analyze run: stage rates as horizontal bars (log scale), the
-    limiting stage in red, end-to-end hatched."""
-    runs = []
-    for side in sides:
-        docs = [d for d in _ok(side.docs) if _is_datapath(d)]
-        if docs:
-            runs.append((side, docs[-1]))
-    if not runs:
-        return None
-    figure, ax = new_figure(8.5, 1.2 + 0.45 * len(DATAPATH_STAGES) * len(runs))
-    height = 0.8 / len(runs)
-    for n, (side, doc) in enumerate(runs):
-        details = verdict_details(doc)
-        rates = {s.get("key"): s.get("rate_images_per_s") for s in details.get("stages") or [] if isinstance(s, dict)}
-        ys, values, colors, hatches = [], [], [], []
-        for y, (key, _) in enumerate(DATAPATH_STAGES):
-            if not describe.is_number(rates.get(key)):
-                continue
-            ys.append(y + (n - (len(runs) - 1) / 2) * height)
-            values.append(float(rates[key]))
-            colors.append("#dc2626" if key == details.get("limiting_stage") else f"C{n}")
-            hatches.append("//" if key == "end_to_end" else "")
-        bars = ax.barh(ys, values, height * 0.9, color=colors, label=short(
-            _hue(side, sides, f"verdict: {details.get('bottleneck_name') or details.get('bottleneck')}"), 70))
-        for bar, hatch in zip(bars, hatches):
-            bar.set_hatch(hatch)
-        ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
-    ax.set_xscale("log")
-    titles = datapath_stages([doc for _, doc in runs])
-    ax.set_yticks(range(len(titles)), [title for _, title in titles], fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("images/s, each stage alone (log scale); red: the slowest link")
-    ax.grid(axis="x", alpha=0.3, which="both")
-    _legend(ax)
-    ax.set_title("Data path: where training waits", fontsize=10)
-    texts = [f"{side.name}: {verdict_details(doc).get('verdict', '')}" if len(runs) > 1 else
-             str(verdict_details(doc).get("verdict", "")) for side, doc in runs]
-    return Chart("datapath", "Data path bottleneck", figure, " ".join(texts))
-
-
-_POWER = re.compile(r"^gpu\d+_power_w$")
-
-
-def mean_gpu_power_w(doc: dict[str, Any]) -> float | None:
-    """Sum over GPUs of each GPU's mean power draw during the run, or None when none was sampled."""
-    metrics = ((doc.get("telemetry") or {}).get("metrics") or {}) if isinstance(doc.get("telemetry"), dict) else {}
-    values = [m.get("mean") for name, m in metrics.items() if _POWER.match(str(name)) and isinstance(m, dict)]
-    values = [float(v) for v in values if describe.is_number(v)]
-    return sum(values) if values and sum(values) > 0 else None
-
-
-#: GPU runs whose figure the GPU's power does not pay for: a PCIe copy is the link's and host memory's
-#: work, and the data path's end-to-end rate is held by the host's stages as often as by the GPU.
-NOT_GPU_WORK = ("gpu.pcie", "datapath.analyze")
-
-
-def gpu_power_is_the_cost(doc: dict[str, Any]) -> bool:
-    """Whether ``doc``'s figure per watt of GPU power means something: the run did its work on a CUDA
-    device, in a benchmark whose figure is the GPU's work (not host memory, a disk, a CPU decoder or the
-    PCIe link, whose runs sample the GPUs' idle power too)."""
-    bench_id = str((doc.get("benchmark") or {}).get("id") or "")
-    return str(doc.get("device") or "").startswith("cuda") and bench_id not in NOT_GPU_WORK
-
-
-def _per_watt_group(doc: dict[str, Any]) -> str:
-    """What a figure per watt is compared within: the benchmark, its model where it takes one, and the
-    precision (tokens/s of a 124M model and of an 8B one per watt are not one quantity)."""
-    parts = [(doc.get("benchmark") or {}).get("id"), _p(doc, "model"), _p(doc, "method")]
-    return " ".join(str(p) for p in parts if isinstance(p, str) and p) + f" ({precision_of(doc)})"
-
-
-def perf_per_watt_chart(sides: Sequence[Side]) -> Chart | None:
-    """Headline figure per watt of mean GPU power, for the runs where GPU power is the cost
-    (:func:`gpu_power_is_the_cost`): one panel per benchmark, model and precision, each on its own scale and
-    unit (figures of different kinds on one axis leave the small ones as invisible bars), a bar per side."""
-    groups: dict[str, dict[str, float]] = {}
-    units: dict[str, str] = {}
-    for side in sides:
-        for doc in _ok(side.docs):
-            power_w = mean_gpu_power_w(doc)
-            figure = doc["figure"]
-            if power_w is None or not figure.get("higher_is_better", True) or not gpu_power_is_the_cost(doc):
-                continue
-            group = _per_watt_group(doc)
-            groups.setdefault(group, {}).setdefault(side.name, float(figure["value"]) / power_w)
-            units.setdefault(group, f"{figure.get('unit')}/W")
-    if not groups:
-        return None
-    bars = sum(len(values) for values in groups.values())
-    figure = Figure(figsize=(8.0, 0.5 + 0.28 * bars + 0.62 * len(groups)), layout="constrained")
-    axes = figure.subplots(len(groups), 1, squeeze=False)[:, 0]
-    for ax, (group, values) in zip(axes, groups.items()):
-        names = list(values)
-        drawn = ax.barh(range(len(names)), [values[n] for n in names], 0.7,
-                        color=[f"C{[s.name for s in sides].index(n) % 10}" for n in names])
-        ax.bar_label(drawn, labels=[f"{values[n]:.3g}" for n in names], fontsize=7, padding=2)
-        ax.set_yticks(range(len(names)), [short(n, 50, 1) for n in names] if len(sides) > 1 else [""] * len(names),
-                      fontsize=7)
-        ax.invert_yaxis()
-        ax.set_xlim(0, 1.15 * max(values.values()))
-        ax.set_title(f"{group}: {units[group]}", fontsize=8, loc="left")
-        ax.tick_params(axis="x", labelsize=7)
-        ax.grid(axis="x", alpha=0.3)
-        ax.set_axisbelow(True)
-    figure.suptitle("Performance per watt (headline figure / mean GPU power during the run)", fontsize=10)
-    return Chart("perf_per_watt", "Performance per watt", figure,
-                 "Mean board power of all GPUs as NVML reported it during the run; only runs whose work the GPU "
-                 "did (no host memory, disk, CPU decode, PCIe or data-path figure per GPU watt). Each panel has "
-                 "its own scale: compare bars within a panel, not across.")
-
-
-#: Characters of a code line in the what-ifs chart before it wraps (6-point monospace across 8.5 inches).
-CODE_COLUMNS = 150
-
-
-def datapath_whatif_chart(sides: Sequence[Side]) -> Chart | None:
-    """The newest datapath.analyze run that tried its advice: each configuration it measured end to
-    end as a bar against the default's rate (a line), the best one green, its code below."""
-    runs = [d for side in sides for d in _ok(side.docs)
-            if _is_datapath(d) and (d.get("details") or {}).get("tried")]
-    if not runs:
-        return None
-    doc = runs[-1]
-    details = verdict_details(doc)
-    default = (doc.get("figure") or {}).get("value")
-    best = details.get("best_found") or {}
-    tried = [t for t in details["tried"] if isinstance(t, dict) and describe.is_number(t.get("rate_images_per_s"))]
-    tried.sort(key=lambda t: -t["rate_images_per_s"])
-    actions = {a.get("expected_images_per_s"): a.get("action") for a in details.get("advice") or []
-               if isinstance(a, dict) and a.get("measured")}
-    labels = ["default configuration"] + [short(str(actions.get(t["rate_images_per_s"]) or t.get("key")), 60, 2)
-                                          for t in tried]
-    values = [float(default) if describe.is_number(default) else 0.0] + [float(t["rate_images_per_s"]) for t in tried]
-    # 6-point monospace across the page: long lines wrap under themselves instead of running off the chart
-    code = "\n".join(wrapped for line in str(best.get("code") or "").splitlines()
-                     for wrapped in (textwrap.wrap(line, CODE_COLUMNS, subsequent_indent="      ",
-                                                   drop_whitespace=False) or [""]))
-    code_lines = code.count("\n") + 1 if code else 0
-    bars_in, code_in = 1.2 + 0.3 * len(labels), (0.35 + 0.118 * code_lines if code else 0.0)
-    figure = Figure(figsize=(8.5, bars_in + code_in), layout="constrained")
-    if code:  # an axes of its own below the bars, sized for its lines
-        ax, code_ax = figure.subplots(2, 1, height_ratios=[bars_in, code_in])
-        code_ax.axis("off")
-        text = code_ax.text(0.01, 1.0, code, transform=blended_transform_factory(figure.transFigure, code_ax.transAxes),
-                            family="monospace", fontsize=6, va="top", ha="left")
-        # out of the layout: a code line wider than the figure would collapse the bars to nothing (the saved
-        # image's tight box still takes it in whole)
-        text.set_in_layout(False)
-    else:
-        ax = figure.add_subplot()
-    colors = ["#16a34a" if key == best.get("key") else ("0.6" if i == 0 else "C0")
-              for i, key in enumerate(["default"] + [t.get("key") for t in tried])]
-    bars = ax.barh(range(len(labels)), values, 0.7, color=colors)
-    ax.bar_label(bars, labels=[f"{v:,.0f}" for v in values], fontsize=7, padding=2)
-    if describe.is_number(default):
-        ax.axvline(float(default), color="0.2", linewidth=1)
-    ax.set_yticks(range(len(labels)), labels, fontsize=8)
-    ax.invert_yaxis()
-    ax.set_xlabel("images/s end to end (line: the default configuration, the headline)")
-    ax.grid(axis="x", alpha=0.3)
-    ax.set_title("Data path: the analyzer's advice, measured", fontsize=10)
-    return Chart("datapath_whatifs", "Data path what-ifs", figure,
-                 str(best.get("text") or "") + (f" Code: {best.get('describe')}." if code else ""))

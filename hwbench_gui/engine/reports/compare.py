@@ -32,84 +32,58 @@ own document's, the baseline's cell included; a side's summary counts only its o
 Ratios are "times better than the baseline": ``value / baseline`` for higher-is-better figures,
 ``baseline / value`` for lower-is-better ones, so a ratio above 1 is always a win. The composite
 is the geometric mean of the headline figures' ratios over the rows every side has.
+
+This module builds the comparison (rows, cells, marks, summaries) and is what callers import; its parts live
+beside it: :mod:`.sides` (grouping documents), :mod:`.comparability` (which parameters decide),
+:mod:`.metric` (a figure as compared), :mod:`.significance` (the test, the ratio, the geometric mean),
+:mod:`.marks`, and :mod:`.comparison_text` (cells and the table as text).
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from hwbench_gui.engine.reports import flags
-from hwbench_gui.engine.results import describe, formatting, machine_kind
+from hwbench_gui.engine.reports.comparability import (
+    comparability_key as comparability_key,
+    comparable_params as comparable_params,
+    deciding_params as deciding_params,
+    normalised,
+    params_agree,
+    params_difference as params_difference,
+    resolved_params as resolved_params,
+)
+from hwbench_gui.engine.reports.marks import (
+    MARK_BASELINE as MARK_BASELINE,
+    MARK_BETTER as MARK_BETTER,
+    MARK_CANCELLED as MARK_CANCELLED,
+    MARK_FAILED as MARK_FAILED,
+    MARK_MISSING as MARK_MISSING,
+    MARK_NO_BASELINE as MARK_NO_BASELINE,
+    MARK_NOT_COMPARABLE as MARK_NOT_COMPARABLE,
+    MARK_NOT_SIGNIFICANT as MARK_NOT_SIGNIFICANT,
+    MARK_TOO_FEW as MARK_TOO_FEW,
+    MARK_UNTESTED as MARK_UNTESTED,
+    MARK_WORSE as MARK_WORSE,
+)
+from hwbench_gui.engine.reports.metric import MAX_SAMPLES as MAX_SAMPLES
+from hwbench_gui.engine.reports.metric import Metric as Metric
+from hwbench_gui.engine.reports.metric import metrics_of as metrics_of
+from hwbench_gui.engine.reports.metric import precision_metrics as precision_metrics
+from hwbench_gui.engine.reports.sides import GROUPINGS as GROUPINGS
+from hwbench_gui.engine.reports.sides import Side as Side
+from hwbench_gui.engine.reports.sides import find_side as find_side
+from hwbench_gui.engine.reports.sides import sides_by as sides_by
+from hwbench_gui.engine.reports.sides import sides_by_machine as sides_by_machine
+from hwbench_gui.engine.reports.sides import sides_by_run as sides_by_run
+from hwbench_gui.engine.reports.significance import ALPHA as ALPHA
+from hwbench_gui.engine.reports.significance import geometric_mean as geometric_mean
+from hwbench_gui.engine.reports.significance import ratio as ratio
+from hwbench_gui.engine.reports.significance import significance as significance
+from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.spec.precision import from_label
 from hwbench_gui.engine.spec.precision import of_document as precision_of
-
-ALPHA = 0.05
-
-MARK_BASELINE = "baseline"
-MARK_BETTER = "better"
-MARK_WORSE = "worse"
-MARK_NOT_SIGNIFICANT = "not significant"
-MARK_UNTESTED = "untested"
-MARK_TOO_FEW = "too few repeats"
-MARK_FAILED = "failed"
-MARK_CANCELLED = "cancelled"
-MARK_NOT_COMPARABLE = "not comparable"
-MARK_NO_BASELINE = "no baseline"
-MARK_MISSING = "missing"
-
-
-@dataclass
-class Side:
-    name: str
-    docs: list[dict[str, Any]]
-    #: Why documents of several hosts are one side (:func:`machine_kind.grouping_text`); empty for one host.
-    grouping: str = ""
-
-    @property
-    def published(self) -> bool:
-        return bool(self.docs) and all(describe.is_published(d) for d in self.docs)
-
-
-@dataclass
-class Metric:
-    """One figure of one document, as a comparison sees it."""
-
-    doc: dict[str, Any]
-    name: str
-    value: float | None
-    unit: str
-    higher_is_better: bool
-    samples: list[float]
-    stats: dict[str, Any] | None
-    headline: bool
-    #: For one precision of a run that measured several (``precision=all``): its label and the
-    #: document's parameters with that precision, so that it pairs with a run of that precision only.
-    precision: str | None = None
-    params: dict[str, Any] | None = None
-
-    @property
-    def failed(self) -> bool:
-        return self.value is None
-
-    @property
-    def published(self) -> bool:
-        return describe.is_published(self.doc)
-
-    def interval(self) -> tuple[float, float] | None:
-        """(p5, p95), the value as a point when there is no spread, or None without a value."""
-        if self.value is None:
-            return None
-        s = self.stats or {}
-        if (s.get("n") or 0) >= 2 and s.get("p5") is not None and s.get("p95") is not None:
-            return float(s["p5"]), float(s["p95"])
-        return float(self.value), float(self.value)
-
-    def has_spread(self) -> bool:
-        low_high = self.interval()
-        return low_high is not None and (self.stats or {}).get("n", 0) >= 2
 
 
 @dataclass
@@ -207,272 +181,6 @@ class Comparison:
         return self.sides[self.baseline].name
 
 
-# -- sides -----------------------------------------------------------------------------------------
-
-def sides_by_machine(docs: Sequence[dict[str, Any]], *, by_host: bool = False) -> list[Side]:
-    """One side per machine, in the order the machines first appear in ``docs`` (the first machine given
-    is the first side, the default baseline). A machine is what decides the figures
-    (:func:`machine_kind.kind_key`: GPUs, CPU, RAM, the software that matters), so cloud loans of one
-    kind or a box measured over a week are one side, its grouping said in :attr:`Side.grouping`;
-    ``by_host`` tells hosts apart instead (:func:`describe.machine_key`: two boxes named alike stay apart)."""
-    key_of = describe.machine_key if by_host else machine_kind.kind_key
-    labels = describe.machine_labels(docs) if by_host else machine_kind.kind_labels(docs)
-    sides: dict[str, Side] = {}
-    for doc in docs:
-        key = key_of(doc)
-        sides.setdefault(key, Side(labels[key], [])).docs.append(doc)
-    if not by_host:
-        for side in sides.values():
-            side.grouping = machine_kind.grouping_text(side.docs)
-    return list(sides.values())
-
-
-#: How documents become sides: one per machine (its kind), per host, or per run.
-GROUPINGS = ("machine", "host", "run")
-
-
-def sides_by(docs: Sequence[dict[str, Any]], by: str = "machine") -> list[Side]:
-    """The sides of ``docs`` grouped ``by`` one of :data:`GROUPINGS`; ``ValueError`` for another word."""
-    if by == "machine":
-        return sides_by_machine(docs)
-    if by == "host":
-        return sides_by_machine(docs, by_host=True)
-    if by == "run":
-        return sides_by_run(docs)
-    raise ValueError(f"group by one of {', '.join(GROUPINGS)}, not {by!r}")
-
-
-def sides_by_run(docs: Sequence[dict[str, Any]]) -> list[Side]:
-    """One side per document, named by machine, benchmark and date (made unique)."""
-    sides = []
-    used: set[str] = set()
-    labels = machine_kind.kind_labels(docs)
-    for doc in docs:
-        bench_id = (doc.get("benchmark") or {}).get("id", "")
-        name = f"{labels[machine_kind.kind_key(doc)]} · {bench_id} @ {describe.date_text(doc) or 'date not stated'}"
-        base, n = name, 2
-        while name in used:
-            name, n = f"{base} #{n}", n + 1
-        used.add(name)
-        sides.append(Side(name, [doc]))
-    return sides
-
-
-def find_side(sides: Sequence[Side], name: str | None) -> int:
-    """Index of the side called ``name`` (exact, else the only case-insensitive substring match).
-
-    Raises ``ValueError`` naming the candidates when there is none or more than one.
-    """
-    if not name:
-        return 0
-    for i, side in enumerate(sides):
-        if side.name == name:
-            return i
-    hits = [i for i, side in enumerate(sides) if name.lower() in side.name.lower()]
-    if len(hits) == 1:
-        return hits[0]
-    names = "; ".join(s.name for s in sides)
-    if not hits:
-        raise ValueError(f"no side matches {name!r} (sides: {names})")
-    raise ValueError(f"{name!r} matches several sides: {'; '.join(sides[i].name for i in hits)}")
-
-
-# -- keys ------------------------------------------------------------------------------------------
-
-def _norm(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.strip().lower()
-    if isinstance(value, list):
-        return tuple(_norm(v) for v in value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
-
-
-def deciding_params(doc: dict[str, Any]) -> frozenset[str] | None:
-    """:func:`describe.deciding_params`, with this install's declarations for older documents."""
-    return describe.deciding_params(doc, _declared_params)
-
-
-@functools.lru_cache(maxsize=64)
-def _declared_params(bench_id: str) -> frozenset[str] | None:
-    from hwbench_gui.engine.run import registry
-
-    try:
-        return frozenset(registry.get(bench_id).comparability_params())
-    except KeyError:
-        return None
-
-
-def comparable_params(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document's parameters that decide what was measured, as asked (normalised for comparison): a
-    value the machine chose ("largest that fits", "auto") is part of its answer, not a setting, so two
-    machines that asked alike compare whatever each chose (:func:`resolved_params` says what that was)."""
-    deciding = deciding_params(doc)
-    asked = describe.asked_params(doc)
-    later = _added_later(str((doc.get("benchmark") or {}).get("id")))
-    return {str(k): _norm(v) for k, v in sorted(asked.items()) if (deciding is None or k in deciding)
-            and not (k in later and _norm(v) == _norm(later[k]))}
-
-
-@functools.lru_cache(maxsize=64)
-def _added_later(bench_id: str) -> dict[str, Any]:
-    """Defaults of the benchmark's parameters declared ``added_later`` (older documents ran at them)."""
-    from hwbench_gui.engine.run import registry
-
-    try:
-        return {p.name: p.default for p in registry.get(bench_id).params if p.added_later}
-    except KeyError:
-        return {}
-
-
-def resolved_params(doc: dict[str, Any]) -> dict[str, Any]:
-    """What the run chose itself for the deciding parameters it was asked to choose: ``{"micro_batch": 10}``
-    for a run asked for the largest micro-batch that fits; empty where nothing was chosen."""
-    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
-    requested = doc.get("params_requested") if isinstance(doc.get("params_requested"), dict) else {}
-    deciding = deciding_params(doc)
-    # A list asked empty is the benchmark's default list, filled in alike everywhere, not a machine's choice.
-    return {str(k): params[k] for k in sorted(requested) if k in params and params[k] != requested[k]
-            and (deciding is None or k in deciding) and not isinstance(params[k], list)}
-
-
-def comparability_key(doc: dict[str, Any]) -> tuple:
-    """What two measured documents must share to be compared: benchmark id, code version,
-    precision, headline figure name and unit, and :func:`comparable_params`."""
-    figure = doc.get("figure") or {}
-    bench = doc.get("benchmark") or {}
-    return (bench.get("id"), str(bench.get("version")), _norm(precision_of(doc)),
-            figure.get("name"), figure.get("unit"), tuple(comparable_params(doc).items()))
-
-
-def _params_agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return all(a[k] == b[k] for k in a.keys() & b.keys())
-
-
-def params_difference(a: dict[str, Any], b: dict[str, Any], chosen_a: dict[str, Any] | None = None,
-                      chosen_b: dict[str, Any] | None = None) -> str:
-    """``"batch 256 here, 128 in the baseline"`` for each shared key that differs (and keys only one has);
-    ``a`` is this side's parameters, ``b`` the baseline's. ``chosen_a`` / ``chosen_b``: what each run chose
-    itself where it was asked to (:func:`resolved_params`), said beside the asked value."""
-    def value(params: dict[str, Any], chosen: dict[str, Any] | None, key: str) -> str:
-        text = describe.param_value(params[key])
-        return f"{text} (the run chose {describe.param_value(chosen[key])})" if chosen and key in chosen else text
-
-    parts = [f"{k} {value(a, chosen_a, k)} here, {value(b, chosen_b, k)} in the baseline"
-             for k in sorted(a.keys() & b.keys()) if a[k] != b[k]]
-    parts += [f"{k} only here" for k in sorted(a.keys() - b.keys())]
-    parts += [f"{k} only in the baseline" for k in sorted(b.keys() - a.keys())]
-    return ", ".join(parts) or "same parameters"
-
-
-#: Samples a comparison reads per figure: more are reduced to this many evenly spaced order
-#: statistics (the same distribution for the test, a bounded cost per document).
-MAX_SAMPLES = 2000
-
-
-def _bounded(values: Sequence[Any]) -> list[float]:
-    numbers = [float(v) for v in values if describe.is_number(v)]
-    if len(numbers) <= MAX_SAMPLES:
-        return numbers
-    numbers.sort()
-    last = len(numbers) - 1
-    return [numbers[round(i * last / (MAX_SAMPLES - 1))] for i in range(MAX_SAMPLES)]
-
-
-def metrics_of(doc: dict[str, Any], all_figures: bool = False) -> list[Metric]:
-    """The headline figure (and with ``all_figures`` the further named figures) of a usable
-    document; a failed one gives a single metric without a value. Samples are at most
-    :data:`MAX_SAMPLES` per figure."""
-    figure = doc.get("figure") or {}
-    samples = _bounded(doc.get("samples") or [])
-    if figure.get("value") is None:
-        return [Metric(doc, "", None, "", True, [], None, True)]
-    per_precision = precision_metrics(doc)  # they stand for the headline and the precision figures
-    out = per_precision or [Metric(doc, str(figure.get("name") or "figure"), float(figure["value"]),
-                                   str(figure.get("unit") or ""), bool(figure.get("higher_is_better", True)), samples,
-                                   doc.get("stats"), True)]
-    if all_figures:
-        for name, fig in (doc.get("figures") or {}).items():
-            if not isinstance(fig, dict) or not describe.is_number(fig.get("value")):
-                continue
-            if per_precision and from_label(str(name)) is not None:
-                continue
-            fig_samples = _bounded(fig.get("samples") or [])
-            stats = fig.get("stats") if isinstance(fig.get("stats"), dict) else None
-            out.append(Metric(doc, str(name), float(fig["value"]), str(fig.get("unit") or ""),
-                              bool(fig.get("higher_is_better", True)), fig_samples, stats, False))
-    return out
-
-
-#: A ``precision`` parameter value that asks one run to measure several precisions.
-SEVERAL_PRECISIONS = "all"
-
-
-def precision_metrics(doc: dict[str, Any]) -> list[Metric]:
-    """For a run that measured several precisions (``precision=all``, one figure per precision named by
-    its label, as gpu.matmul's): one headline metric per precision, named as a run of that precision
-    names its headline, with that precision's parameter value, so a BF16 reference pairs with this
-    run's BF16 figure and not only headline with headline. Empty for any other document."""
-    params = doc.get("params") or {}
-    figure = doc.get("figure") or {}
-    headline_label = precision_of(doc)
-    if params.get("precision") != SEVERAL_PRECISIONS or not isinstance(figure.get("name"), str):
-        return []
-    base = comparable_params(doc)
-    out = []
-    for label, fig in (doc.get("figures") or {}).items():
-        precision = from_label(str(label))
-        if precision is None or not isinstance(fig, dict) or not describe.is_number(fig.get("value")):
-            continue
-        stats = fig.get("stats") if isinstance(fig.get("stats"), dict) else None
-        out.append(Metric(doc, figure["name"].replace(headline_label, precision.label), float(fig["value"]),
-                          str(fig.get("unit") or figure.get("unit") or ""), bool(fig.get("higher_is_better", True)),
-                          _bounded(fig.get("samples") or []), stats, True, precision=precision.label,
-                          params={**base, "precision": precision.key}))
-    return out
-
-
-# -- statistics ------------------------------------------------------------------------------------
-
-def geometric_mean(values: Sequence[float]) -> float | None:
-    """Geometric mean of positive numbers; None for an empty list or a non-positive value."""
-    if not values or any(v <= 0 for v in values):
-        return None
-    return math.exp(sum(math.log(v) for v in values) / len(values))
-
-
-def _min_two_sided_p(n1: int, n2: int) -> float:
-    return 2.0 / math.comb(n1 + n2, n1)
-
-
-def significance(a: Metric, b: Metric, alpha: float = ALPHA) -> tuple[bool | None, str, float | None]:
-    """(differs?, test name, p-value). ``differs`` is None when no test is possible; the test name
-    then says why (:data:`MARK_TOO_FEW` when two measured sides have too few samples)."""
-    if not (a.published or b.published):
-        n1, n2 = len(a.samples), len(b.samples)
-        if n1 < 2 or n2 < 2 or _min_two_sided_p(n1, n2) >= alpha:
-            return None, f"{MARK_TOO_FEW} (n={n1} vs {n2}: Mann-Whitney cannot reach p < {alpha:g})", None
-        if len(set(a.samples) | set(b.samples)) == 1:
-            return False, "Mann-Whitney U", 1.0
-        from scipy.stats import mannwhitneyu
-
-        p = float(mannwhitneyu(a.samples, b.samples, alternative="two-sided").pvalue)
-        return p < alpha, "Mann-Whitney U", p
-    if not a.has_spread() and not b.has_spread():
-        return None, "none (no spread on either side)", None
-    (a_low, a_high), (b_low, b_high) = a.interval(), b.interval()
-    overlap = a_low <= b_high and b_low <= a_high
-    return not overlap, "p5-p95 overlap", None
-
-
-def ratio(metric: Metric, baseline: Metric) -> float | None:
-    """Times better than the baseline (lower-is-better figures inverted)."""
-    if metric.value is None or baseline.value is None or metric.value <= 0 or baseline.value <= 0:
-        return None
-    return metric.value / baseline.value if baseline.higher_is_better else baseline.value / metric.value
-
-
 # -- building the comparison -----------------------------------------------------------------------
 
 def _matches(row: Row, metric: Metric, params: dict[str, Any]) -> bool:
@@ -480,13 +188,13 @@ def _matches(row: Row, metric: Metric, params: dict[str, Any]) -> bool:
     if (doc.get("benchmark") or {}).get("id") != row.benchmark_id or metric.headline != row.headline:
         return False
     if metric.failed:
-        return _params_agree(params, row.params)
-    if metric.unit != row.unit or _norm(metric.precision or precision_of(doc)) != _norm(row.precision):
+        return params_agree(params, row.params)
+    if metric.unit != row.unit or normalised(metric.precision or precision_of(doc)) != normalised(row.precision):
         return False
     published_either = metric.published or any(c.metric and c.metric.published for c in row.cells)
     if metric.name != row.figure_name and not published_either:
         return False
-    return _params_agree(params, row.params)
+    return params_agree(params, row.params)
 
 
 def compare(sides: Sequence[Side], baseline: int = 0, *, alpha: float = ALPHA,
@@ -671,7 +379,7 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
     never_keys = [k for k, v in row.params.items()
                   if k != "precision" and all(k in r.params and r.params[k] != v for r in others)]
     never = [f"with {k} {describe.param_value(row.params[k])}" for k in never_keys]
-    if all(_norm(r.precision) != _norm(row.precision) for r in others):
+    if all(normalised(r.precision) != normalised(row.precision) for r in others):
         never.insert(0, f"at {row.precision}")
     if never:
         ran = []
@@ -687,13 +395,13 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
         return MARK_NOT_COMPARABLE, said + (f" (it ran {'; '.join(ran)})" if ran else "")
 
     def likeness(other: Row) -> tuple:
-        return (_figure_kind(other) == _figure_kind(row), _norm(other.precision) == _norm(row.precision),
+        return (_figure_kind(other) == _figure_kind(row), normalised(other.precision) == normalised(row.precision),
                 other.figure_name == row.figure_name, sum(other.params.get(k) == v for k, v in row.params.items()))
 
     closest = max(others, key=likeness)
     chosen_here = resolved_params(metric.doc)
     chosen_there = resolved_params(closest.cells[baseline].metric.doc)
-    if _norm(closest.precision) != _norm(row.precision):
+    if normalised(closest.precision) != normalised(row.precision):
         detail = f"precision {row.precision} here, {closest.precision} in the baseline"
         # the precision parameter says the same again: said once
         diff = params_difference({k: v for k, v in row.params.items() if k != "precision"},
@@ -777,140 +485,3 @@ def runs_to_match(comparison: Comparison) -> dict[int, list[dict[str, Any]]]:
         if wanted:
             out[index] = sorted(wanted.values(), key=lambda d: str(d.get("started_at") or ""), reverse=True)
     return out
-
-
-#: Suggested like-runs listed per side in the text table (the rest counted).
-SHOWN_SUGGESTIONS = 5
-
-
-def suggestions_text(comparison: Comparison) -> list[str]:
-    """Lines that say how to get a comparable run where a side has none, with the command."""
-    lines = []
-    for index, docs in runs_to_match(comparison).items():
-        paths = [str(d["_path"]) for d in docs if d.get("_path")]
-        if not paths:
-            continue
-        lines.append(f"  [{index + 1}] has no comparable run for {len(docs)} of the baseline's result(s); on that "
-                     f"machine, measure what the baseline measured (the Reports tab: \"Run like this here\"):")
-        lines += [f"      hwbench run --like {path}" for path in paths[:SHOWN_SUGGESTIONS]]
-        if len(paths) > SHOWN_SUGGESTIONS:
-            lines.append(f"      … and {len(paths) - SHOWN_SUGGESTIONS} more (compare --json lists them all)")
-    return lines
-
-
-# -- text ------------------------------------------------------------------------------------------
-
-def spread_text(metric: Metric | None) -> str:
-    if metric is None or metric.value is None:
-        return ""
-    return formatting.spread_text(metric.stats, metric.published)
-
-
-def older_runs_text(cell: Cell) -> str:
-    """``"2 older runs: 16,122–16,310 tokens/s"``: the other runs of this configuration on this side, whose
-    spread tells how much the figure moves between sittings or hosts of one machine kind; empty for none."""
-    if not cell.older_runs or cell.metric is None:
-        return ""
-    text = f"{cell.older_runs} older run{'s' if cell.older_runs > 1 else ''}"
-    if cell.older_values:
-        low, high = min(cell.older_values), max(cell.older_values)
-        unit = cell.metric.unit
-        text += ": " + (formatting.format_value(low, unit) if low == high else
-                        f"{formatting.format_value(low, '')}–{formatting.format_value(high, unit)}")
-    return text
-
-
-def resolved_text(cell: Cell) -> str:
-    """``"micro_batch 10"``: what this cell's run chose itself where it was asked to (empty otherwise)."""
-    if cell.metric is None or cell.metric.failed:
-        return ""
-    return ", ".join(f"{k} {describe.param_value(v)}" for k, v in resolved_params(cell.metric.doc).items())
-
-
-def cell_text(cell: Cell) -> str:
-    """``"2,259 img/s ×1.05 better"`` or ``"failed"`` etc. for tables; a value the run chose itself follows
-    in brackets (``"16,522 tokens/s ×1.15 better [micro_batch 10]"``)."""
-    metric = cell.metric
-    if metric is None:
-        return "—"
-    if metric.failed:
-        return cell.mark or MARK_FAILED
-    text = formatting.format_value(metric.value, metric.unit)
-    if cell.ratio is not None:
-        # two decimals, but a GPU box against a laptop must not read "×0.00"
-        text += f" ×{cell.ratio:.2f}" if cell.ratio >= 0.01 else f" ×{cell.ratio:.2g}"
-    if cell.mark and cell.mark != MARK_BASELINE:
-        text += f" {cell.mark}"
-    own = [flag for flag, on in (("busy", cell.busy), ("few repeats", cell.few_repeats and cell.mark != MARK_TOO_FEW),
-                                 ("inconsistent", bool(cell.inconsistent))) if on]
-    if own:
-        text += f" ({', '.join(own)})"
-    chosen = resolved_text(cell)
-    return text + (f" [{chosen}]" if chosen else "")
-
-
-def row_label(row: Row) -> str:
-    label = row.benchmark_id
-    if row.figure_name:
-        label += f" · {row.figure_name}"
-    return label
-
-
-def format_table(comparison: Comparison) -> str:
-    """The comparison as plain text: sides; per benchmark a line with the parameters all its rows
-    share, then one line per row with the parameters that differ in full; notes (one line per
-    distinct note); then the composite per side."""
-    lines = [f"Sides ({len(comparison.sides)}), baseline marked *:"]
-    for i, side in enumerate(comparison.sides):
-        star = "*" if i == comparison.baseline else " "
-        lines.append(f" {star}[{i + 1}] {side.name}  ({len(side.docs)} result{'s' if len(side.docs) != 1 else ''})")
-        if side.grouping:
-            lines.append(f"      {side.grouping}")
-    header = ["BENCHMARK · FIGURE", "PRECISION", "CONFIG"] + [f"[{i + 1}]" for i in range(len(comparison.sides))]
-    table: list[list[str] | str] = [header]
-    current = None
-    for row in comparison.rows:
-        if row.benchmark_id != current:
-            current = row.benchmark_id
-            shared = comparison.common_text(current)
-            table.append(f"{current}" + (f" (every row: {shared})" if shared else ""))
-        table.append([row_label(row), row.precision, row.config_text] + [cell_text(c) for c in row.cells])
-    cells = [r for r in table if isinstance(r, list)]
-    # The configuration is never cut (it is what tells rows apart); other columns at most 60.
-    widths = [max(len(r[i]) for r in cells) if i == 2 else min(max(len(r[i]) for r in cells), 60)
-              for i in range(len(header))]
-    lines.append("")
-    for r in table:
-        if isinstance(r, str):
-            lines.append(r)
-            continue
-        lines.append("  ".join((cell if i == 2 else cell[:60]).ljust(w)
-                               for i, (cell, w) in enumerate(zip(r, widths))).rstrip())
-    notes: dict[tuple[int, str, str], list[str]] = {}
-    for row in comparison.rows:
-        for i, cell in enumerate(row.cells):
-            if cell.note and (cell.mark in (MARK_FAILED, MARK_CANCELLED, MARK_NOT_COMPARABLE, MARK_NO_BASELINE,
-                                            MARK_UNTESTED) or cell.busy or cell.inconsistent):
-                notes.setdefault((i, cell.mark, cell.note), []).append(row_label(row))
-    if notes:
-        lines += ["", "Notes:"]
-        for (i, mark, note), labels in notes.items():
-            where = labels[0] if len(labels) == 1 else f"{len(labels)} rows ({', '.join(dict.fromkeys(labels))})"
-            lines.append(f"  [{i + 1}] {mark}: {note}: {where}" if len(labels) > 1 else
-                         f"  {where} [{i + 1}]: {mark}: {note}")
-    if len(comparison.sides) < 2:  # a machine against itself says nothing
-        return "\n".join(lines) + "\n"
-    suggestions = suggestions_text(comparison)
-    if suggestions:
-        lines += ["", "To make runs comparable:"] + suggestions
-    lines.append("")
-    lines.append(f"Composite (geometric mean of headline ratios, lower-is-better inverted) over the "
-                 f"{comparison.summaries[0].n_geomean if comparison.summaries else 0} benchmark(s) every side has:")
-    for i, s in enumerate(comparison.summaries):
-        geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"
-        role = " (baseline)" if i == comparison.baseline else ""
-        if i != comparison.baseline and s.n_pair != s.n_geomean:
-            role += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} it shares with the baseline)"
-                     if s.pair_geomean is not None else " (nothing shared with the baseline)")
-        lines.append(f"  [{i + 1}] {geo}{role}  {s.counts_text()}")
-    return "\n".join(lines) + "\n"

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.csv_cells import safe_cell
 from hwbench_gui.engine.reports import flags
-from hwbench_gui.engine.reports.charts import mean_gpu_power_w
+from hwbench_gui.engine.reports.power_charts import mean_gpu_power_w
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 

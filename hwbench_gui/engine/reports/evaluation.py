@@ -32,7 +32,7 @@ from hwbench_gui import __version__
 from hwbench_gui.engine.datapath.reread import verdict_details
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.reports import charts as charts_mod
-from hwbench_gui.engine.reports import compare, flags, health_section, llm_section, llm_train_section
+from hwbench_gui.engine.reports import compare, datapath_charts, families, flags, power_charts
 from hwbench_gui.engine.reports.report import side_facts
 from hwbench_gui.engine.results import describe, formatting, machine_kind
 from hwbench_gui.engine.results.store import ResultFileError
@@ -85,7 +85,7 @@ class MatrixCell:
                formatting.spread_text(doc.get("stats"))]
         util = _seed(doc, "gpu_util_percent", "mean")
         vram = _seed(doc, "gpu_vram_used_bytes", "max")
-        power = charts_mod.mean_gpu_power_w(doc)
+        power = power_charts.mean_gpu_power_w(doc)
         out.append(" · ".join(filter(None, [
             f"GPU {util:.0f} %" if util is not None else "GPU util n/a",
             f"{vram / 1024 ** 3:.1f} GiB" if vram is not None else "",
@@ -154,15 +154,20 @@ class Evaluation:
     charts: list[charts_mod.Chart]
     errors: list[ResultFileError] = field(default_factory=list)
     hwbench_version: str = __version__
-    health: health_section.HealthSection | None = None
     #: Machines the documents come from (:func:`machine_kind.kind_key`): one, unless several were given.
     machines: int = 1
-    llm: list[llm_section.LlmRun] = field(default_factory=list)
-    llm_train: list[llm_train_section.TrainRow] = field(default_factory=list)
+    #: Each registered family's section (:mod:`.families`), by family name, in registration order.
+    sections: dict[str, Any] = field(default_factory=dict)
 
     @property
     def of_machines(self) -> str:
         return "of one machine" if self.machines == 1 else f"of {self.machines} machines"
+
+    def shown_sections(self) -> list[tuple[families.Family, Any]]:
+        """``(family, section)`` of each family section the report shows: those with runs, and those that say
+        how to get one."""
+        return [(family, self.sections.get(family.name)) for family in families.FAMILIES
+                if self.sections.get(family.name) or family.shown_without_runs]
 
 
 def is_one_machine(docs: Sequence[dict[str, Any]]) -> bool:
@@ -300,9 +305,8 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
         reasons[reason] += 1
         reason_runs.setdefault(reason, []).append(f"{model} · {column.title}")
     not_measured = [NotMeasured(r, reasons[r], reason_runs.get(r, [])) for r in reason_order if reasons[r]]
-    micro = _micro_rows([d for d in docs if not _is_model(d) and not llm_section.is_llm(d) and
-                         not llm_train_section.is_llm_train(d) and
-                         (d.get("benchmark") or {}).get("id") not in (DATAPATH_ID, health_section.BENCH_ID)])
+    micro = _micro_rows([d for d in docs if not _is_model(d) and families.family_of(d) is None and
+                         (d.get("benchmark") or {}).get("id") != DATAPATH_ID])
     datapath = _datapath([d for d in docs if (d.get("benchmark") or {}).get("id") == DATAPATH_ID])
     machines = compare.sides_by_machine(docs)
     side = compare.Side(machines[0].name, docs, machines[0].grouping) if len(machines) == 1 else \
@@ -311,8 +315,7 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
     return Evaluation(title or f"hwbench evaluation of {side.name}",
                       datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), side.name, side_facts(side),
                       columns, rows, not_measured, micro, datapath, docs, drawn, list(errors),
-                      health=health_section.build(docs), machines=len(machines),
-                      llm=llm_section.build(docs), llm_train=llm_train_section.build(docs))
+                      machines=len(machines), sections={f.name: f.build(docs) for f in families.FAMILIES})
 
 
 def _machines_name(docs: Sequence[dict[str, Any]], count: int) -> str:
@@ -375,7 +378,7 @@ def _datapath(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     details = verdict_details(doc)  # the verdict the Pipeline page shows, from the same figures
     rates = {s.get("key"): s.get("rate_images_per_s") for s in details.get("stages") or [] if isinstance(s, dict)}
     stages = [(title, formatting.format_value(rates.get(key), "images/s"), key == details.get("limiting_stage"))
-              for key, title in charts_mod.datapath_stages([doc]) if describe.is_number(rates.get(key))]
+              for key, title in datapath_charts.datapath_stages([doc]) if describe.is_number(rates.get(key))]
     return {"verdict": str(details.get("verdict") or ""),
             "bottleneck": str(details.get("bottleneck_name") or details.get("bottleneck") or ""),
             "stages": stages, "date": describe.date_text(doc), "runs": len(good)}
@@ -395,8 +398,7 @@ def render_evaluation_html(evaluation: Evaluation) -> str:
                "src": "data:image/png;base64," + base64.b64encode(to_png(c.figure)).decode("ascii")}
               for c in evaluation.charts]
     return _env.get_template("evaluation.html.j2").render(ev=evaluation, charts=charts,
-                                                           errors=library.errors_text(evaluation.errors),
-                                                           gpu_columns=health_section.GPU_COLUMNS)
+                                                           errors=library.errors_text(evaluation.errors))
 
 
 def evaluation_pdf_bytes(evaluation: Evaluation) -> bytes:
@@ -444,13 +446,8 @@ def format_evaluation(evaluation: Evaluation) -> str:
         lines += ["", f"Data path: {evaluation.datapath['verdict']}"]
         lines += [f"  {title}: {rate}{'  <- slowest' if limiting else ''}"
                   for title, rate, limiting in evaluation.datapath["stages"]]
-    lines += health_section.text_lines(evaluation.health)
-    if evaluation.llm:
-        lines += ["", "Language models (tokens/s against this machine's own measured limits):"]
-        lines += llm_section.lines(evaluation.llm)
-    if evaluation.llm_train:
-        lines += ["", "Language-model training (tokens/s; MFU against the datasheet and the measured matmul):"]
-        lines += llm_train_section.lines(evaluation.llm_train)
+    for family, section in evaluation.shown_sections():
+        lines += family.text_lines(section)
     if evaluation.micro:
         lines += ["", "Micro-benchmarks:"]
         lines += [f"  {m.title} · {m.figure}: {m.value} ({m.spread}; {m.precision})"

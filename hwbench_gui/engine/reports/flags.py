@@ -13,8 +13,7 @@ import re
 import statistics
 from typing import Any
 
-from hwbench_gui.engine.health.rules import derive
-from hwbench_gui.engine.reports import llm_section
+from hwbench_gui.engine.reports import families
 from hwbench_gui.engine.reports.physical_limits import impossible_figures
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.results.formatting import format_value
@@ -145,12 +144,7 @@ def _gpus_nothing_else_saw(doc: dict[str, Any], gpus: list[dict[str, Any]], syst
 def stated_verdicts(doc: dict[str, Any]) -> list[str]:
     """Where a verdict the document states differs from what its own rows make it (a burn-in's PASS over a GPU
     row's FAIL; a serving point said within target whose p99s are not): readers show the derived verdict."""
-    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
-    if isinstance(details.get("health"), dict):
-        return derive(details["health"]).disagreements
-    if llm_section.is_llm(doc):
-        return llm_section.serving_points(doc).disagreements
-    return []
+    return families.disagreements(doc)
 
 
 def _telemetry_gpu_count(doc: dict[str, Any]) -> int | None:

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from hwbench_gui.engine.health import burns, normal
 from hwbench_gui.engine.health.rules import FAIL, NOTE, POWER_CAP_BIT, SLOWDOWN_BITS, WARN, derive
+from hwbench_gui.engine.reports.family import Family, PdfTable
 from hwbench_gui.engine.results import describe
 
 BENCH_ID = "health.burnin"
@@ -34,6 +35,8 @@ class HealthSection:
     gpus: list[list[str]] = field(default_factory=list)  # one row of GPU_COLUMNS each
     host: list[str] = field(default_factory=list)
     findings: list[tuple[str, str, str]] = field(default_factory=list)  # (status, text, sources)
+    #: The headings of :attr:`gpus`' columns.
+    gpu_columns: tuple[str, ...] = GPU_COLUMNS
 
 
 def _numbers(values: Any) -> list[float]:
@@ -138,8 +141,7 @@ def text_lines(section: HealthSection | None) -> list[str]:
     return lines
 
 
-def pdf_tables(section: HealthSection | None, usable_in: float) -> list[tuple[str, list[tuple[str, float]],
-                                                                            list[tuple[list[str], list[str]]]]]:
+def pdf_tables(section: HealthSection | None, usable_in: float) -> list[PdfTable]:
     """``(heading, [(column, width in inches)], [(cells, colours)])`` per table of the section, for the PDF."""
     if section is None:
         return []
@@ -163,3 +165,15 @@ def pdf_tables(section: HealthSection | None, usable_in: float) -> list[tuple[st
                          ["#fbe3c8" if status == normal.LOW else "white"] * 2)
                         for status, text, where in section.findings]))
     return tables
+
+
+def disagreements(doc: dict[str, Any]) -> list[str]:
+    """Where a burn-in's stated verdict differs from what its own rows make it."""
+    details = doc.get("details") if isinstance(doc.get("details"), dict) else {}
+    return derive(details["health"]).disagreements if isinstance(details.get("health"), dict) else []
+
+
+FAMILY = Family(
+    name=BENCH_ID, benchmark_ids=frozenset({BENCH_ID}), build=build, text_lines=text_lines,
+    html_template="health_section.html.j2", pdf_tables=pdf_tables, disagreements=disagreements,
+    gui_page="hwbench_gui.ui.benchmarks.health_view:PAGE", shown_without_runs=True)

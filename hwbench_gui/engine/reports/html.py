@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from hwbench_gui.engine.atomic import write_atomic
-from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.reports import compare, comparison_text
 from hwbench_gui.engine.reports.charts import to_png
 from hwbench_gui.engine.reports.report import Report, side_facts
 from hwbench_gui.engine.results import describe, formatting, library
@@ -53,8 +53,9 @@ def render_html(report: Report) -> str:
     return template.render(
         report=report, comparison=report.comparison, charts=charts,
         sides=[{"name": s.name, "published": s.published, "facts": side_facts(s)} for s in report.comparison.sides],
-        marks=MARK_CLASSES, fmt=formatting.format_value, spread=compare.spread_text, row_label=compare.row_label,
-        older_runs_text=compare.older_runs_text, resolved=compare.resolved_text,
+        marks=MARK_CLASSES, fmt=formatting.format_value, spread=comparison_text.spread_text,
+        row_label=comparison_text.row_label,
+        older_runs_text=comparison_text.older_runs_text, resolved=comparison_text.resolved_text,
         rows_docs=[{**describe.row(d), "published": describe.is_published(d), "method": d.get("method") or "",
                     "warnings": d.get("warnings") or [], "reference": d.get("reference") or {},
                     "link": web_link((d.get("reference") or {}).get("source_url"))}

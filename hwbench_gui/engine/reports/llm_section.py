@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from hwbench_gui.engine.reports.family import Family, PdfTable
 from hwbench_gui.engine.results import bounded, describe, formatting
 from hwbench_gui.engine.spec.precision import BF16
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -366,7 +367,7 @@ def build(docs: Sequence[dict[str, Any]]) -> list[LlmRun]:
 
 def lines(runs: Sequence[LlmRun]) -> list[str]:
     """The section as plain text (the terminal's evaluation)."""
-    out = []
+    out = ["", "Language models (tokens/s against this machine's own measured limits):"]
     for run in runs:
         out += [f"  {run.title} ({run.date})", f"    limits: {run.limits}"]
         out += [f"    {name}: {value} {spread}  {fraction} (bound)" for name, value, spread, fraction in run.figures]
@@ -394,6 +395,16 @@ def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
     heading += "".join(f" {text}." for text in [run.reduced] + [f"Inconsistent: {t}" for t in run.disagreements]
                        if text)
     return heading, ("Figure", "Tokens/s", "Spread / first token", "Of its bound / per token"), rows
+
+
+def pdf_tables(runs: Sequence[LlmRun], usable_in: float) -> list[PdfTable]:
+    """One table per run, its columns of equal width, for the PDF evaluation."""
+    tables = []
+    for run in runs:
+        heading, names, rows = table(run)
+        tables.append((heading, [(name, usable_in / len(names)) for name in names],
+                       [(row, ["white"] * len(row)) for row in rows]))
+    return tables
 
 
 def newest(docs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -496,3 +507,10 @@ def _draw_bars(ax: Any, entries: list[tuple[str, CurveChart, dict[str, Any]]], d
     ax.set_xticks(range(len(entries)), [name for name, _, _ in entries] if len(entries) > 1 else [""])
     ax.set_xlim(-0.75, len(entries) - 0.25)
     ax.set_xlabel(f"at context depth {depth_tick(depth)} (the one depth measured)")
+
+
+FAMILY = Family(
+    name=LLM_ID, benchmark_ids=frozenset({LLM_ID}), build=build, text_lines=lines,
+    html_template="llm_section.html.j2", pdf_tables=pdf_tables, charts=charts,
+    disagreements=lambda doc: serving_points(doc).disagreements if is_llm(doc) else [],
+    gui_page="hwbench_gui.ui.benchmarks.llm_view:PAGE", draws_its_series=True)

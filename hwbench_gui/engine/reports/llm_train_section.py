@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from hwbench_gui.engine.reports.family import Family, PdfTable
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.spec.precision import BF16, FP8
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -118,7 +119,7 @@ def build(docs: Sequence[dict[str, Any]]) -> list[TrainRow]:
 
 def lines(rows: Sequence[TrainRow]) -> list[str]:
     """The section as plain text (the terminal's evaluation)."""
-    out = []
+    out = ["", "Language-model training (tokens/s; MFU against the datasheet and the measured matmul):"]
     for row in rows:
         out += [f"  {row.configuration} on {row.device} ({row.date})",
                 f"    {row.tokens_per_s} {row.spread}; MFU vs the datasheet: {row.mfu_datasheet}; "
@@ -126,6 +127,16 @@ def lines(rows: Sequence[TrainRow]) -> list[str]:
         if row.memory:
             out.append(f"    memory: {row.memory}")
     return out
+
+
+def pdf_tables(rows: Sequence[TrainRow], usable_in: float) -> list[PdfTable]:
+    """The section's one table for the PDF evaluation."""
+    widths = [3.2, 1.1, 1.5, 1.6, 1.6]
+    widths.append(usable_in - sum(widths))
+    names = ("Configuration", "Tokens/s", "Spread", "MFU (datasheet)", "MFU (measured matmul)", "Memory · device")
+    return [("Language-model training: tokens/s and model FLOPs utilisation", list(zip(names, widths)),
+             [([r.configuration, r.tokens_per_s, r.spread, r.mfu_datasheet, r.mfu_measured,
+                f"{r.memory}; {r.device} ({r.date})"], ["white"] * 6) for r in rows])]
 
 
 @dataclass
@@ -197,3 +208,15 @@ def chart(docs: Sequence[dict[str, Any]]) -> Any | None:
                  f"matmuls' FLOPs against the {FP8.label} peak or rate, the rest against the {BF16.label} one). A bar "
                  "missing: "
                  "that limit is not known here (the CPU has no datasheet peak).")
+
+
+def charts(sides: Sequence[Any]) -> list[Any]:
+    """The chart of the last side's runs (a report's newest side; an evaluation's one machine)."""
+    drawn = chart([doc for side in sides[-1:] for doc in side.docs])
+    return [drawn] if drawn is not None else []
+
+
+FAMILY = Family(
+    name=TRAIN_ID, benchmark_ids=frozenset({TRAIN_ID}), build=build, text_lines=lines,
+    html_template="llm_train_section.html.j2", pdf_tables=pdf_tables, charts=charts,
+    gui_page="hwbench_gui.ui.benchmarks.llm_train_view:PAGE")

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from hwbench_gui.engine.atomic import write_atomic
-from hwbench_gui.engine.reports import compare, health_section, llm_section
+from hwbench_gui.engine.reports import compare, comparison_text
 from hwbench_gui.engine.reports.report import Report, side_facts
 
 A4_LANDSCAPE_IN = (11.69, 8.27)
@@ -96,7 +96,7 @@ def _table_rows(report: Report, sides: Sequence[int],
     c = report.comparison
     out = []
     for number, row in enumerate(c.rows, 1):
-        label = compare.row_label(row) + ("" if row.headline else " (further figure)")
+        label = comparison_text.row_label(row) + ("" if row.headline else " (further figure)")
         texts = [str(number), label, row.precision, row.config_text] + [_cell_text(row.cells[i]) for i in sides]
         colours = ["white"] * 4 + [MARK_COLOURS.get(row.cells[i].mark, "white") for i in sides]
         out.append(([wrap_lines(t, col.chars) for t, col in zip(texts, columns)], colours))
@@ -105,14 +105,14 @@ def _table_rows(report: Report, sides: Sequence[int],
 
 def _cell_text(cell: compare.Cell) -> str:
     """The value, ratio, mark and flags, then the spread, then the note: what the HTML cell holds."""
-    parts = [compare.cell_text(cell)]
-    spread = compare.spread_text(cell.metric)
+    parts = [comparison_text.cell_text(cell)]
+    spread = comparison_text.spread_text(cell.metric)
     if spread:
         parts.append(spread)
     if cell.note:
         parts.append(cell.note)
     if cell.older_runs:
-        parts.append(compare.older_runs_text(cell))
+        parts.append(comparison_text.older_runs_text(cell))
     return "\n".join(parts)
 
 
@@ -152,7 +152,7 @@ def _long_table_pages(report: Report) -> list[Figure]:
     columns = fixed + [_Column("Value, spread, mark", usable - sum(col.width_in for col in fixed))]
     rows = []
     for number, row in enumerate(c.rows, 1):
-        label = compare.row_label(row) + ("" if row.headline else " (further figure)")
+        label = comparison_text.row_label(row) + ("" if row.headline else " (further figure)")
         order = [c.baseline] + [i for i in range(len(c.sides)) if i != c.baseline]
         for i in order:
             cell = row.cells[i]
@@ -346,21 +346,10 @@ def evaluation_pdf(evaluation) -> bytes:
         page = paginate_table(evaluation.title, pages, page, columns,
                               [([title, rate], ["#f9e0e0" if limiting else "white"] * 2)
                                for title, rate, limiting in dp["stages"]], heading)
-    for heading, columns, rows in health_section.pdf_tables(evaluation.health, usable):
-        page = paginate_table(evaluation.title, pages, page, [_Column(name, w) for name, w in columns], rows, heading)
-    for run in evaluation.llm:
-        heading, names, rows = llm_section.table(run)
-        columns = [_Column(name, usable / len(names)) for name in names]
-        page = paginate_table(evaluation.title, pages, page, columns, [(row, ["white"] * len(row)) for row in rows],
-                              heading)
-    if evaluation.llm_train:
-        widths = [3.2, 1.1, 1.5, 1.6, 1.6]
-        widths.append(usable - sum(widths))
-        names = ("Configuration", "Tokens/s", "Spread", "MFU (datasheet)", "MFU (measured matmul)", "Memory · device")
-        page = paginate_table(evaluation.title, pages, page, [_Column(name, w) for name, w in zip(names, widths)],
-                              [([r.configuration, r.tokens_per_s, r.spread, r.mfu_datasheet, r.mfu_measured,
-                                 f"{r.memory}; {r.device} ({r.date})"], ["white"] * 6) for r in evaluation.llm_train],
-                              "Language-model training: tokens/s and model FLOPs utilisation")
+    for family, section in evaluation.shown_sections():
+        for heading, columns, rows in family.pdf_tables(section, usable):
+            page = paginate_table(evaluation.title, pages, page, [_Column(name, w) for name, w in columns], rows,
+                                  heading)
     if evaluation.micro:
         widths = [2.6, 1.9, 1.2, 1.6, 0.7, 2.0]
         widths.append(usable - sum(widths))

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from hwbench_gui.engine.measure.stats import median, percentile
+from hwbench_gui.engine.reports.family import Family, PdfTable
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
 SPEECH_ID = "speech.transcribe"
-#: A PDF table: ``(heading, [(column, width in inches)], [(cells, background colours)])``.
-PdfTable = tuple[str, list[tuple[str, float]], list[tuple[list[str], list[str]]]]
 CSV_COLUMNS = ("machine", "model", "precision", "tokens_per_window", "step", "batch", "real_time_factor",
                "real_time_factor_p5", "real_time_factor_p95", "encoder_s_per_window", "encoder_share_of_time",
                "encoder_tflops", "encoder_fraction_of_matmul", "encoder_mfu", "decoder_tokens_per_s",
@@ -216,3 +215,9 @@ def charts(sides: Sequence[Any]) -> list[Any]:
     """The chart of the last side's runs (a report's newest side; an evaluation's one machine)."""
     drawn = chart([doc for side in sides[-1:] for doc in side.docs])
     return [drawn] if drawn is not None else []
+
+
+FAMILY = Family(
+    name=SPEECH_ID, benchmark_ids=frozenset({SPEECH_ID}), build=build, text_lines=lines,
+    html_template="speech_section.html.j2", pdf_tables=pdf_tables, charts=charts,
+    gui_page="hwbench_gui.ui.benchmarks.speech_view:PAGE", draws_its_series=True)

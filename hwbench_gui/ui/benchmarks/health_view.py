@@ -17,6 +17,7 @@ from hwbench_gui.engine.health import burns
 from hwbench_gui.engine.health.bands import reason_bands
 from hwbench_gui.engine.health.rules import FAIL, NOTE, PASS, WARN, derive
 from hwbench_gui.engine.results import document_check
+from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.theme import ERROR_COLOR, OK_COLOR, WARNING_COLOR
 
 BENCH_ID = "health.burnin"
@@ -230,3 +231,8 @@ class HealthView(QScrollArea):
 
         pen = pg.mkPen(color, width=1.5, style=Qt.DashLine if dashed else Qt.SolidLine)
         item.plot([a for a, _ in points], [b for _, b in points], pen=pen, name=name)
+
+
+PAGE = FamilyPage("Health", HealthView, has_health, lambda page, document, others: page.set_document(document, others),
+                  live=True, on_run_started=lambda page, run: page.start(run.params.get("minutes")),
+                  on_run_event=lambda page, event: page.on_event(event))

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
 from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
+from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.scrolled_page import scroll_page
 
 BENCH_ID = TRAIN_ID
@@ -164,3 +165,14 @@ class TrainingView(QWidget):
                      _gib(row.get("peak_gib_micro_batch_1")), _gib(row.get("peak_gib_checkpointed")))
             for j, text in enumerate(cells):
                 self.fits.setItem(i, j, QTableWidgetItem(text))
+
+
+def _show_machine(page: TrainingView) -> None:
+    """What trains on this GPU, before a run (the catalogue chose llm.train)."""
+    from hwbench_gui.engine.models.llm.what_fits import this_gpu_memory
+
+    page.show_machine(*this_gpu_memory())
+
+
+PAGE = FamilyPage("Training", TrainingView, has_training_page,
+                  lambda page, document, _others: page.set_document(document), on_chosen=_show_machine)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from hwbench_gui.engine.reports import llm_section
 from hwbench_gui.engine.results import describe, document_check
+from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.scrolled_page import scroll_page
 from hwbench_gui.ui.theme import ERROR_COLOR, plot_colors
@@ -217,3 +218,12 @@ class LlmView(QWidget):
             label.setPos(x, y)
             plot.addItem(label)
         return " &nbsp; ".join(keys)
+
+
+def has_llm_curves(document: dict[str, Any]) -> bool:
+    """Whether ``document`` is a finished llm.infer run (it has curves for the "Language model" page)."""
+    return (document.get("benchmark") or {}).get("id") == BENCH_ID and document.get("status") == "ok"
+
+
+PAGE = FamilyPage("Language model", LlmView, has_llm_curves,
+                  lambda page, document, _others: page.set_document(document))

@@ -17,6 +17,7 @@ from hwbench_gui.engine.measure.stats import median
 from hwbench_gui.engine.reports import speech_section
 from hwbench_gui.engine.results import describe, document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
+from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.scrolled_page import scroll_page
 
 BENCH_ID = speech_section.SPEECH_ID
@@ -109,3 +110,6 @@ class SpeechView(QWidget):
         self.rtf.draw(batches, [(encoder, ENCODER_COLOR), ([t - e for t, e in zip(totals, encoder)], DECODER_COLOR)])
         self.tokens.draw(batches, [([row.tokens_per_s for row in rows], TOKENS_COLOR)],
                          [row.bound_tokens_per_s for row in rows])
+
+
+PAGE = FamilyPage("Speech", SpeechView, has_speech_page, lambda page, document, _others: page.set_document(document))

@@ -16,14 +16,11 @@ from PySide6.QtWidgets import QMessageBox, QSplitter, QTabWidget, QVBoxLayout, Q
 
 from hwbench_gui.engine.run.queue import QueuedRun, RunSkipped, plan_suite
 from hwbench_gui.ui.benchmarks.catalogue import Catalogue
-from hwbench_gui.ui.benchmarks.llm_view import BENCH_ID as LLM_BENCH_ID
-from hwbench_gui.ui.benchmarks.llm_view import LlmView
+from hwbench_gui.ui.benchmarks.family_page import FamilyPages
 from hwbench_gui.ui.benchmarks.queue_runner import QueueRunner
 from hwbench_gui.ui.benchmarks.results_table import ResultsTable
 from hwbench_gui.ui.benchmarks.run_panel import RunPanel
 from hwbench_gui.ui.benchmarks.suite_bar import SuiteBar
-from hwbench_gui.ui.benchmarks.health_view import BENCH_ID as HEALTH_BENCH_ID
-from hwbench_gui.ui.benchmarks.health_view import HealthView, has_health
 from hwbench_gui.ui.context import AppContext
 from hwbench_gui.ui.param_form import ParamForm
 from hwbench_gui.ui.pipeline_view import BENCH_ID as PIPELINE_BENCH_ID
@@ -53,11 +50,7 @@ class BenchmarksTab(QWidget):
         self.run_panel = RunPanel(self.runner, context)
         self.results_table = ResultsTable(self.runner, context)
         self.pipeline: PipelineView | None = None  # the "Pipeline" tab, added with the first datapath result
-        self.llm_view: LlmView | None = None  # the "Language model" tab, added with the first llm.infer result
         self._pipeline_pending: dict[str, Any] | None = None  # a finished run's analysis, shown once selected
-        self.health: HealthView | None = None  # the "Health" tab, added with the first burn-in (run or result)
-        self._health_running = False
-        self._llm_pending: dict[str, Any] | None = None  # a finished llm.infer run, its curves shown once selected
         self.suite_bar = SuiteBar()
 
         # The views' widgets and hooks under the names scripts and tests have always used.
@@ -74,10 +67,10 @@ class BenchmarksTab(QWidget):
         self.results, self.save_as_button = self.results_table.table, self.results_table.save_as_button
         self._add_result_row = self.results_table.add_document
         self._iter_items = self.catalogue.iter_items
-        self.training_view = None  # the "Training" tab, added with the first llm.train result
-        self._training_pending: dict[str, Any] | None = None  # a finished llm.train run, brought forward once shown
 
         self.bottom = QTabWidget()
+        # each registered benchmark family's page (Health, Language model, Training, ...), added when first needed
+        self.family_pages = FamilyPages(self.bottom, self.results_table.documents)
         self.bottom.addTab(self.results_table, "Results")
         self.bottom.setTabToolTip(0, "Select a result to draw it; double-click it (or press Enter) to open its page")
         self.bottom.addTab(self.plot, "Plot")
@@ -126,8 +119,7 @@ class BenchmarksTab(QWidget):
         self.runner.run_event.connect(self._on_run_event)
         self.runner.run_finished.connect(self._on_run_finished)  # after the views: their rows exist by then
         self.runner.run_finished.connect(self.suite_bar.on_finished)
-        self.runner.run_finished.connect(lambda run: setattr(self, "_training_pending", run.document))
-        self.catalogue.selected.connect(self._show_what_trains)
+        self.catalogue.selected.connect(lambda bench, _reason: self.family_pages.on_chosen(getattr(bench, "id", None)))
         self.catalogue.select_first_available()
         self.results_table.saved_loaded.connect(self._log_lines)
         self.results_table.arrivals_added.connect(self._log_lines)
@@ -276,38 +268,24 @@ class BenchmarksTab(QWidget):
         return self.results_table.save_document_as(document, path)
 
     def _on_document_selected(self, document: dict[str, Any]) -> None:
-        self._show_training(document)
         if self._show_pipeline(document) and document is self._pipeline_pending:
             self.bottom.setCurrentWidget(self.pipeline)
         self._pipeline_pending = None
-        if has_health(document):
-            self._health_view().set_document(document, self.results_table.documents())
         self.plot.show_document(document)
-        if _has_llm_curves(document):
-            if self.llm_view is None:
-                self.llm_view = LlmView()
-                self.bottom.addTab(self.llm_view, "Language model")
-            self.llm_view.set_document(document)
-            if document is self._llm_pending:
-                self.bottom.setCurrentWidget(self.llm_view)
-        self._llm_pending = None
+        self.family_pages.on_selected(document)
 
-    def _health_view(self) -> HealthView:
-        if self.health is None:
-            self.health = HealthView()
-            self.bottom.addTab(self.health, "Health")
-        return self.health
+    def family_page(self, name: str) -> QWidget | None:
+        """The page of the family registered as ``name`` (``"health.burnin"``, ``"llm.infer"``, ...), None until
+        it is added."""
+        return self.family_pages.page(name)
 
     def _on_run_started(self, run: QueuedRun) -> None:
-        """A burn-in brings its Health page forward: progress and time left now, the verdict when it ends."""
-        self._health_running = run.bench_id == HEALTH_BENCH_ID
-        if self._health_running:
-            self._health_view().start(run.params.get("minutes"))
-            self.bottom.setCurrentWidget(self.health)
+        """A run of a family with a live page (the burn-in) brings it forward: progress and time left now, the
+        verdict when it ends."""
+        self.family_pages.on_run_started(run.bench_id, run)
 
     def _on_run_event(self, event: dict[str, Any]) -> None:
-        if self._health_running and self.health is not None:
-            self.health.on_event(event)
+        self.family_pages.on_run_event(event)
 
     def _on_run_finished(self, run: QueuedRun) -> None:
         """Bring forward what matters about the run that ended: an unsaved result, its curves, its pipeline
@@ -315,33 +293,22 @@ class BenchmarksTab(QWidget):
         document = run.document or {}
         if getattr(run.result, "save_error", None):
             self.bottom.setCurrentIndex(0)
-        elif has_health(document):
-            self._health_view().set_document(document, self.results_table.documents())
-            self.bottom.setCurrentWidget(self.health)
-        elif document.get("series"):
+        elif not self.family_pages.show_live(document) and document.get("series"):
             self.bottom.setCurrentWidget(self.plot)
         self._pipeline_pending = document if _has_pipeline(document) else None
-        self._llm_pending = document if _has_llm_curves(document) else None
+        self.family_pages.on_run_finished(run.document)
         self.context.show_status(f"{document.get('benchmark', {}).get('id', 'run')}: "
                                  f"{document.get('status', 'failed')}", 8000)
 
     def reading_pages(self) -> tuple[QWidget, ...]:
-        """The lower pages that are read, not glanced at (the Pipeline, Health, Language model and Training pages,
-        once added)."""
-        pages = (self.pipeline, self.health, self.llm_view, self.training_view)
-        return tuple(page for page in pages if page is not None)
+        """The lower pages that are read, not glanced at (the Pipeline page and the families' pages, once added)."""
+        return ((self.pipeline,) if self.pipeline is not None else ()) + self.family_pages.all()
 
     def page_of(self, document: dict[str, Any]) -> QWidget | None:
         """The reading page that shows ``document`` (None for a result without one)."""
         if _has_pipeline(document):
             return self.pipeline
-        if has_health(document):
-            return self.health
-        if _has_llm_curves(document):
-            return self.llm_view
-        from hwbench_gui.ui.benchmarks.llm_train_view import has_training_page
-
-        return self.training_view if has_training_page(document) else None
+        return self.family_pages.page_of(document)[1]
 
     def open_document(self, document: dict[str, Any]) -> None:
         """A result opened (double-click or Enter on its row): its page comes forward; the split stays as it is."""
@@ -366,32 +333,6 @@ class BenchmarksTab(QWidget):
         self.pipeline.set_document(document)
         return True
 
-    def _show_what_trains(self, bench: Any, reason: str | None) -> None:
-        """llm.train chosen in the catalogue: its "Training" tab shows what trains on this GPU before a run."""
-        from hwbench_gui.engine.models.llm.what_fits import this_gpu_memory
-        from hwbench_gui.ui.benchmarks.llm_train_view import BENCH_ID, TrainingView
-
-        if getattr(bench, "id", None) != BENCH_ID:
-            return
-        if self.training_view is None:
-            self.training_view = TrainingView()
-            self.bottom.addTab(self.training_view, "Training")
-        self.training_view.show_machine(*this_gpu_memory())
-
-    def _show_training(self, document: dict[str, Any]) -> None:
-        """Show a finished llm.train document in the "Training" tab (added with the first one)."""
-        from hwbench_gui.ui.benchmarks.llm_train_view import TrainingView, has_training_page
-
-        if not has_training_page(document):
-            return
-        if self.training_view is None:
-            self.training_view = TrainingView()
-            self.bottom.addTab(self.training_view, "Training")
-        self.training_view.set_document(document)
-        if document is self._training_pending:
-            self.bottom.setCurrentWidget(self.training_view)
-        self._training_pending = None
-
     def shutdown(self) -> None:
         """Drop the waiting runs and cancel the running one; the window waits for its worker."""
         self._save_splitters()
@@ -404,7 +345,3 @@ def _has_pipeline(document: dict[str, Any]) -> bool:
     """Whether ``document`` is a finished data-path analysis (it has a pipeline to show)."""
     return (document.get("benchmark") or {}).get("id") == PIPELINE_BENCH_ID and document.get("status") == "ok"
 
-
-def _has_llm_curves(document: dict[str, Any]) -> bool:
-    """Whether ``document`` is a finished llm.infer run (it has curves for the "Language model" tab)."""
-    return (document.get("benchmark") or {}).get("id") == LLM_BENCH_ID and document.get("status") == "ok"

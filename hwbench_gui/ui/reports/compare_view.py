@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hwbench_gui.engine.reports import compare
+from hwbench_gui.engine.reports import compare, comparison_text
 from hwbench_gui.engine.reports.outputs import refuse_to_overwrite
 from hwbench_gui.engine.reports.report import Report, make_report
 from hwbench_gui.ui.context import AppContext
@@ -212,13 +212,14 @@ class CompareView(QWidget):
             shared = c.common_text(row.benchmark_id)
             tips = (f"{row.benchmark_id}, every row: {shared}" if shared else row.benchmark_id, row.precision,
                     f"All parameters: {row.all_params_text}" if row.all_params_text else "")
-            for col, (text, tip) in enumerate(zip((compare.row_label(row), row.precision, row.config_text), tips)):
+            texts = (comparison_text.row_label(row), row.precision, row.config_text)
+            for col, (text, tip) in enumerate(zip(texts, tips)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
                 self.compare_table.setItem(r, col, item)
             for i, cell in enumerate(row.cells):
-                item = QTableWidgetItem(compare.cell_text(cell))
-                tip = [compare.spread_text(cell.metric)] if cell.metric else []
+                item = QTableWidgetItem(comparison_text.cell_text(cell))
+                tip = [comparison_text.spread_text(cell.metric)] if cell.metric else []
                 if cell.test:
                     tip.append(f"test: {cell.test}" + (f", p={cell.p_value:.3g}" if cell.p_value is not None else ""))
                 if cell.note:
