@@ -34,8 +34,8 @@ TABLE = {
     "model.vgg16": (_MODEL_DECIDING, _MODEL_OTHER),
     "model.fasterrcnn": (_MODEL_DECIDING, _MODEL_OTHER),
     "model.unet": (_MODEL_DECIDING, _MODEL_OTHER),
-    "llm.infer": ({"model", "precision", "weights", "pp", "tg", "depths", "batch", "step", "serve", "concurrency", "serve_prompt",
-                   "serve_output", "tpot_target_ms", "ttft_target_s"},
+    "llm.infer": ({"model", "precision", "weights", "pp", "tg", "depths", "batch", "step", "serve", "concurrency",
+                   "serve_prompt", "serve_output", "tpot_target_ms", "ttft_target_s"},
                   {"device", "threads", "repeats", "serve_repeats"}),
     "llm.train": ({"model", "method", "precision", "seq", "micro_batch", "grad_accum", "checkpointing", "lora_rank",
                    "lora_alpha", "compile", "gpus", "sharding"},
@@ -44,6 +44,7 @@ TABLE = {
                           "precision", "batch", "workers", "channels_last", "read_delay_ms", "stage_s"},
                          {"epoch_images", "budget_s", "device", "steps", "warmup", "repeats"}),
     "health.burnin": ({"precision", "matrix_size", "gpu_memory_mib", "check"}, {"minutes", "host", "ram_share"}),
+    "diffusion.infer": ({"model", "size", "steps", "precision", "batch", "compile"}, {"device", "repeats"}),
     "speech.transcribe": ({"model", "precision", "batches", "tokens", "step"}, {"device", "threads", "repeats"}),
 }
 

@@ -22,7 +22,7 @@ from hwbench_gui.engine.run import registry
 REPEATS = {
     "disk.read": 5, "cpu.decode": 5, "host.membw": 10, "gpu.pcie": 10, "gpu.d2d": 10, "gpu.p2p": 5,
     "gpu.matmul": 10, "model.resnet50": 5, "model.vgg16": 5, "model.fasterrcnn": 5, "model.unet": 5,
-    "datapath.analyze": 3, "health.burnin": None, "llm.infer": 5, "llm.train": 5,
+    "datapath.analyze": 3, "health.burnin": None, "llm.infer": 5, "llm.train": 5, "diffusion.infer": 5,
     "speech.transcribe": 4,
 }
 

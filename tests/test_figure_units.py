@@ -39,14 +39,16 @@ UNITS = {
     "health.burnin": ("GFLOP/s", True),
     "llm.infer": ("tokens/s", True),
     "llm.train": ("tokens/s", True),
+    "diffusion.infer": ("images/min", True),
     "speech.transcribe": ("x real time", True),
 }
 
 #: Benchmarks whose whole run is too heavy for a unit test (a loader-fed training run and every
 #: stage of the data path); tests/test_datapath.py checks its unit in its end-to-end runs. llm.infer's
 #: unit is checked from its small CPU run in tests/test_llm_infer.py (run once there, not twice), llm.train's
-#: in tests/test_llm_train_step.py, speech.transcribe's in tests/test_speech_transcribe.py.
-NOT_RUN_HERE = {"datapath.analyze", "llm.infer", "llm.train", "speech.transcribe"}
+#: in tests/test_llm_train_step.py,
+#: diffusion.infer's in tests/test_diffusion_infer.py, speech.transcribe's in tests/test_speech_transcribe.py.
+NOT_RUN_HERE = {"datapath.analyze", "llm.infer", "llm.train", "diffusion.infer", "speech.transcribe"}
 
 torch_missing = importlib.util.find_spec("torch") is None
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from hwbench_gui.engine.reports import health_section, llm_section, llm_train_section, speech_section
+from hwbench_gui.engine.reports import diffusion_section, health_section, llm_section, llm_train_section, \
+    speech_section
 from hwbench_gui.engine.reports.family import Family
 
 FAMILIES: tuple[Family, ...] = (
     health_section.FAMILY,
     llm_section.FAMILY,
     llm_train_section.FAMILY,
+    diffusion_section.FAMILY,
     speech_section.FAMILY,
 )
 

@@ -292,6 +292,14 @@ _LLM_TRAIN_FIGURES = obj({"mfu_datasheet": optional(_MFU), "mfu_measured_matmul"
                           "peak_allocated_gib": optional(obj({"value": optional(_NON_NEGATIVE)})),
                           "memory_estimate_gib": optional(obj({"value": optional(_POSITIVE)})),
                           "tokens_per_step": optional(obj({"value": optional(_NON_NEGATIVE)}))})
+_DIFFUSION_MFU = obj({"value": optional(_NON_NEGATIVE), "reason": optional(text),
+                     **{key: optional(_POSITIVE) for key in ("peak_tflops", "fp8_peak_tflops", "matmul_tflops",
+                                                             "fp8_matmul_tflops", "least_step_s")}})
+_DIFFUSION_FIGURES = obj({
+    **{name: optional(obj({"value": optional(_NON_NEGATIVE)})) for name in (
+        "step_time", "vae_decode", "images_per_minute_bound", "images_per_minute_share", "memory_estimate_gib",
+        "memory_peak_gib", "flops_per_step", "matmul_tflops")},
+    "mfu_datasheet": optional(_DIFFUSION_MFU), "mfu_measured_matmul": optional(_DIFFUSION_MFU)})
 
 #: Per benchmark id, the fields its own page and report section read beyond :data:`DOCUMENT`.
 KINDS: dict[str, Check] = {
@@ -299,6 +307,8 @@ KINDS: dict[str, Check] = {
     "llm.infer": obj({"details": optional(_LLM_INFER)}),
     "llm.train": obj({"details": optional(_LLM_TRAIN_DETAILS), "figures": optional(_LLM_TRAIN_FIGURES),
                       "figure": optional(obj({"value": optional(_NON_NEGATIVE)}))}),
+    "diffusion.infer": obj({"figures": optional(_DIFFUSION_FIGURES),
+                            "figure": optional(obj({"value": optional(_NON_NEGATIVE)}))}),
 }
 
 # json.loads turns a "\ud800" escape into a lone surrogate; only such escapes can make one.
