@@ -51,6 +51,7 @@ TABLE = {
                          {"epoch_images", "budget_s", "device", "steps", "warmup", "repeats"}),
     "health.burnin": ({"precision", "matrix_size", "gpu_memory_mib", "check"}, {"minutes", "host", "ram_share"}),
     "diffusion.infer": ({"model", "size", "steps", "precision", "batch", "compile"}, {"device", "repeats"}),
+    "speech.transcribe": ({"model", "precision", "batches", "tokens", "step"}, {"device", "threads", "repeats"}),
 }
 
 T0 = datetime(2026, 12, 1, 10, 0, 0, tzinfo=timezone.utc)

@@ -24,6 +24,7 @@ REPEATS = {
     "gpu.matmul": 10, "model.resnet50": 5, "model.vgg16": 5, "model.fasterrcnn": 5, "model.unet": 5,
     "datapath.analyze": 3, "health.burnin": None, "llm.infer": 5, "llm.train": 5, "diffusion.infer": 5,
     "llm.endpoint": 4, "llm.llamacpp": None, "llm.ollama": 5,
+    "speech.transcribe": 4,
 }
 
 MODEL_IDS = ("model.resnet50", "model.vgg16", "model.fasterrcnn", "model.unet")

@@ -43,15 +43,17 @@ UNITS = {
     "llm.endpoint": ("tokens/s", True),
     "llm.llamacpp": ("tokens/s", True),
     "llm.ollama": ("tokens/s", True),
+    "speech.transcribe": ("x real time", True),
 }
 
 #: Benchmarks whose whole run is too heavy for a unit test (a loader-fed training run and every
 #: stage of the data path); tests/test_datapath.py checks its unit in its end-to-end runs. llm.infer's
 #: unit is checked from its small CPU run in tests/test_llm_infer.py (run once there, not twice), llm.train's
-#: in tests/test_llm_train_step.py, diffusion.infer's in tests/test_diffusion_infer.py, llm.endpoint's against a real
-#: server in tests/test_llm_serving.py, llm.llamacpp's and llm.ollama's in tests/test_llm_engines.py.
-NOT_RUN_HERE = {"datapath.analyze", "llm.infer", "llm.train", "diffusion.infer", "llm.endpoint", "llm.llamacpp",
-                "llm.ollama"}
+#: in tests/test_llm_train_step.py, diffusion.infer's in tests/test_diffusion_infer.py, speech.transcribe's in
+#: tests/test_speech_transcribe.py, llm.endpoint's against a real server in tests/test_llm_serving.py, llm.llamacpp's
+#: and llm.ollama's in tests/test_llm_engines.py.
+NOT_RUN_HERE = {"datapath.analyze", "llm.infer", "llm.train", "diffusion.infer", "speech.transcribe", "llm.endpoint",
+                "llm.llamacpp", "llm.ollama"}
 
 torch_missing = importlib.util.find_spec("torch") is None
 

@@ -23,6 +23,7 @@ MODULES = {
     "llm_endpoint": "llm.endpoint",
     "llm_llamacpp": "llm.llamacpp",
     "llm_ollama": "llm.ollama",
+    "speech_transcribe": "speech.transcribe",
 }
 
 

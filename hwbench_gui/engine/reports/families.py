@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from hwbench_gui.engine.reports import (diffusion_section, health_section, llm_section, llm_train_section,
-                                        serving_section)
+                                        serving_section, speech_section)
 from hwbench_gui.engine.reports.family import Family
 
 FAMILIES: tuple[Family, ...] = (
@@ -18,6 +18,7 @@ FAMILIES: tuple[Family, ...] = (
     llm_train_section.FAMILY,
     diffusion_section.FAMILY,
     serving_section.FAMILY,
+    speech_section.FAMILY,
 )
 
 
