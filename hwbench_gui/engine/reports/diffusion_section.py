@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from hwbench_gui.engine.reports.family import Family, PdfTable
+from hwbench_gui.engine.reports.family import Family, PdfTable, figure_value, fraction_of_limit, has_figures
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
@@ -27,23 +27,6 @@ def is_diffusion(doc: Any) -> bool:
     return isinstance(doc, dict) and (doc.get("benchmark") or {}).get("id") == DIFFUSION_ID
 
 
-def _ok(doc: dict[str, Any]) -> bool:
-    return (doc.get("status") in ("ok", "published") and isinstance(doc.get("figures"), dict)
-            and describe.is_number((doc.get("figure") or {}).get("value")))
-
-
-def _value(doc: dict[str, Any], name: str) -> float | None:
-    entry = (doc.get("figures") or {}).get(name)
-    value = entry.get("value") if isinstance(entry, dict) else None
-    return float(value) if describe.is_number(value) else None
-
-
-def _share(doc: dict[str, Any], name: str) -> float | None:
-    """A fraction of a limit, or None where it is missing or above 1 (the limit was not measured reliably)."""
-    value = _value(doc, name)
-    return value if value is not None and 0 <= value <= 1.0 else None
-
-
 def configuration(doc: dict[str, Any]) -> str:
     """``"sdxl · 1024² · 30 steps · BF16 · batch 1"``: the parameters that decide comparability."""
     p = doc.get("params") or {}
@@ -55,8 +38,8 @@ def configuration(doc: dict[str, Any]) -> str:
 def _newest(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The newest good run of each configuration on each machine, newest first."""
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
-    for doc in sorted((d for d in docs if is_diffusion(d) and _ok(d)), key=lambda d: str(d.get("started_at") or ""),
-                      reverse=True):
+    for doc in sorted((d for d in docs if is_diffusion(d) and has_figures(d)),
+                      key=lambda d: str(d.get("started_at") or ""), reverse=True):
         chosen.setdefault((describe.machine_name(doc), configuration(doc)), doc)
     return list(chosen.values())
 
@@ -87,12 +70,12 @@ def _fraction(doc: dict[str, Any], name: str) -> str:
 
 def _row(doc: dict[str, Any]) -> Row:
     figure = doc["figure"]
-    bound = _value(doc, "images_per_minute_bound")
+    bound = figure_value(doc, "images_per_minute_bound")
     per_minute = formatting.format_value(figure.get("value"), str(figure.get("unit") or ""))
     if bound is not None:
         per_minute += f" (bound {bound:.4g} at the measured matmul rate)"
-    step = _value(doc, "step_time")
-    estimate, peak = _value(doc, "memory_estimate_gib"), _value(doc, "memory_peak_gib")
+    step = figure_value(doc, "step_time")
+    estimate, peak = figure_value(doc, "memory_estimate_gib"), figure_value(doc, "memory_peak_gib")
     memory = f"estimate {estimate:.3g} GiB" if estimate is not None else ""
     if peak is not None:
         memory += f", measured peak {peak:.3g} GiB"
@@ -137,14 +120,14 @@ def csv_rows(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         p = doc.get("params") or {}
         out.append({"machine": describe.machine_name(doc), "model": p.get("model"), "size": p.get("size"),
                     "steps": p.get("steps"), "precision": precision_of(doc), "batch": p.get("batch"),
-                    "step_time_s": _value(doc, "step_time"),
+                    "step_time_s": figure_value(doc, "step_time"),
                     "images_per_minute": float(doc["figure"]["value"]),
-                    "images_per_minute_bound": _value(doc, "images_per_minute_bound"),
-                    "share_of_bound": _share(doc, "images_per_minute_share"),
-                    "mfu_datasheet": _share(doc, "mfu_datasheet"),
-                    "mfu_measured_matmul": _share(doc, "mfu_measured_matmul"),
-                    "memory_estimate_gib": _value(doc, "memory_estimate_gib"),
-                    "memory_peak_gib": _value(doc, "memory_peak_gib"), "started_at": doc.get("started_at")})
+                    "images_per_minute_bound": figure_value(doc, "images_per_minute_bound"),
+                    "share_of_bound": fraction_of_limit(doc, "images_per_minute_share"),
+                    "mfu_datasheet": fraction_of_limit(doc, "mfu_datasheet"),
+                    "mfu_measured_matmul": fraction_of_limit(doc, "mfu_measured_matmul"),
+                    "memory_estimate_gib": figure_value(doc, "memory_estimate_gib"),
+                    "memory_peak_gib": figure_value(doc, "memory_peak_gib"), "started_at": doc.get("started_at")})
     return out
 
 
@@ -165,8 +148,8 @@ def groups(docs: Sequence[dict[str, Any]]) -> list[Group]:
     for doc in reversed(_newest(docs)):
         machine = describe.machine_name(doc)
         out.append(Group(f"{configuration(doc)}\n{machine}", float(doc["figure"]["value"]),
-                         _value(doc, "images_per_minute_bound"), _value(doc, "step_time"),
-                         _share(doc, "mfu_datasheet"), _share(doc, "mfu_measured_matmul")))
+                         figure_value(doc, "images_per_minute_bound"), figure_value(doc, "step_time"),
+                         fraction_of_limit(doc, "mfu_datasheet"), fraction_of_limit(doc, "mfu_measured_matmul")))
     return out
 
 

@@ -13,8 +13,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from hwbench_gui.engine.results import describe
+
 #: A PDF table: ``(heading, [(column, width in inches)], [(cells, background colours)])``.
 PdfTable = tuple[str, list[tuple[str, float]], list[tuple[list[str], list[str]]]]
+
+
+def has_figures(doc: dict[str, Any]) -> bool:
+    """A run a section can read figures from: it ended (or was published) with named figures and a headline."""
+    return (doc.get("status") in ("ok", "published") and isinstance(doc.get("figures"), dict)
+            and describe.is_number((doc.get("figure") or {}).get("value")))
+
+
+def figure_value(doc: dict[str, Any], name: str) -> float | None:
+    """The value of the document's named figure, or None where it is missing or not a number."""
+    entry = (doc.get("figures") or {}).get(name)
+    value = entry.get("value") if isinstance(entry, dict) else None
+    return float(value) if describe.is_number(value) else None
+
+
+def fraction_of_limit(doc: dict[str, Any], name: str) -> float | None:
+    """A named figure that is a fraction of a limit, or None where it is missing or outside 0..1: a figure above
+    its limit means the limit was not measured reliably, and is never shown as a share above 100 %."""
+    value = figure_value(doc, name)
+    return value if value is not None and 0 <= value <= 1.0 else None
 
 
 def _no_charts(_sides: Sequence[Any]) -> list[Any]:

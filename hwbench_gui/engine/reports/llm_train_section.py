@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from hwbench_gui.engine.reports.family import Family, PdfTable
+from hwbench_gui.engine.reports.family import Family, PdfTable, figure_value, fraction_of_limit, has_figures
 from hwbench_gui.engine.results import describe, formatting
 from hwbench_gui.engine.spec.precision import BF16, FP8
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -21,23 +21,6 @@ TRAIN_ID = "llm.train"
 
 def is_llm_train(doc: Any) -> bool:
     return isinstance(doc, dict) and (doc.get("benchmark") or {}).get("id") == TRAIN_ID
-
-
-def _ok(doc: dict[str, Any]) -> bool:
-    return (doc.get("status") in ("ok", "published") and isinstance(doc.get("figures"), dict)
-            and describe.is_number((doc.get("figure") or {}).get("value")))
-
-
-def _value(doc: dict[str, Any], name: str) -> float | None:
-    entry = (doc.get("figures") or {}).get(name)
-    value = entry.get("value") if isinstance(entry, dict) else None
-    return float(value) if describe.is_number(value) else None
-
-
-def _share(doc: dict[str, Any], name: str) -> float | None:
-    """A fraction of a limit, or None where it is above 1 (the limit was not measured reliably)."""
-    value = _value(doc, name)
-    return value if value is not None and value <= 1.0 else None
 
 
 def configuration(doc: dict[str, Any]) -> str:
@@ -92,7 +75,7 @@ def _fraction(doc: dict[str, Any], name: str, limit_key: str, limit_unit: str) -
 
 def _row(doc: dict[str, Any]) -> TrainRow:
     figure = doc["figure"]
-    peak, estimate = _value(doc, "peak_allocated_gib"), _value(doc, "memory_estimate_gib")
+    peak, estimate = figure_value(doc, "peak_allocated_gib"), figure_value(doc, "memory_estimate_gib")
     memory = f"estimate {estimate:.3g} GiB" if estimate is not None else ""
     if peak is not None:
         memory += f", peak {peak:.3g} GiB" + (f" ({peak / estimate:.0%} of the estimate)" if estimate else "")
@@ -106,8 +89,8 @@ def _row(doc: dict[str, Any]) -> TrainRow:
 def _newest(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The newest good run of each configuration, in the order of their first appearance (newest first)."""
     chosen: dict[str, dict[str, Any]] = {}
-    for doc in sorted((d for d in docs if is_llm_train(d) and _ok(d)), key=lambda d: str(d.get("started_at") or ""),
-                      reverse=True):
+    for doc in sorted((d for d in docs if is_llm_train(d) and has_figures(d)),
+                      key=lambda d: str(d.get("started_at") or ""), reverse=True):
         chosen.setdefault(configuration(doc), doc)
     return list(chosen.values())
 
@@ -158,8 +141,8 @@ def groups(docs: Sequence[dict[str, Any]]) -> list[Group]:
         where = "GPUs" if str(doc.get("device") or "").startswith("cuda") else "CPU ranks"
         gpus = f" ×{p.get('gpus')} {where}" if (p.get("gpus") or 1) != 1 else ""
         out.append(Group(f"{p.get('model')}\n{method} · {precision_of(doc)} · seq {p.get('seq')}{gpus}",
-                         float(doc["figure"]["value"]), _share(doc, "mfu_datasheet"),
-                         _share(doc, "mfu_measured_matmul")))
+                         float(doc["figure"]["value"]), fraction_of_limit(doc, "mfu_datasheet"),
+                         fraction_of_limit(doc, "mfu_measured_matmul")))
     return out
 
 
