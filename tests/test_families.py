@@ -72,7 +72,8 @@ TOY = Family(
     html_template="llm_train_section.html.j2",
     pdf_tables=lambda rows, width: [("Toy counts", [("Count", width)], [([row], ["white"]) for row in rows])],
     charts=_toy_chart, disagreements=lambda doc: ["the toy disagrees"] if TOY.owns(doc) else [],
-    gui_page=f"{__name__}:TOY_PAGE")
+    gui_page=f"{__name__}:TOY_PAGE", csv_columns=("count", "half"),
+    csv_rows=lambda docs: [{"count": d["figure"]["value"], "half": None, "extra": 1} for d in docs if TOY.owns(d)])
 TOY_PAGE = FamilyPage("Toy", ToyPage, TOY.owns, lambda page, document, _others: page.show_document(document))
 
 
@@ -134,3 +135,13 @@ def test_a_registered_family_gets_its_page_in_the_benchmarks_tab(toy_registered,
     finally:
         tab.shutdown()
         context.workers.shutdown(timeout_s=10)
+
+
+def test_a_registered_family_gets_its_own_csv_table_beside_the_results(toy_registered, tmp_path):
+    from hwbench_gui.engine.reports.csv_export import write_csvs
+
+    written = write_csvs(toy_registered, tmp_path / "report.csv")
+    assert written == [tmp_path / "report.csv", tmp_path / f"report.{TOY_ID}.csv"]
+    assert written[1].read_text() == "count,half\n42.0,\n"
+    assert len(written[0].read_text().splitlines()) == 3  # header and both results
+    assert write_csvs(toy_registered[:1], tmp_path / "alone.csv") == [tmp_path / "alone.csv"]

@@ -159,9 +159,9 @@ def _write_outputs(args: argparse.Namespace, docs, *, html, pdf) -> int:
     ``pdf`` return what to print after the label); 0, or EXIT_NOTHING after one line when a write fails
     (read-only, full, a folder, or a path under a file: one line, not a traceback)."""
     from hwbench_gui.engine.atomic import write_error_text
-    from hwbench_gui.engine.reports.csv_export import write_csv
+    from hwbench_gui.engine.reports.csv_export import write_csvs
 
-    writers = {"csv": lambda target: write_csv(docs, target), "html": html, "pdf": pdf}
+    writers = {"csv": lambda target: ", ".join(str(p) for p in write_csvs(docs, target)), "html": html, "pdf": pdf}
     for name in ("csv", "html", "pdf"):
         target = getattr(args, name)
         if not target:

@@ -1,4 +1,5 @@
-"""CSV of result documents: one row per document, the figures a spreadsheet needs."""
+"""CSV of result documents: one row per document, the figures a spreadsheet needs; beside it, one table per
+benchmark family that declares its own (a row per configuration, with the columns of that family)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Sequence
 
 from hwbench_gui.engine.atomic import write_atomic
 from hwbench_gui.engine.csv_cells import safe_cell
-from hwbench_gui.engine.reports import flags
+from hwbench_gui.engine.reports import families, flags
 from hwbench_gui.engine.reports.power_charts import mean_gpu_power_w
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -92,4 +93,29 @@ def write_csv(docs: Sequence[dict[str, Any]], path: str | os.PathLike) -> Path:
     return write_atomic(Path(path), csv_text(docs).encode("utf-8"))
 
 
+def table_text(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    """Header plus ``rows``, each cell as :func:`csv_text` writes it (empty for None, formulas quoted)."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if row.get(k) is None else safe_cell(row[k])) for k in columns})
+    return buffer.getvalue()
 
+
+def family_csv_path(path: str | os.PathLike, family_name: str) -> Path:
+    """``report.csv`` → ``report.diffusion.infer.csv``: a family's table beside the results' CSV."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.{family_name}{path.suffix or '.csv'}")
+
+
+def write_csvs(docs: Sequence[dict[str, Any]], path: str | os.PathLike) -> list[Path]:
+    """The CSV of every result at ``path`` and, beside it, each registered family's own table where it has
+    rows; the paths written, the results' CSV first."""
+    written = [write_csv(docs, path)]
+    for family in families.FAMILIES:
+        rows = family.csv_rows(docs) if family.csv_rows is not None else []
+        if rows:
+            text = table_text(family.csv_columns, rows)
+            written.append(write_atomic(family_csv_path(path, family.name), text.encode("utf-8")))
+    return written

@@ -200,4 +200,4 @@ def charts(sides: Sequence[Any]) -> list[Any]:
 FAMILY = Family(
     name=DIFFUSION_ID, benchmark_ids=frozenset({DIFFUSION_ID}), build=build, text_lines=lines,
     html_template="diffusion_section.html.j2", pdf_tables=pdf_tables, charts=charts,
-    gui_page="hwbench_gui.ui.benchmarks.diffusion_view:PAGE")
+    gui_page="hwbench_gui.ui.benchmarks.diffusion_view:PAGE", csv_columns=CSV_COLUMNS, csv_rows=csv_rows)

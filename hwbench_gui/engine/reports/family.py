@@ -75,6 +75,10 @@ class Family:
     shown_without_runs: bool = False
     #: Whether its charts draw the documents' ``series`` (the generic sweep chart then leaves them out).
     draws_its_series: bool = False
+    #: Its own CSV table, written beside the one row per result (``hwbench report --csv``, Export CSV):
+    #: ``csv_rows(docs)`` gives one dict per row with :attr:`csv_columns`; a missing value is None.
+    csv_columns: tuple[str, ...] = ()
+    csv_rows: Callable[[Sequence[dict[str, Any]]], list[dict[str, Any]]] | None = None
 
     def owns(self, doc: Any) -> bool:
         """Whether ``doc`` is a run of one of this family's benchmarks."""

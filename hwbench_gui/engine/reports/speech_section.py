@@ -220,4 +220,5 @@ def charts(sides: Sequence[Any]) -> list[Any]:
 FAMILY = Family(
     name=SPEECH_ID, benchmark_ids=frozenset({SPEECH_ID}), build=build, text_lines=lines,
     html_template="speech_section.html.j2", pdf_tables=pdf_tables, charts=charts,
-    gui_page="hwbench_gui.ui.benchmarks.speech_view:PAGE", draws_its_series=True)
+    gui_page="hwbench_gui.ui.benchmarks.speech_view:PAGE", draws_its_series=True, csv_columns=CSV_COLUMNS,
+    csv_rows=csv_rows)

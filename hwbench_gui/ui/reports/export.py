@@ -50,9 +50,10 @@ def write(report: Report, kind: str, path: str | Path) -> Path:
 
         return write_pdf(report, path)
     if kind == "csv":
-        from hwbench_gui.engine.reports.csv_export import write_csv
+        from hwbench_gui.engine.reports.csv_export import write_csvs
 
-        return write_csv(report.docs, path)
+        # the families' own tables are written beside it (report.csv → report.<family>.csv)
+        return write_csvs(report.docs, path)[0]
     raise ValueError(f"unknown export kind {kind!r}; one of {', '.join(KINDS)}")
 
 
