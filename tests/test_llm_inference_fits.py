@@ -60,6 +60,9 @@ def test_int4_70b_is_about_40_gb_and_fits_a_48_gb_card_at_4k_not_a_24_gb_one():
     int4 = {r["context"]: r for r in rows if r["weights"] == "int4"}
     assert int4[4096]["weights_bytes"] == 39_026_769_920  # 36.3 GiB
     assert int4[4096]["fits"] == {"24 GB card": False, "48 GB card": True}
+    # 47.8 GiB at 32k is within a nominal 48 GiB but not within the 47.5 GiB a 48 GB board leaves a model
+    assert 47 * GIB < int4[32768]["total_bytes"] < 48 * GIB
+    assert int4[32768]["fits"] == {"24 GB card": False, "48 GB card": False}
     assert int4[131072]["fits"] == {"24 GB card": False, "48 GB card": False}
     assert {r["context"] for r in rows} == {4096, 32768, 131072}
     assert {r["context"] for r in infer_fits.fit_table([], 0, None, ("qwen2.5-72b",))} == {4096, 32768}

@@ -54,11 +54,16 @@ def free_all(torch: Any, kind: str, index: int) -> list[int]:
 
 
 #: The "what runs here" table: its contexts (capped at each model's own), the prompt size its workspace is sized
-#: for (llm.infer's default pp), and the cards beside this machine's (nominal sizes: 24 GiB and 48 GiB boards).
+#: for (llm.infer's default pp), and the cards beside this machine's.
 FIT_CONTEXTS = (4096, 32768, 131072)
 FIT_PROMPT = 512
 FIT_CHUNK = 2048  # positions of a prompt processed at once on a GPU (infer_timing.FILL_CHUNK["cuda"])
-CARDS = (("24 GB card", 24 << 30), ("48 GB card", 48 << 30))
+#: What the CUDA context and the driver take from a card before a model gets any of it (about 0.3-0.6 GiB).
+CUDA_CONTEXT_BYTES = 512 << 20
+#: A "24 GB" and a "48 GB" board as a user has them: the memory NVML reports on a GeForce RTX 4090 (24,564 MiB)
+#: and an RTX 6000 Ada (49,140 MiB), less the CUDA context. A nominal 24 or 48 GiB would call a model that
+#: needs 47.8 GiB one that fits a 48 GB card.
+CARDS = (("24 GB card", (24_564 << 20) - CUDA_CONTEXT_BYTES), ("48 GB card", (49_140 << 20) - CUDA_CONTEXT_BYTES))
 GIB = 1 << 30
 
 
