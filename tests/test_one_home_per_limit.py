@@ -48,8 +48,13 @@ def _declared_in() -> dict[str, list[str]]:
                 found["fp8 capability (8, 9)"].append(where)
             if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple) and _constants(node.value) == [8, 9]:
                 found["fp8 capability (8, 9)"].append(where)
-        found["fp8 range 448"] += [where for value in _constants(tree)
-                                   if isinstance(value, (int, float)) and not isinstance(value, bool) and value == 448]
+        # Whisper's decoder holds 448 positions: a sequence length that happens to equal FP8's range is not it
+        lengths = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.AnnAssign)
+                   and isinstance(n.target, ast.Name) and n.target.id.endswith("positions")}
+        found["fp8 range 448"] += [where for node in ast.walk(tree)
+                                   if isinstance(node, ast.Constant) and id(node) not in lengths
+                                   and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+                                   and node.value == 448]
     return found
 
 

@@ -11,6 +11,7 @@ from hwbench_gui.engine.measure.timing import figure
 from hwbench_gui.engine.models.speech import arithmetic as ar
 from hwbench_gui.engine.models.speech.architectures import WINDOW_S, WhisperArch
 from hwbench_gui.engine.spec.benchmark import Outcome, Series
+from hwbench_gui.engine.spec.precision import FP32
 
 #: The headline's unit: seconds of audio transcribed per second of wall time.
 RTF_UNIT = "x real time"
@@ -91,7 +92,7 @@ WARMUP_TEXT = {"cuda": "2 warm-up windows", "cpu": "1 warm-up window"}
 def outcome(params: dict[str, Any], arch: WhisperArch, label: str, limits: dict[str, Any], rows: list[dict[str, Any]],
             warnings: list[str], plan: ar.MemoryPlan, free_before: int, peak: int | None, kind: str, device: str,
             gpu_name: str | None, own: bool) -> Outcome:
-    element_bytes = 4 if label == "FP32" else 2
+    element_bytes = 4 if label == FP32.label else 2
     figures: dict[str, dict[str, Any]] = {}
     for row in rows:
         b = row["batch"]
