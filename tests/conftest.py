@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -30,6 +31,18 @@ def _isolated_user_dirs(tmp_path_factory):
     os.environ["HWBENCH_DATA_DIR"] = str(data)
     os.environ["HWBENCH_RESULTS_DIR"] = str(data / "results")
     yield
+
+
+@pytest.fixture(autouse=True)
+def _collect_on_the_main_thread():
+    """Once a test has brought Qt up, automatic garbage collection is off for the rest of the process (as in
+    the window: hwbench_gui.ui.heap says why) and only Qt's timer collects, while an event loop turns; between
+    tests the main thread collects what is due, so that tests with no event loop do not pile up garbage."""
+    yield
+    if not gc.isenabled():
+        from hwbench_gui.ui import heap  # imports no Qt
+
+        heap.collect_due()
 
 
 @pytest.fixture

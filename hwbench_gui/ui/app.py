@@ -40,7 +40,10 @@ def setup_log_file():
 def create_app(argv: list[str] | None = None):
     from PySide6.QtWidgets import QApplication
 
+    from hwbench_gui.ui import heap
+
     app = QApplication.instance() or QApplication(list(argv if argv is not None else sys.argv))
+    heap.collect_on_gui_thread(app)
     app.setOrganizationName("hwbench")
     app.setApplicationName("hwbench")
     app.setApplicationDisplayName("hwbench")

@@ -26,6 +26,8 @@ from typing import Any, Callable, Protocol
 import shiboken6
 from PySide6.QtCore import QCoreApplication, QTimer
 
+from hwbench_gui.ui import heap
+
 log = logging.getLogger(__name__)
 
 #: Milliseconds between two drains while a producer is alive or items wait.
@@ -52,6 +54,8 @@ class GuiInbox:
         self._timer = QTimer(QCoreApplication.instance())
         self._timer.timeout.connect(self.drain)
         self._timer.start(IDLE_MS)
+        # The threads that post here allocate too: none of them may run the garbage collector (:mod:`.heap`).
+        heap.collect_on_gui_thread(QCoreApplication.instance())
 
     def on_owner_thread(self) -> bool:
         return threading.get_ident() == self._owner
