@@ -16,16 +16,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QGridLayout,
-    QHeaderView,
     QLabel,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
 from hwbench_gui.engine.reports import llm_section
 from hwbench_gui.engine.results import describe, document_check
+from hwbench_gui.ui.benchmarks import fit_table_view
 from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.scrolled_page import scroll_page
@@ -113,10 +111,7 @@ class LlmView(QWidget):
         self.fits_title = QLabel()
         self.fits_title.setWordWrap(True)
         layout.addWidget(self.fits_title)
-        self.fits = QTableWidget(0, 0)
-        self.fits.verticalHeader().setVisible(False)
-        self.fits.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.fits.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.fits = fit_table_view.new_table()
         self.fits.setMinimumHeight(FITS_MIN_HEIGHT_PX)
         layout.addWidget(self.fits)
         # On a small screen the page scrolls instead of squeezing each plot to its axes.
@@ -134,13 +129,7 @@ class LlmView(QWidget):
                                 f"cache + workspace) against {escape(str(fits.get('table_against', '')))}"
                                 if rows else "")
         self.fits.setVisible(bool(rows))
-        headers, cells = fit_cells(rows) if rows else ([], [])
-        self.fits.setColumnCount(len(headers))
-        self.fits.setHorizontalHeaderLabels(headers)
-        self.fits.setRowCount(len(cells))
-        for i, row in enumerate(cells):
-            for j, text in enumerate(row):
-                self.fits.setItem(i, j, QTableWidgetItem(text))
+        fit_table_view.fill(self.fits, *(fit_cells(rows) if rows else ([], [])))
 
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document

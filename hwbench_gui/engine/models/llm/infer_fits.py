@@ -129,6 +129,15 @@ def machine_memory(free: list[int] | None = None) -> tuple[list[tuple[str, int]]
             + " GiB), a 24 GB and a 48 GB card")
 
 
+def fit_table_here() -> tuple[str, list[str], list[list[str]]]:
+    """The table for this machine before any run, as (title, column names, rows of text): every built-in model
+    against its GPUs' total memory as NVML reads it, and the two cards."""
+    memory, gpus, gpu_bytes, what = machine_memory()
+    headers, rows = fit_cells(fit_table(memory, gpus, gpu_bytes))
+    return (f"What runs here for inference: batch 1, weights + KV cache + workspace as llm.infer plans them, a "
+            f"{FIT_PROMPT}-token prompt pass; against {what}", headers, rows)
+
+
 def _nvml_totals() -> list[int]:
     if nvml.device_count() == 0:
         return []
