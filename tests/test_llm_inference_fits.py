@@ -104,9 +104,9 @@ def test_hwbench_fits_prints_the_table():
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "llama-9" in bad.stderr
 
 
-def test_the_benchmarks_tab_shows_what_fits_before_a_run_for_llm_infer_only(qtbot, qsettings, tmp_path):
-    """The table a user reads before choosing a model and weights: opened beside Run, read off the GUI thread,
-    the same rows as `hwbench fits` (this box has no NVIDIA GPU: the two cards)."""
+def test_the_language_model_page_shows_what_fits_when_llm_infer_is_chosen_before_any_run(qtbot, qsettings, tmp_path):
+    """The table a user reads before choosing a model and weights, as the Training page shows what trains: the
+    same rows as `hwbench fits` (this box has no NVIDIA GPU: the two cards)."""
     from hwbench_gui.ui.benchmarks import BenchmarksTab
     from hwbench_gui.ui.context import AppContext
 
@@ -115,20 +115,15 @@ def test_the_benchmarks_tab_shows_what_fits_before_a_run_for_llm_infer_only(qtbo
     qtbot.addWidget(tab)
     tab.show()
     try:
-        tab.select("gpu.matmul")
-        assert not tab.run_panel.fits_button.isVisible()
         tab.select("llm.infer")
-        assert tab.run_panel.fits_button.isVisible()
-        tab.run_panel.fits_button.click()
-        dialog = tab.run_panel.fits_dialog
-        qtbot.waitUntil(lambda: dialog.table.rowCount() > 0, timeout=10000)
-        headers = [dialog.table.horizontalHeaderItem(c).text() for c in range(dialog.table.columnCount())]
-        cells = [[dialog.table.item(r, c).text() for c in range(len(headers))] for r in range(dialog.table.rowCount())]
+        page = tab.family_pages.pages["llm.infer"]
+        table = page.fits
+        headers = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+        cells = [[table.item(r, c).text() for c in range(len(headers))] for r in range(table.rowCount())]
         row = next(r for r in cells if r[:3] == ["llama-3.1-70b", "int4", "32,768"])
         assert dict(zip(headers, row))["Total (GiB)"] == "47.8"
         assert dict(zip(headers, row))["48 GB card"] == "does not fit"
-        assert "48 GB card" in dialog.heading.text()
-        dialog.close()
+        assert "48 GB card" in page.fits_title.text() and "Before a run" in page.heading.text()
     finally:
         tab.shutdown()
         context.workers.shutdown(timeout_s=10)

@@ -35,11 +35,6 @@ def family_of(doc: Any) -> Family | None:
     return next((family for family in FAMILIES if family.owns(doc)), None)
 
 
-def family_running(benchmark_id: str) -> Family | None:
-    """The family that reads ``benchmark_id``'s documents, or None."""
-    return next((family for family in FAMILIES if benchmark_id in family.benchmark_ids), None)
-
-
 def disagreements(doc: dict[str, Any]) -> list[str]:
     """Where a verdict ``doc`` states differs from what its own rows make it, by every family's reading."""
     return [text for family in FAMILIES for text in family.disagreements(doc)]

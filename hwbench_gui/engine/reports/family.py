@@ -19,15 +19,6 @@ from hwbench_gui.engine.results import describe
 PdfTable = tuple[str, list[tuple[str, float]], list[tuple[list[str], list[str]]]]
 
 
-@dataclass(frozen=True)
-class FitTable:
-    """What a machine can hold, read before any run: a heading, the column names and a row of text cells each."""
-
-    title: str
-    headers: list[str]
-    rows: list[list[str]]
-
-
 def has_figures(doc: dict[str, Any]) -> bool:
     """A run a section can read figures from: it ended (or was published) with named figures and a headline."""
     return (doc.get("status") in ("ok", "published") and isinstance(doc.get("figures"), dict)
@@ -88,9 +79,6 @@ class Family:
     #: ``csv_rows(docs)`` gives one dict per row with :attr:`csv_columns`; a missing value is None.
     csv_columns: tuple[str, ...] = ()
     csv_rows: Callable[[Sequence[dict[str, Any]]], list[dict[str, Any]]] | None = None
-    #: What this machine can hold for the family's runs, before one is started (the Benchmarks tab's "What fits
-    #: here" beside Run): ``what_fits()`` reads the machine (NVML, no framework) and gives a :class:`FitTable`.
-    what_fits: Callable[[], FitTable] | None = None
 
     def owns(self, doc: Any) -> bool:
         """Whether ``doc`` is a run of one of this family's benchmarks."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from hwbench_gui.engine.reports.family import Family, FitTable, PdfTable
+from hwbench_gui.engine.reports.family import Family, PdfTable
 from hwbench_gui.engine.results import bounded, describe, formatting
 from hwbench_gui.engine.spec.precision import BF16
 from hwbench_gui.engine.spec.precision import of_document as precision_of
@@ -509,14 +509,8 @@ def _draw_bars(ax: Any, entries: list[tuple[str, CurveChart, dict[str, Any]]], d
     ax.set_xlabel(f"at context depth {depth_tick(depth)} (the one depth measured)")
 
 
-def _what_fits_here() -> FitTable:
-    from hwbench_gui.engine.models.llm.infer_fits import fit_table_here
-
-    return FitTable(*fit_table_here())
-
-
 FAMILY = Family(
     name=LLM_ID, benchmark_ids=frozenset({LLM_ID}), build=build, text_lines=lines,
     html_template="llm_section.html.j2", pdf_tables=pdf_tables, charts=charts,
     disagreements=lambda doc: serving_points(doc).disagreements if is_llm(doc) else [],
-    gui_page="hwbench_gui.ui.benchmarks.llm_view:PAGE", draws_its_series=True, what_fits=_what_fits_here)
+    gui_page="hwbench_gui.ui.benchmarks.llm_view:PAGE", draws_its_series=True)

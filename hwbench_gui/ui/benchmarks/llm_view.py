@@ -131,6 +131,20 @@ class LlmView(QWidget):
         self.fits.setVisible(bool(rows))
         fit_table_view.fill(self.fits, *(fit_cells(rows) if rows else ([], [])))
 
+    def show_machine(self, title: str, headers: list[str], rows: list[list[str]]) -> None:
+        """Before any run (llm.infer chosen in the catalogue): what runs on this machine, from its memory alone."""
+        if self.document is not None:
+            return
+        for column in self.columns:
+            column.setVisible(False)
+        self.heading.setText("<b>Before a run</b>")
+        self.summary.setText("Which model, weights and context this machine holds for inference, by llm.infer's "
+                             "memory plan (a run checks it again, and refuses with the arithmetic what does not fit; "
+                             "the command hwbench fits prints the same table).")
+        self.fits_title.setText(f"<b>{escape(title)}</b>")
+        self.fits.setVisible(True)
+        fit_table_view.fill(self.fits, headers, rows)
+
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document
         found = document_check.problem(document)
@@ -214,5 +228,12 @@ def has_llm_curves(document: dict[str, Any]) -> bool:
     return (document.get("benchmark") or {}).get("id") == BENCH_ID and document.get("status") == "ok"
 
 
+def _show_machine(page: LlmView) -> None:
+    """What runs on this machine, before a run (the catalogue chose llm.infer)."""
+    from hwbench_gui.engine.models.llm.infer_fits import fit_table_here
+
+    page.show_machine(*fit_table_here())
+
+
 PAGE = FamilyPage("Language model", LlmView, has_llm_curves,
-                  lambda page, document, _others: page.set_document(document))
+                  lambda page, document, _others: page.set_document(document), on_chosen=_show_machine)

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from hwbench_gui.engine.reports import families
 from hwbench_gui.engine.results.formatting import figure_text
 from hwbench_gui.engine.run import registry
 from hwbench_gui.engine.run.framework_noise import is_framework_noise
@@ -92,13 +91,6 @@ class RunPanel(QWidget):
         for button in (self.run_button, self.cancel_button, self.clear_queue_button):
             buttons.addWidget(button)
         buttons.addStretch(1)
-        # Where the chosen benchmark's family can say what this machine holds, before a run is chosen.
-        self.fits_button = QPushButton("What fits here…")
-        self.fits_button.setToolTip("What this machine's memory holds for these runs, before any run")
-        self.fits_button.clicked.connect(self.show_what_fits)
-        self.fits_button.hide()
-        self.fits_dialog = None
-        buttons.addWidget(self.fits_button)
         layout.addLayout(buttons)
         self.folder_warning = QLabel()
         self.folder_warning.setWordWrap(True)
@@ -136,8 +128,6 @@ class RunPanel(QWidget):
     def show_benchmark(self, bench: Benchmark | None, reason: str | None) -> None:
         """Show ``bench``'s description and a fresh parameter form; Run only where it can run here."""
         self._current = bench
-        family = families.family_running(bench.id) if bench is not None else None
-        self.fits_button.setVisible(family is not None and family.what_fits is not None)
         if bench is None:
             self.title.setText("")
             self.form_area.takeWidget()
@@ -190,23 +180,6 @@ class RunPanel(QWidget):
         return self._form
 
     # --- commands --------------------------------------------------------------------------------
-    def show_what_fits(self) -> None:
-        """Open the chosen benchmark family's "what fits here" table; it is read on a worker (NVML on a machine
-        of many GPUs can take a second)."""
-        family = families.family_running(self._current.id) if self._current is not None else None
-        if family is None or family.what_fits is None:
-            return
-        from hwbench_gui.ui.benchmarks.fit_table_view import FitsDialog
-
-        if self.fits_dialog is not None:
-            self.fits_dialog.close()
-        dialog = self.fits_dialog = FitsDialog(f"What fits here: {self._current.title}", self)
-        worker = create_worker(lambda _control: family.what_fits())
-        worker.returned.connect(dialog.show_table)
-        worker.errored.connect(lambda exc: dialog.show_problem(f"The table could not be read: {exc}"))
-        self.context.workers.start(worker)
-        dialog.show()
-
     def enqueue_current(self) -> None:
         """Ask for a run of the chosen benchmark with the form's values; a bad value is said, not queued."""
         if self._current is None or self._form is None:
