@@ -33,20 +33,8 @@ SUMMARY_S=10
 FAST_MODE=${FAST_MODE:-max-autotune}
 START=$(date +%s)
 
-say() { echo "=== $* ($(date +%T), $(( $(date +%s) - START )) s in)" | tee -a "$LOG"; }
-allow() {
-  local left=$(( BUDGET_S - SUMMARY_S - ($(date +%s) - START) ))
-  (( left < $1 )) && echo "$left" || echo "$1"
-}
-bench() {
-  local limit; limit=$(allow "$1"); shift
-  if (( limit < 30 )); then say "skipped (budget spent): diffusion.infer $*"; return; fi
-  local args=()
-  for p in "$@"; do args+=(--param "$p"); done
-  say "diffusion.infer $* (at most $limit s)"
-  python3 -m hwbench_gui.cli run diffusion.infer "${args[@]}" --out "$DIR" --timeout "$limit" --quiet 2>&1 | tee -a "$LOG"
-  echo "exit ${PIPESTATUS[0]}" | tee -a "$LOG"
-}
+. scripts/gpu_lib.sh
+bench() { bench_run diffusion.infer "$1" 30 "${@:2}"; }
 peer() {
   local limit; limit=$(allow "$1"); shift
   local model=$1 variant=$2

@@ -24,20 +24,9 @@ TOKENS=${TOKENS:-128}
 SUMMARY_S=10
 START=$(date +%s)
 
-say() { echo "=== $* ($(date +%T), $(( $(date +%s) - START )) s in)" | tee -a "$LOG"; }
-allow() {
-  local left=$(( BUDGET_S - SUMMARY_S - ($(date +%s) - START) ))
-  (( left < $1 )) && echo "$left" || echo "$1"
-}
-bench() {
-  local limit; limit=$(allow "$1"); shift
-  if (( limit < 25 )); then say "skipped (budget spent): speech.transcribe $*"; return; fi
-  local args=()
-  for p in "$@"; do args+=(--param "$p"); done
-  say "speech.transcribe $* (at most $limit s)"
-  python3 -m hwbench_gui.cli run speech.transcribe "${args[@]}" --out "$DIR" --timeout "$limit" 2>&1 | tee -a "$LOG"
-  echo "exit ${PIPESTATUS[0]}" | tee -a "$LOG"
-}
+BENCH_FLAGS=  # the run's own lines are the log
+. scripts/gpu_lib.sh
+bench() { bench_run speech.transcribe "$1" 25 "${@:2}"; }
 peer() {
   local limit; limit=$(allow "$1"); shift
   if (( limit < 20 )); then say "peer skipped (budget spent): $*"; return; fi
