@@ -203,6 +203,14 @@ def test_the_image_generation_page_draws_a_result(small_document, qtbot):
     flops = small_document["figures"]["flops_per_step"]["value"]  # TFLOP over TFLOP/s: seconds
     assert bounds["measured matmul rate"] == pytest.approx(flops / small_document["figures"]["matmul_tflops"]["value"])
     assert len(view.step.listDataItems()) == 1 and len(view.per_minute.listDataItems()) == 1
+    # the bounds are named in the key above each chart, never on the line, where the name ran under the bar
+    assert "least at the measured matmul rate" in view.step_key.text()
+    assert "bound: every step at the measured matmul rate" in view.per_minute_key.text()
+    import pyqtgraph as pg
+
+    lines = [i for plot in (view.step, view.per_minute) for i in plot.getPlotItem().items
+             if isinstance(i, pg.InfiniteLine)]
+    assert len(lines) == 2 and not any(hasattr(line, "label") for line in lines)
 
 
 def test_fp8_time_splits_the_linear_layers_from_the_rest():
