@@ -5,8 +5,10 @@ A *side* is a set of documents: one machine (:func:`sides_by_machine`), one run
 *rows*: same benchmark, unit and precision, same figure name, and parameters that agree on every
 key both documents have among those that decide what is measured (each benchmark declares them on
 its parameters: a GPU index, a local folder or a repeat count does not) — see
-:func:`comparability_key`. Published documents only state the parameters their source states, and
-their figure names are their own, so they match any measured row they agree with.
+:func:`comparability_key`. Published documents only state the parameters their source states, as their
+source ran them (BF16, 1024 px), so they match a measured row whose run asked for or ran those values
+(:func:`.comparability.agrees_with_published`: precision auto that ran BF16); their headline's name is their own,
+a further figure of theirs pairs only under the measured figure's name.
 
 Each cell gets a mark against the baseline side's cell:
 
@@ -50,8 +52,10 @@ from hwbench_gui.engine.reports.comparability import (
     comparable_params as comparable_params,
     deciding_params as deciding_params,
     normalised,
+    agrees_with_published,
     params_agree,
     params_difference as params_difference,
+    ran_params,
     resolved_params as resolved_params,
 )
 from hwbench_gui.engine.reports.marks import (
@@ -192,9 +196,18 @@ def _matches(row: Row, metric: Metric, params: dict[str, Any]) -> bool:
     if metric.unit != row.unit or normalised(metric.precision or precision_of(doc)) != normalised(row.precision):
         return False
     published_either = metric.published or any(c.metric and c.metric.published for c in row.cells)
-    if metric.name != row.figure_name and not published_either:
+    # a published headline names itself as its source does; a further figure pairs only under the same name (a
+    # published "image_time" in s must not land beside a measured step time, also in s)
+    if metric.name != row.figure_name and not (published_either and metric.headline):
         return False
-    return params_agree(params, row.params)
+    if not published_either:
+        return params_agree(params, row.params)
+    if not metric.published:  # a measured run joins a row a published figure is in
+        return agrees_with_published(row.params, params, ran_params(metric.doc))
+    # a published figure joins a row: it agrees with the row as asked, or as one of its measured runs ran
+    measured = [c.metric for c in row.cells if c.metric is not None and not c.metric.published and not c.metric.failed]
+    return params_agree(params, row.params) or any(
+        agrees_with_published(params, row.params, ran_params(m.doc)) for m in measured)
 
 
 def compare(sides: Sequence[Side], baseline: int = 0, *, alpha: float = ALPHA,
