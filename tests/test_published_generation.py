@@ -126,3 +126,14 @@ def test_a_whisper_run_never_pairs_with_faster_whispers_beam_search(published):
     # not even a large-v2 folder of the user's: the published figure decodes with beam search until the speech ends
     own = {**run, "params": {**run["params"], "model": "large-v2"}}
     assert paired_ids(own, published)["real-time factor, batch 1"] == set()
+
+
+def test_an_unpaired_published_figure_says_which_settings_keep_it_apart(published):
+    run = diffusion_run({"size": 0, "batch": 1, "compile": "auto", "precision": "auto"}, GPU_DEFAULT_RAN, 30.0)
+    result = compare.compare(compare.sides_by_machine([run] + published), 0)
+    cells = [c for r in result.rows for c in r.cells
+             if c.metric is not None and c.metric.doc["id"] == "published-mlperf41-nvidia-h100-sdxl-fp8"]
+    assert len(cells) == 1 and cells[0].mark == compare.MARK_NOT_COMPARABLE
+    # its own name for the figure is not what differs: the precision and the batch are (the size ran alike)
+    assert "at FP8" in cells[0].note and "batch 32" in cells[0].note
+    assert "another kind of figure" not in cells[0].note and "size" not in cells[0].note

@@ -385,12 +385,15 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
               and r.cells[baseline].metric is not None and not r.cells[baseline].metric.failed]
     if not others:
         return MARK_NO_BASELINE, f"the baseline never ran {bench_id}"
-    if all(_figure_kind(r) != _figure_kind(row) for r in others):
+    # a published headline names itself as its source does: what keeps it apart is its settings, not its name
+    published = metric.published or any(r.cells[baseline].metric.published for r in others)
+    if not (published and row.headline) and all(_figure_kind(r) != _figure_kind(row) for r in others):
         kinds = list(dict.fromkeys(f"{r.figure_name} ({r.unit})" for r in others))
         return MARK_NOT_COMPARABLE, (f"the baseline's {bench_id} is another kind of figure: {row.figure_name} "
                                      f"({row.unit}) here, {' / '.join(kinds[:2])} in the baseline")
     never_keys = [k for k, v in row.params.items()
-                  if k != "precision" and all(k in r.params and r.params[k] != v for r in others)]
+                  if k != "precision" and all(k in r.params and r.params[k] != v for r in others)
+                  and not (published and any(ran_params(r.cells[baseline].metric.doc).get(k) == v for r in others))]
     never = [f"with {k} {describe.param_value(row.params[k])}" for k in never_keys]
     if all(normalised(r.precision) != normalised(row.precision) for r in others):
         never.insert(0, f"at {row.precision}")
