@@ -137,3 +137,14 @@ def test_an_unpaired_published_figure_says_which_settings_keep_it_apart(publishe
     # its own name for the figure is not what differs: the precision and the batch are (the size ran alike)
     assert "at FP8" in cells[0].note and "batch 32" in cells[0].note
     assert "another kind of figure" not in cells[0].note and "size" not in cells[0].note
+
+
+def test_the_image_generation_section_says_who_published_a_figure(published):
+    from hwbench_gui.engine.reports import diffusion_section
+
+    rows = diffusion_section.build([d for d in published if d["benchmark"]["id"] == "diffusion.infer"])
+    assert len(rows) == 4
+    assert {r.date for r in rows} == {"published by Hugging Face (diffusers documentation)",
+                                      "published by NVIDIA (MLPerf Inference v4.1)"}
+    assert {r.images_per_minute for r in rows} == {"23.81 images/min", "18.13 images/min", "122.6 images/min",
+                                                   "130.6 images/min"}
