@@ -18,7 +18,7 @@ from hwbench_gui.engine.models.common import OutOfMemoryError  # noqa: E402
 from hwbench_gui.engine.models.diffusion import build, counting  # noqa: E402
 from hwbench_gui.engine.models.diffusion import what_fits as fit  # noqa: E402
 from hwbench_gui.engine.models.diffusion.architectures import BUILT_IN  # noqa: E402
-from hwbench_gui.engine.spec.benchmark import ParamError  # noqa: E402
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, ParamError  # noqa: E402
 
 SMALL = {"model": "tiny", "device": "cpu", "size": 32, "repeats": 2, "steps": 30}
 
@@ -92,6 +92,21 @@ def test_a_run_that_cannot_fit_is_refused_in_one_line(monkeypatch):
         diffusion_infer.run(params, Recorder())
     message = str(refused.value)
     assert "\n" not in message and "does not fit" in message and "64 KiB of RAM" in message
+
+
+def test_fp8_where_the_device_lacks_it_is_refused_up_front_saying_why(monkeypatch):
+    from hwbench_gui.engine.inventory.gpu_arch import fp8_capability_reason
+    from hwbench_gui.engine.models.llm import fp8
+
+    # an A100's answer (compute capability 8.0), before anything is traced, built or measured
+    monkeypatch.setattr(fp8, "unavailable_reason", lambda device: fp8_capability_reason(8, 0, "NVIDIA A100 (test)"))
+    monkeypatch.setattr(diffusion_infer, "trace_parts", lambda *a: pytest.fail("traced before the refusal"))
+    params = diffusion_infer.BENCHMARK.resolve_params({**SMALL, "precision": "fp8"})
+    with pytest.raises(BenchmarkUnavailable) as refused:
+        diffusion_infer.run(params, Recorder())
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("precision=fp8: FP8 needs compute capability 8.9")
+    assert "NVIDIA A100 (test) is 8.0" in message
 
 
 def test_without_diffusers_it_is_greyed_out_with_the_reason(monkeypatch):
