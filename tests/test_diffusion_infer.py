@@ -94,6 +94,30 @@ def test_a_run_that_cannot_fit_is_refused_in_one_line(monkeypatch):
     assert "\n" not in message and "does not fit" in message and "64 KiB of RAM" in message
 
 
+def test_the_largest_batch_that_fits_is_searched_against_the_estimate_on_a_cpu():
+    from hwbench_gui.engine.measure.timing import Steps
+
+    arch, size, cpu = BUILT_IN["tiny"], 32, torch.device("cpu")
+    den, vae, enc, _ = diffusion_infer.trace_parts(torch, arch, size, torch.float32)
+    one = (den, vae, enc)
+
+    def fits(images: int, room: Room) -> bool:
+        return not diffusion_infer.cost_at(images, one, 4, False, room).plan.verdict(room.bytes, room.what)[0]
+
+    # a room that holds five images' denoising step and not six: the search (doubling, then bisecting) finds 5
+    need5 = diffusion_infer.cost_at(5, one, 4, False, Room(1 << 40, "")).plan.one_at_a_time
+    room = Room(int(need5 / fit.FIT_FRACTION) + 1, "test room")
+    assert fits(5, room) and not fits(6, room)
+    found, tries = diffusion_infer.largest_batch(torch, arch, size, cpu, torch.float32, one, 4, False, room,
+                                                 Steps(Recorder(), 1))
+    assert found == 5 and tries == [(1, True), (2, True), (4, True), (8, False), (6, False), (5, True)]
+    # and not one image in a room too small: refused in one line that shows the arithmetic
+    with pytest.raises(OutOfMemoryError) as refused:
+        diffusion_infer.largest_batch(torch, arch, size, cpu, torch.float32, one, 4, False,
+                                      Room(64 << 10, "64 KiB (test)"), Steps(Recorder(), 1))
+    assert "\n" not in str(refused.value) and "not even one 32² image of tiny fits" in str(refused.value)
+
+
 def test_fp8_where_the_device_lacks_it_is_refused_up_front_saying_why(monkeypatch):
     from hwbench_gui.engine.inventory.gpu_arch import fp8_capability_reason
     from hwbench_gui.engine.models.llm import fp8
