@@ -12,7 +12,10 @@
 # Within 350 s the first three or four groups run (caps 130 + 45 + 110 + 120 s); a second call with
 # DIFF_GROUPS="flux peer_flux_default fp8 summary" gives the rest (the summary reads every document in FOLDER).
 # Not in the default list: sdxl_batch and flux_batch (batch=0: the largest batch that fits, searched with eager
-# steps, then compiled and timed at it; about 3 minutes each).
+# steps, then compiled and timed at it; about 3 minutes each), and mlperf (SDXL FP8 at MLPerf's 20 steps and the 32
+# images a batch of NVIDIA's v4.1 submission, about 3 minutes): the run the published MLPerf figures in
+# resources/reference pair with, as the sdxl group's run pairs with diffusers' tutorial figure; see them side by
+# side with  python3 -m hwbench_gui.cli compare FOLDER --reference
 # diffusers is not in the GPU image: carry its wheel (pure Python, no dependencies missing there) as .whl/:
 #   python3 -m pip download --no-deps --only-binary=:all: -d .whl diffusers==0.42.1
 # and name .whl in the call's carry; this script installs it into /tmp/site when diffusers is missing.
@@ -58,6 +61,7 @@ peer_flux_default) peer 50 flux-dev default ;;
 fp8) bench 90 model=sdxl precision=fp8 batch=1 ;;
 sdxl_batch) bench 200 model=sdxl precision=bf16 batch=0 ;;
 flux_batch) bench 200 model=flux-dev precision=bf16 batch=0 ;;
+mlperf) bench 200 model=sdxl precision=fp8 steps=20 batch=32 ;;
 summary)
   python3 - "$DIR" <<'EOF' 2>&1 | tee "$DIR/diffusion_summary.txt"
 import glob, json, os, sys

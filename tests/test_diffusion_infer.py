@@ -18,7 +18,7 @@ from hwbench_gui.engine.models.common import OutOfMemoryError  # noqa: E402
 from hwbench_gui.engine.models.diffusion import build, counting  # noqa: E402
 from hwbench_gui.engine.models.diffusion import what_fits as fit  # noqa: E402
 from hwbench_gui.engine.models.diffusion.architectures import BUILT_IN  # noqa: E402
-from hwbench_gui.engine.spec.benchmark import ParamError  # noqa: E402
+from hwbench_gui.engine.spec.benchmark import BenchmarkUnavailable, ParamError  # noqa: E402
 
 SMALL = {"model": "tiny", "device": "cpu", "size": 32, "repeats": 2, "steps": 30}
 
@@ -92,6 +92,45 @@ def test_a_run_that_cannot_fit_is_refused_in_one_line(monkeypatch):
         diffusion_infer.run(params, Recorder())
     message = str(refused.value)
     assert "\n" not in message and "does not fit" in message and "64 KiB of RAM" in message
+
+
+def test_the_largest_batch_that_fits_is_searched_against_the_estimate_on_a_cpu():
+    from hwbench_gui.engine.measure.timing import Steps
+
+    arch, size, cpu = BUILT_IN["tiny"], 32, torch.device("cpu")
+    den, vae, enc, _ = diffusion_infer.trace_parts(torch, arch, size, torch.float32)
+    one = (den, vae, enc)
+
+    def fits(images: int, room: Room) -> bool:
+        return not diffusion_infer.cost_at(images, one, 4, False, room).plan.verdict(room.bytes, room.what)[0]
+
+    # a room that holds five images' denoising step and not six: the search (doubling, then bisecting) finds 5
+    need5 = diffusion_infer.cost_at(5, one, 4, False, Room(1 << 40, "")).plan.one_at_a_time
+    room = Room(int(need5 / fit.FIT_FRACTION) + 1, "test room")
+    assert fits(5, room) and not fits(6, room)
+    found, tries = diffusion_infer.largest_batch(torch, arch, size, cpu, torch.float32, one, 4, False, room,
+                                                 Steps(Recorder(), 1))
+    assert found == 5 and tries == [(1, True), (2, True), (4, True), (8, False), (6, False), (5, True)]
+    # and not one image in a room too small: refused in one line that shows the arithmetic
+    with pytest.raises(OutOfMemoryError) as refused:
+        diffusion_infer.largest_batch(torch, arch, size, cpu, torch.float32, one, 4, False,
+                                      Room(64 << 10, "64 KiB (test)"), Steps(Recorder(), 1))
+    assert "\n" not in str(refused.value) and "not even one 32² image of tiny fits" in str(refused.value)
+
+
+def test_fp8_where_the_device_lacks_it_is_refused_up_front_saying_why(monkeypatch):
+    from hwbench_gui.engine.inventory.gpu_arch import fp8_capability_reason
+    from hwbench_gui.engine.models.llm import fp8
+
+    # an A100's answer (compute capability 8.0), before anything is traced, built or measured
+    monkeypatch.setattr(fp8, "unavailable_reason", lambda device: fp8_capability_reason(8, 0, "NVIDIA A100 (test)"))
+    monkeypatch.setattr(diffusion_infer, "trace_parts", lambda *a: pytest.fail("traced before the refusal"))
+    params = diffusion_infer.BENCHMARK.resolve_params({**SMALL, "precision": "fp8"})
+    with pytest.raises(BenchmarkUnavailable) as refused:
+        diffusion_infer.run(params, Recorder())
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith("precision=fp8: FP8 needs compute capability 8.9")
+    assert "NVIDIA A100 (test) is 8.0" in message
 
 
 def test_without_diffusers_it_is_greyed_out_with_the_reason(monkeypatch):
@@ -203,6 +242,14 @@ def test_the_image_generation_page_draws_a_result(small_document, qtbot):
     flops = small_document["figures"]["flops_per_step"]["value"]  # TFLOP over TFLOP/s: seconds
     assert bounds["measured matmul rate"] == pytest.approx(flops / small_document["figures"]["matmul_tflops"]["value"])
     assert len(view.step.listDataItems()) == 1 and len(view.per_minute.listDataItems()) == 1
+    # the bounds are named in the key above each chart, never on the line, where the name ran under the bar
+    assert "least at the measured matmul rate" in view.step_key.text()
+    assert "bound: every step at the measured matmul rate" in view.per_minute_key.text()
+    import pyqtgraph as pg
+
+    lines = [i for plot in (view.step, view.per_minute) for i in plot.getPlotItem().items
+             if isinstance(i, pg.InfiniteLine)]
+    assert len(lines) == 2 and not any(hasattr(line, "label") for line in lines)
 
 
 def test_fp8_time_splits_the_linear_layers_from_the_rest():

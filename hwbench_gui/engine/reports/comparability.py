@@ -82,6 +82,20 @@ def comparability_key(doc: dict[str, Any]) -> tuple:
             figure.get("name"), figure.get("unit"), tuple(comparable_params(doc).items()))
 
 
+def ran_params(doc: dict[str, Any]) -> dict[str, Any]:
+    """The deciding parameters as the run ran them (normalised): what it chose where it was asked to choose
+    (precision auto ran BF16, size 0 ran the model's own 1024, batch 0 ran the 32 that fit)."""
+    params = doc.get("params") if isinstance(doc.get("params"), dict) else {}
+    return {k: normalised(params[k]) for k in comparable_params(doc) if k in params}
+
+
+def agrees_with_published(published: dict[str, Any], asked: dict[str, Any], ran: dict[str, Any]) -> bool:
+    """Whether a published figure's parameters (what its source ran: BF16, 1024 px, 30 steps) agree with a measured
+    run's, asked (``asked``: "auto", 0) or as it ran them (``ran``): on every key both state, the published value is
+    one of the two. A key only one of them states does not keep them apart, as in :func:`params_agree`."""
+    return all(published[k] in (asked[k], ran.get(k)) for k in published.keys() & asked.keys())
+
+
 def params_agree(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two documents' comparable parameters agree on every key both have."""
     return all(a[k] == b[k] for k in a.keys() & b.keys())

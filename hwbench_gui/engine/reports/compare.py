@@ -5,8 +5,10 @@ A *side* is a set of documents: one machine (:func:`sides_by_machine`), one run
 *rows*: same benchmark, unit and precision, same figure name, and parameters that agree on every
 key both documents have among those that decide what is measured (each benchmark declares them on
 its parameters: a GPU index, a local folder or a repeat count does not) — see
-:func:`comparability_key`. Published documents only state the parameters their source states, and
-their figure names are their own, so they match any measured row they agree with.
+:func:`comparability_key`. Published documents only state the parameters their source states, as their
+source ran them (BF16, 1024 px), so they match a measured row whose run asked for or ran those values
+(:func:`.comparability.agrees_with_published`: precision auto that ran BF16); their headline's name is their own,
+a further figure of theirs pairs only under the measured figure's name.
 
 Each cell gets a mark against the baseline side's cell:
 
@@ -50,8 +52,10 @@ from hwbench_gui.engine.reports.comparability import (
     comparable_params as comparable_params,
     deciding_params as deciding_params,
     normalised,
+    agrees_with_published,
     params_agree,
     params_difference as params_difference,
+    ran_params,
     resolved_params as resolved_params,
 )
 from hwbench_gui.engine.reports.marks import (
@@ -192,9 +196,18 @@ def _matches(row: Row, metric: Metric, params: dict[str, Any]) -> bool:
     if metric.unit != row.unit or normalised(metric.precision or precision_of(doc)) != normalised(row.precision):
         return False
     published_either = metric.published or any(c.metric and c.metric.published for c in row.cells)
-    if metric.name != row.figure_name and not published_either:
+    # a published headline names itself as its source does; a further figure pairs only under the same name (a
+    # published "image_time" in s must not land beside a measured step time, also in s)
+    if metric.name != row.figure_name and not (published_either and metric.headline):
         return False
-    return params_agree(params, row.params)
+    if not published_either:
+        return params_agree(params, row.params)
+    if not metric.published:  # a measured run joins a row a published figure is in
+        return agrees_with_published(row.params, params, ran_params(metric.doc))
+    # a published figure joins a row: it agrees with the row as asked, or as one of its measured runs ran
+    measured = [c.metric for c in row.cells if c.metric is not None and not c.metric.published and not c.metric.failed]
+    return params_agree(params, row.params) or any(
+        agrees_with_published(params, row.params, ran_params(m.doc)) for m in measured)
 
 
 def compare(sides: Sequence[Side], baseline: int = 0, *, alpha: float = ALPHA,
@@ -372,12 +385,15 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
               and r.cells[baseline].metric is not None and not r.cells[baseline].metric.failed]
     if not others:
         return MARK_NO_BASELINE, f"the baseline never ran {bench_id}"
-    if all(_figure_kind(r) != _figure_kind(row) for r in others):
+    # a published headline names itself as its source does: what keeps it apart is its settings, not its name
+    published = metric.published or any(r.cells[baseline].metric.published for r in others)
+    if not (published and row.headline) and all(_figure_kind(r) != _figure_kind(row) for r in others):
         kinds = list(dict.fromkeys(f"{r.figure_name} ({r.unit})" for r in others))
         return MARK_NOT_COMPARABLE, (f"the baseline's {bench_id} is another kind of figure: {row.figure_name} "
                                      f"({row.unit}) here, {' / '.join(kinds[:2])} in the baseline")
     never_keys = [k for k, v in row.params.items()
-                  if k != "precision" and all(k in r.params and r.params[k] != v for r in others)]
+                  if k != "precision" and all(k in r.params and r.params[k] != v for r in others)
+                  and not (published and any(ran_params(r.cells[baseline].metric.doc).get(k) == v for r in others))]
     never = [f"with {k} {describe.param_value(row.params[k])}" for k in never_keys]
     if all(normalised(r.precision) != normalised(row.precision) for r in others):
         never.insert(0, f"at {row.precision}")

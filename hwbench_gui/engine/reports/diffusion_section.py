@@ -79,9 +79,13 @@ def _row(doc: dict[str, Any]) -> Row:
     memory = f"estimate {estimate:.3g} GiB" if estimate is not None else ""
     if peak is not None:
         memory += f", measured peak {peak:.3g} GiB"
+    date = describe.date_text(doc)
+    if describe.is_published(doc):  # a published figure has no run date: who published it is what places it
+        publisher = str((doc.get("reference") or {}).get("publisher") or "its source")
+        date = f"published by {publisher}" + (f", {date}" if date else "")
     return Row(configuration(doc), per_minute, f"{step:.4g} s" if step is not None else "—",
                _fraction(doc, "mfu_datasheet"), _fraction(doc, "mfu_measured_matmul"), memory,
-               str(doc.get("device") or ""), describe.date_text(doc))
+               str(doc.get("device") or ""), date)
 
 
 def build(docs: Sequence[dict[str, Any]]) -> list[Row]:

@@ -63,8 +63,16 @@ def time_text(document: dict[str, Any]) -> str:
             f"{vae:.3g} s = {encoders + steps * step + vae:.3g} s")
 
 
+def key_text(bar: str, bounds: dict[str, str]) -> str:
+    """The key above a chart: the bar's colour and name, then each bound's dashes in its colour and its name (the
+    lines carry no labels: one written on a line runs into the bar wherever the line crosses it)."""
+    parts = [f'<span style="color:{BAR_COLOR}">■</span>&nbsp;{escape(bar)}']
+    parts += [f'<span style="color:{color}">╌╌</span>&nbsp;{escape(label)}' for label, color in bounds.items()]
+    return " &nbsp; ".join(parts)
+
+
 class BarWithBound(pg.PlotWidget):
-    """One measured bar with its bounds drawn across it as horizontal lines."""
+    """One measured bar with its bounds drawn across it as horizontal lines (named in the key above the chart)."""
 
     def __init__(self, title: str, unit: str) -> None:
         super().__init__()
@@ -81,11 +89,8 @@ class BarWithBound(pg.PlotWidget):
             return
         self.addItem(pg.BarGraphItem(x=[0], height=[value], width=0.6, brush=BAR_COLOR))
         top = value
-        for label, (bound, color) in bounds.items():
-            pen = pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine)
-            line = pg.InfiniteLine(pos=bound, angle=0, pen=pen, label=label,
-                                   labelOpts={"color": color, "position": 0.05, "anchors": [(0, 1), (0, 1)]})
-            self.addItem(line)
+        for bound, color in bounds.values():
+            self.addItem(pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine)))
             top = max(top, bound)
         self.setXRange(-1, 1)
         self.setYRange(0, top * 1.15)
@@ -100,9 +105,14 @@ class DiffusionView(QWidget):
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.per_minute = BarWithBound("Images per minute", "images/min")
         self.step = BarWithBound("Seconds per denoising step", "s")
+        self.per_minute_key, self.step_key = QLabel(), QLabel()
         charts = QHBoxLayout()
-        charts.addWidget(self.per_minute)
-        charts.addWidget(self.step)
+        for key, plot in ((self.per_minute_key, self.per_minute), (self.step_key, self.step)):
+            key.setWordWrap(True)
+            column = QVBoxLayout()
+            column.addWidget(key)
+            column.addWidget(plot, 1)
+            charts.addLayout(column)
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -115,8 +125,9 @@ class DiffusionView(QWidget):
         found = document_check.problem(document)
         if found:  # a document given without the load's check: said, never half drawn
             self.summary.setText(f"This run cannot be shown: {escape(found)}")
-            self.per_minute.draw(None, {})
-            self.step.draw(None, {})
+            for plot, key in ((self.per_minute, self.per_minute_key), (self.step, self.step_key)):
+                plot.draw(None, {})
+                key.setText("")
             return
         heading = (f"<b>{escape(diffusion_section.configuration(document))}</b>: {escape(figure_text(document))} on "
                    f"<b>{escape(str(document.get('device') or 'a device not recorded'))}</b> · "
@@ -125,11 +136,13 @@ class DiffusionView(QWidget):
         self.summary.setText("<br>".join(line for line in lines if line))
         bound = _number(document, "images_per_minute_bound")
         value = (document.get("figure") or {}).get("value")
-        self.per_minute.draw(float(value) if describe.is_number(value) else None,
-                             {"bound (measured matmul rate)": (bound, BOUND_COLOR)} if bound else {})
+        per_minute = {"bound: every step at the measured matmul rate": (bound, BOUND_COLOR)} if bound else {}
+        self.per_minute.draw(float(value) if describe.is_number(value) else None, per_minute)
+        self.per_minute_key.setText(key_text("images per minute", {k: c for k, (_, c) in per_minute.items()}))
         colors = {"measured matmul rate": BOUND_COLOR, "datasheet peak": SHEET_COLOR}
-        self.step.draw(_number(document, "step_time"),
-                       {f"least at the {k}": (v, colors[k]) for k, v in step_bounds(document).items()})
+        step = {f"least at the {k}": (v, colors[k]) for k, v in step_bounds(document).items()}
+        self.step.draw(_number(document, "step_time"), step)
+        self.step_key.setText(key_text("seconds per step", {k: c for k, (_, c) in step.items()}))
 
 
 PAGE = FamilyPage("Image generation", DiffusionView, has_diffusion_page,
