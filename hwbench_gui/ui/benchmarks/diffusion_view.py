@@ -19,6 +19,7 @@ from hwbench_gui.engine.results import describe, document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
 from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.scrolled_page import scroll_page
+from hwbench_gui.ui.text_label import text_label
 
 BENCH_ID = diffusion_section.DIFFUSION_ID
 BAR_COLOR = "#2563eb"
@@ -100,9 +101,7 @@ class DiffusionView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document: dict[str, Any] | None = None
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = text_label()
         self.per_minute = BarWithBound("Images per minute", "images/min")
         self.step = BarWithBound("Seconds per denoising step", "s")
         self.per_minute_key, self.step_key = QLabel(), QLabel()

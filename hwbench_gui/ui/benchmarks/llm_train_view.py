@@ -24,6 +24,7 @@ from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
 from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.scrolled_page import scroll_page
+from hwbench_gui.ui.text_label import text_label
 
 BENCH_ID = TRAIN_ID
 # The verdict beside the model: at 1024 px the page's right half shows four columns, and the verdict is
@@ -65,9 +66,7 @@ class TrainingView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document: dict[str, Any] | None = None
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = text_label()
         self.memory = QLabel()
         self.memory.setWordWrap(True)
         self.memory.setAlignment(Qt.AlignmentFlag.AlignTop)

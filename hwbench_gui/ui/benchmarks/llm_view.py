@@ -27,6 +27,7 @@ from hwbench_gui.ui.benchmarks import fit_table_view
 from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.benchmarks.plot import CurvePlot
 from hwbench_gui.ui.scrolled_page import scroll_page
+from hwbench_gui.ui.text_label import text_label
 from hwbench_gui.ui.theme import ERROR_COLOR, plot_colors
 
 BENCH_ID = llm_section.LLM_ID
@@ -75,13 +76,9 @@ class LlmView(QWidget):
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(4, 4, 4, 4)
-        self.heading = QLabel()
-        self.heading.setWordWrap(True)
-        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.heading = text_label()
         layout.addWidget(self.heading)
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = text_label()
         layout.addWidget(self.summary)
         self.plots = [CurvePlot() for _ in range(4)]
         # Titles and legends are wrapped labels above the plots: inside a plot they keep it from shrinking,

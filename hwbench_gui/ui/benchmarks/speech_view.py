@@ -19,6 +19,7 @@ from hwbench_gui.engine.results import describe, document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
 from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.scrolled_page import scroll_page
+from hwbench_gui.ui.text_label import text_label
 
 BENCH_ID = speech_section.SPEECH_ID
 ENCODER_COLOR, DECODER_COLOR, TOKENS_COLOR, BOUND_COLOR = "#2563eb", "#f59e0b", "#16a34a", "#dc2626"
@@ -70,9 +71,7 @@ class SpeechView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.document: dict[str, Any] | None = None
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary = text_label()
         self.rtf_key = QLabel(f"{_key(ENCODER_COLOR, 'encoder')} {_key(DECODER_COLOR, 'decoder')} (share of the time)")
         self.tokens_key = QLabel(f"{_key(TOKENS_COLOR, 'decoding tokens/s')} "
                                  f'<span style="color:{BOUND_COLOR}">╌╌</span>&nbsp;bandwidth bound')
