@@ -34,7 +34,7 @@ TABLE = {
     "model.vgg16": (_MODEL_DECIDING, _MODEL_OTHER),
     "model.fasterrcnn": (_MODEL_DECIDING, _MODEL_OTHER),
     "model.unet": (_MODEL_DECIDING, _MODEL_OTHER),
-    "llm.infer": ({"model", "precision", "weights", "pp", "tg", "depths", "batch", "step", "serve", "concurrency",
+    "llm.infer": ({"model", "precision", "weights", "int4_kernel", "pp", "tg", "depths", "batch", "step", "serve", "concurrency",
                    "serve_prompt", "serve_output", "tpot_target_ms", "ttft_target_s"},
                   {"device", "threads", "repeats", "serve_repeats"}),
     "llm.train": ({"model", "method", "precision", "seq", "micro_batch", "grad_accum", "checkpointing", "lora_rank",
