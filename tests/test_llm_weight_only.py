@@ -272,3 +272,23 @@ def test_int4_kernel_auto_is_compiled_only_where_a_gpu_compiles_the_step():
     layers = [m for m in model.modules() if isinstance(m, wo.Int4Linear)]
     assert len(layers) == 4 * TINY.layers + (model.head is not None)
     assert all(m.kernel is None and m.weight.shape == (m.out_features, m.in_features // 2) for m in layers)
+
+
+def test_a_compiled_step_compiles_a_quantized_output_projection_too():
+    # Eagerly the one-row output projection would convert its whole matrix to BF16 at every token (a quarter of an
+    # 8B model's int4 bytes), so step=compile compiles it beside the block: two graphs, not one.
+    from torch._dynamo.utils import counters
+
+    from hwbench_gui.engine.models.llm import generate
+
+    model = llm.build(TINY, torch.bfloat16, "cpu", rope_positions=64, seed=3, weights="int4", int4_route="compiled")
+    torch._dynamo.reset()
+    counters.clear()
+    with torch.inference_mode():
+        cache = llm.KVCache.allocate(TINY, 1, 32, torch.bfloat16, "cpu")
+        generate.Stepper(torch, model, cache, 1, "compile")  # compiles and runs a step on the CPU
+        assert counters["stats"]["unique_graphs"] == 2
+        # and the compiled projection (the grouped int4 product) gives the eager logits
+        x = torch.randn(1, 1, TINY.hidden, generator=torch.Generator().manual_seed(4)).to(torch.bfloat16)
+        compiled = torch.compile(type(model)._logits, fullgraph=True, dynamic=False)(model, x)
+        assert _distance(compiled, model._logits(x)) < 0.01
