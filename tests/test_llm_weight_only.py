@@ -292,3 +292,26 @@ def test_a_compiled_step_compiles_a_quantized_output_projection_too():
         x = torch.randn(1, 1, TINY.hidden, generator=torch.Generator().manual_seed(4)).to(torch.bfloat16)
         compiled = torch.compile(type(model)._logits, fullgraph=True, dynamic=False)(model, x)
         assert _distance(compiled, model._logits(x)) < 0.01
+
+
+def test_a_cpu_int4_run_names_its_route_and_what_an_eager_step_costs_the_compiled_one():
+    from recording import Recorder
+
+    from hwbench_gui.engine.benchmarks import llm_infer
+
+    def run(route: str):
+        params = llm_infer.BENCHMARK.resolve_params({"device": "cpu", "model": "tiny", "weights": "int4", "depths": "0",
+                                                     "serve": False, "repeats": 2, "pp": 16, "tg": 2, "step": "eager",
+                                                     "int4_kernel": route})
+        return llm_infer.run(params, Recorder())
+
+    nibbles = run("compiled")
+    assert nibbles.resolved_params["int4_kernel"] == "compiled"
+    assert nibbles.details["int4_matmul"] == wo.INT4_ROUTES["compiled"]
+    assert any(w.startswith("int4_kernel=compiled with step=eager: the one-token expression is fused only under "
+                            "torch.compile") for w in nibbles.warnings)
+    assert nibbles.details["pp"][0]["prompt_build_s"] >= 0
+    if wo.int4_kernel("cpu"):
+        auto = run("auto")  # the CPU has a packed kernel: auto takes it
+        assert auto.resolved_params["int4_kernel"] == "packed" and not any("int4" in w for w in auto.warnings)
+        assert auto.details["int4_matmul"].startswith("torch.ops.aten._weight_int4pack_mm_for_cpu")
