@@ -114,8 +114,8 @@ _COMPILED: dict[str, object] = {}
 
 
 def _compiled_dequantise():
-    """:func:`dequantised_int4` compiled once for every shape where this PyTorch has Triton (eager PyTorch takes
-    five passes over the weight for it), else itself."""
+    """:func:`dequantised_int4` compiled once for every shape where this PyTorch has Triton (eager PyTorch makes
+    several passes over FP32 copies of the weight for it), else itself."""
     if "dequantise" not in _COMPILED:
         from torch.utils._triton import has_triton
 
@@ -131,7 +131,7 @@ def grouped_product(x: torch.Tensor, nibbles: torch.Tensor, scales_and_zeros: to
     that reads each byte of the weight once and never writes a BF16 copy. Eagerly it would materialise
     ``rows × out × in`` products: for small tests and compiled graphs only."""
     rows, out, groups = x.shape[0], nibbles.shape[0], scales_and_zeros.shape[0]
-    pairs = x.float().view(rows, 1, groups, INT4_GROUP // 2, 2)
+    pairs = x.float().reshape(rows, 1, groups, INT4_GROUP // 2, 2)
     even, odd = pairs[..., 0], pairs[..., 1]
     packed = nibbles.view(1, out, groups, INT4_GROUP // 2)
     scale = scales_and_zeros[..., 0].t().float().reshape(1, out, groups, 1)
