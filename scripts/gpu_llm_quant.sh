@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Weight-only quantized decoding on a GPU box, through hwbench's own CLI, beside gpt-fast: llm.infer on
-# llama-3.1-8b with weights bf16, int8, int4 and fp8 (tg128 at depth 0, batch 1, and pp512; step=auto: fused),
+# llama-3.1-8b with weights bf16, int8, int4 (int4_kernel=auto: compiled; int4-packed: PyTorch's packed kernel)
+# and fp8 (tg128 at depth 0, batch 1, and pp512; step=auto: fused),
 # each of bf16 and int8 followed by gpt-fast's generate.py --compile on random weights of the same kind
 # (scripts/peers/gpt-fast), then a summary against the targets. One call of at most BUDGET_S seconds (default 470:
 # under 8 minutes); each group gets what is left of it, capped, so the summary always runs:
-#   bash scripts/gpu_llm_quant.sh [FOLDER]              (groups: bf16 gptfast-bf16 int8 gptfast-int8 int4 fp8 summary)
-#   QUANT_GROUPS="int4 summary" bash scripts/gpu_llm_quant.sh     (some of them)
+#   bash scripts/gpu_llm_quant.sh [FOLDER]   (groups: bf16 gptfast-bf16 int8 gptfast-int8 int4 int4-packed fp8 summary)
+#   QUANT_GROUPS="int4 int4-packed summary" bash scripts/gpu_llm_quant.sh     (some of them: both int4 routes)
 # Documents go to FOLDER (default $OUT, else /tmp/hwbench-llm-quant) as they come, with the log and summary.
 set -u
 cd "$(dirname "$0")/.."
@@ -43,7 +44,7 @@ peer() {
 }
 
 COMMON=(model="$MODEL" precision=bf16 depths=0 batch=1 tg=128 pp=512 serve=false)
-for group in ${QUANT_GROUPS:-bf16 gptfast-bf16 int8 gptfast-int8 int4 fp8 summary}; do
+for group in ${QUANT_GROUPS:-bf16 gptfast-bf16 int8 gptfast-int8 int4 int4-packed fp8 summary}; do
 case $group in
 bf16)
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee -a "$LOG"
@@ -51,6 +52,8 @@ bf16)
   bench 100 "${COMMON[@]}" weights=bf16 ;;
 int8|int4|fp8)
   bench 100 "${COMMON[@]}" weights="$group" ;;
+int4-packed)
+  bench 100 "${COMMON[@]}" weights=int4 int4_kernel=packed ;;
 gptfast-bf16|gptfast-int8)
   peer 90 --weights "${group#gptfast-}" --max-new-tokens 128 ;;
 summary)
@@ -72,13 +75,15 @@ if os.path.exists(os.path.join(folder, "gptfast.jsonl")):
     for line in open(os.path.join(folder, "gptfast.jsonl")):
         row = json.loads(line)
         peers[row["weights"]] = row
-print(f"{'weights':8} {'tg128 tok/s':>12} {'of bound':>9} {'bound':>8} {'pp512 tok/s':>12} {'of matmul':>10}  gpt-fast")
+print(f"{'weights':13} {'tg128 tok/s':>12} {'of bound':>9} {'bound':>8} {'pp512 tok/s':>12} {'of matmul':>10}  gpt-fast")
 for doc in docs:
     if doc.get("status") != "ok":
         print(f"{doc.get('params', {}).get('weights')}: {doc.get('status')}: {doc.get('error') or doc.get('reason')}")
         continue
     d = doc["details"]
     weights = doc["params"].get("weights", "bf16")
+    route = doc["params"].get("int4_kernel")  # auto resolved to the route the run took
+    label = f"{weights}/{route}" if weights == "int4" and route else weights
     tg, pp = d["tg"][0], d["pp"][0]
     med = lambda xs: sorted(xs)[len(xs) // 2]
     tg_v, pp_v = med(tg["tokens_per_s"]), med(pp["tokens_per_s"])
@@ -86,7 +91,9 @@ for doc in docs:
     peer = peers.get(weights)
     ratio = f"{peer['tokens_per_s_median']:.1f} tok/s ({tg_v / peer['tokens_per_s_median']:.2f}x)" if peer else "-"
     fmt = lambda f: f"{f:.2f}" if f is not None else "n/a"
-    print(f"{weights:8} {tg_v:12.1f} {fmt(tg_f):>9} {tg['bound_tokens_per_s']:8.1f} {pp_v:12.0f} {fmt(pp_f):>10}  {ratio}")
+    print(f"{label:13} {tg_v:12.1f} {fmt(tg_f):>9} {tg['bound_tokens_per_s']:8.1f} {pp_v:12.0f} {fmt(pp_f):>10}  {ratio}")
+    print(f"  prompt pass prepared (compile, graph capture) in {pp.get('prompt_build_s', float('nan')):.1f} s, "
+          f"one-token step in {tg.get('step_build_s', float('nan')):.1f} s")
     want = TG_TARGET.get(weights)
     if want is not None and tg_f is not None:
         print(f"  tg target {want:.2f} of bound: {'met' if tg_f >= want else 'MISSED'}; pp target 0.60: "

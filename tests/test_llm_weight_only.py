@@ -17,7 +17,7 @@ from hwbench_gui.engine.models.llm import architectures as archs  # noqa: E402
 from hwbench_gui.engine.models.llm import arithmetic as ar  # noqa: E402
 from hwbench_gui.engine.models.llm import model as llm  # noqa: E402
 from hwbench_gui.engine.models.llm import weight_only as wo  # noqa: E402
-from hwbench_gui.engine.models.llm.storage import int4_misfit, storage  # noqa: E402
+from hwbench_gui.engine.models.llm.storage import INT4_ROUTE_NAMES, int4_misfit, storage  # noqa: E402
 from hwbench_gui.engine.spec.benchmark import ParamError  # noqa: E402
 from hwbench_gui.engine.spec.precision import BF16, FP8, FP16  # noqa: E402
 
@@ -181,3 +181,137 @@ def test_fp8_weights_multiply_a_prompt_on_fp8_products_and_one_token_by_conversi
     assert not torch.equal(layer(prompt), plain(prompt))  # a different product from the BF16 conversion
     # one row: the weight converted to BF16 (the one-token GEMV), the same as without fp8_prompts
     assert torch.equal(layer(prompt[:1]), plain(prompt[:1]))
+
+
+def _layer(kind: str, int4_route: str = "compiled", seed: int = 5):
+    """A 256 → 64 layer of ``kind`` (int4 held as ``int4_route`` says) with random weights, and its weight."""
+    weight = torch.randn(64, 256, generator=torch.Generator().manual_seed(seed)) * 0.02
+    if kind == "int4":
+        layer = wo.Int4Linear(256, 64, False, wo.int4_kernel("cpu") if int4_route == "packed" else None)
+    else:
+        layer = wo.ChannelLinear(256, 64, False, kind)
+    layer.set_weight(weight)
+    return layer
+
+
+def _one_row(layer, x):
+    """The one-token product of ``layer`` as a compiled step computes it: the converted weight's GEMV for int8 and
+    FP8, the packed kernel or the grouped dequantise-in-the-product expression for int4."""
+    if isinstance(layer, wo.Int4Linear) and layer.kernel is None:
+        return wo.grouped_product(x, layer.weight, layer.scales_and_zeros)
+    return layer(x)
+
+
+def _distance(a, b) -> float:
+    return float((a.float() - b.float()).norm() / b.float().norm())
+
+
+@pytest.mark.parametrize("kind,route", [("int8", ""), ("fp8", ""), ("int4", "compiled"), ("int4", "packed")])
+def test_a_prompt_multiplies_as_its_rows_one_at_a_time_do(kind, route):
+    layer = _layer(kind, route)
+    x = torch.randn(wo.PROMPT_ROWS, 256, generator=torch.Generator().manual_seed(6)).to(torch.bfloat16)
+    prompt = layer(x)  # PROMPT_ROWS rows: the dequantised weight's matmul (the packed kernel for packed int4)
+    rows = torch.cat([_one_row(layer, x[i:i + 1]) for i in range(wo.PROMPT_ROWS)])
+    exact = x.float() @ layer.dequantized().t()
+    # each within BF16 rounding of the exact product of the weight the layer reports, so of each other (measured:
+    # 0.0017 to 0.0026)
+    assert _distance(prompt, exact) < 0.01 and _distance(rows, exact) < 0.01
+    assert _distance(prompt, rows) < 0.01
+    # and a product of this weight, not of another
+    assert _distance(prompt, x.float() @ _layer(kind, route, seed=7).dequantized().t()) > 0.5
+
+
+def test_int4s_two_routes_hold_the_same_weight_and_multiply_alike():
+    packed, nibbles = _layer("int4", "packed"), _layer("int4", "compiled")
+    if packed.kernel is None:
+        pytest.skip("this PyTorch has no packed int4 matmul for the CPU")
+    assert nibbles.kernel is None and nibbles.weight.shape == (64, 128) and nibbles.weight.dtype == torch.uint8
+    assert packed.weight.numel() * packed.weight.element_size() == nibbles.weight.numel()  # 0.5 byte a weight
+    assert torch.equal(packed.dequantized(), nibbles.dequantized())
+    x = torch.randn(wo.PROMPT_ROWS, 256, generator=torch.Generator().manual_seed(8)).to(torch.bfloat16)
+    assert _distance(packed(x), nibbles(x)) < 0.01
+    assert _distance(packed(x[:1]), wo.grouped_product(x[:1], nibbles.weight, nibbles.scales_and_zeros)) < 0.01
+
+
+def test_a_compiled_graph_keeps_the_prompt_product_whole_and_fuses_the_one_token_product():
+    graphs = []
+
+    def record(gm, example_inputs):
+        graphs.append(gm.code)
+        return gm.forward
+
+    x = torch.randn(wo.PROMPT_ROWS, 256, generator=torch.Generator().manual_seed(9)).to(torch.bfloat16)
+    for kind, op in (("int8", "channel_prompt_product"), ("int4", "int4_prompt_product")):
+        layer = _layer(kind)
+        graphs.clear()
+        torch._dynamo.reset()
+        compiled = torch.compile(layer, backend=record, fullgraph=True, dynamic=False)
+        torch.testing.assert_close(compiled(x), layer(x))
+        compiled(x[:1])
+        prompt, token = graphs
+        # the prompt: one opaque op, nothing for the compiler to fuse or tune; one token: plain ops
+        assert f"hwbench.{op}" in prompt and "linear" not in prompt
+        assert f"hwbench.{op}" not in token
+    assert ">>" in token or "rshift" in token  # int4's one-token product unpacks the nibbles itself
+    # through Inductor, the one-token product is the grouped expression's value
+    torch._dynamo.reset()
+    fused = torch.compile(layer, fullgraph=True, dynamic=False)(x[:1])
+    assert _distance(fused, layer(x[:1])) < 0.01
+
+
+def test_int4_kernel_auto_is_compiled_only_where_a_gpu_compiles_the_step():
+    assert set(wo.INT4_ROUTES) == set(INT4_ROUTE_NAMES)
+    cpu = wo.int4_kernel("cpu")
+    # the CPU: the packed kernel where PyTorch has one (an eager step would dequantise the nibbles every token)
+    assert wo.int4_route("auto", "cpu", "eager") == (cpu, "packed" if cpu else "compiled")
+    assert wo.int4_route("auto", "cpu", "fused") == (cpu, "packed" if cpu else "compiled")
+    assert wo.int4_route("compiled", "cpu", "eager") == (None, "compiled")
+    assert wo.int4_route("packed", "cpu", "eager") == (cpu, "packed" if cpu else "compiled")
+    # the choice reaches the layers: nibbles [out, in/2] for compiled, never both layouts
+    model = llm.build(TINY, torch.bfloat16, "cpu", rope_positions=64, weights="int4", int4_route="compiled")
+    layers = [m for m in model.modules() if isinstance(m, wo.Int4Linear)]
+    assert len(layers) == 4 * TINY.layers + (model.head is not None)
+    assert all(m.kernel is None and m.weight.shape == (m.out_features, m.in_features // 2) for m in layers)
+
+
+def test_a_compiled_step_compiles_a_quantized_output_projection_too():
+    # Eagerly the one-row output projection would convert its whole matrix to BF16 at every token (a quarter of an
+    # 8B model's int4 bytes), so step=compile compiles it beside the block: two graphs, not one.
+    from torch._dynamo.utils import counters
+
+    from hwbench_gui.engine.models.llm import generate
+
+    model = llm.build(TINY, torch.bfloat16, "cpu", rope_positions=64, seed=3, weights="int4", int4_route="compiled")
+    torch._dynamo.reset()
+    counters.clear()
+    with torch.inference_mode():
+        cache = llm.KVCache.allocate(TINY, 1, 32, torch.bfloat16, "cpu")
+        generate.Stepper(torch, model, cache, 1, "compile")  # compiles and runs a step on the CPU
+        assert counters["stats"]["unique_graphs"] == 2
+        # and the compiled projection (the grouped int4 product) gives the eager logits
+        x = torch.randn(1, 1, TINY.hidden, generator=torch.Generator().manual_seed(4)).to(torch.bfloat16)
+        compiled = torch.compile(type(model)._logits, fullgraph=True, dynamic=False)(model, x)
+        assert _distance(compiled, model._logits(x)) < 0.01
+
+
+def test_a_cpu_int4_run_names_its_route_and_what_an_eager_step_costs_the_compiled_one():
+    from recording import Recorder
+
+    from hwbench_gui.engine.benchmarks import llm_infer
+
+    def run(route: str):
+        params = llm_infer.BENCHMARK.resolve_params({"device": "cpu", "model": "tiny", "weights": "int4", "depths": "0",
+                                                     "serve": False, "repeats": 2, "pp": 16, "tg": 2, "step": "eager",
+                                                     "int4_kernel": route})
+        return llm_infer.run(params, Recorder())
+
+    nibbles = run("compiled")
+    assert nibbles.resolved_params["int4_kernel"] == "compiled"
+    assert nibbles.details["int4_matmul"] == wo.INT4_ROUTES["compiled"]
+    assert any(w.startswith("int4_kernel=compiled with step=eager: the one-token expression is fused only under "
+                            "torch.compile") for w in nibbles.warnings)
+    assert nibbles.details["pp"][0]["prompt_build_s"] >= 0
+    if wo.int4_kernel("cpu"):
+        auto = run("auto")  # the CPU has a packed kernel: auto takes it
+        assert auto.resolved_params["int4_kernel"] == "packed" and not any("int4" in w for w in auto.warnings)
+        assert auto.details["int4_matmul"].startswith("torch.ops.aten._weight_int4pack_mm_for_cpu")

@@ -43,7 +43,8 @@ from hwbench_gui.engine.models.llm.infer_timing import (
 )
 from hwbench_gui.engine.models.llm.methods import held_against, infer_method, infer_precision, int4_product, \
     summary_lines, weights_line
-from hwbench_gui.engine.models.llm.storage import PRECISIONS, WEIGHT_KINDS, Storage, int4_misfit, storage
+from hwbench_gui.engine.models.llm.storage import INT4_KERNEL_HELP, INT4_ROUTE_NAMES, PRECISIONS, WEIGHT_KINDS, \
+    Storage, int4_misfit, storage
 from hwbench_gui.engine.serving.batcher import CHUNK_TOKENS
 from hwbench_gui.engine.serving.presets import HWBENCH
 from hwbench_gui.engine.spec.benchmark import (
@@ -150,6 +151,8 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
     in_what = precision.label + (f" with {held.weight_only} weights" if held.weight_only else "")
     resolved, warnings = _auto(params, kind, arch)
     params = {**params, **resolved}
+    int4_route, int4_text = int4_product(held, params["int4_kernel"], device, params["step"], warnings)
+    params["int4_kernel"] = int4_route or params["int4_kernel"]
     if kind == "cpu" and params["threads"]:
         torch.set_num_threads(params["threads"])
     if asked.kind == AUTO and kind == "cpu":
@@ -202,7 +205,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
 
     with torch.no_grad():
         model = build_model(torch, params["model"], arch, dtype, device, min(arch.max_positions, table_positions),
-                            held.fp8_blocks, built, held.weights_key)
+                            held.fp8_blocks, built, held.weights_key, params["int4_kernel"])
     clock = Clock(torch, kind == "cuda")
 
     def sync() -> None:
@@ -240,7 +243,7 @@ def run(params: dict[str, Any], reporter: Reporter) -> Outcome:
         serving, serve_skipped = _serving_sweep(torch, model, held, params, clock, kind, index, device, reporter,
                                                 steps) if params["serve"] else ([], {})
     outcome = _outcome(params, arch, precision.label, limits, rows, serving, serve_skipped, warnings, plan,
-                       free_before, peak_bench, kind, index, torch, held, int4_product(held, device, warnings))
+                       free_before, peak_bench, kind, index, torch, held, int4_text)
     memory, gpus, gpu_bytes, against = machine_memory(free_each if kind == "cuda" else None)
     outcome.details["what_fits"] = {"free_bytes": free_each, "positions": positions, "models": fits,
                                     "table": fit_table(memory, gpus, gpu_bytes), "table_against": against}
@@ -428,7 +431,8 @@ def _outcome(params, arch, label, limits, rows, serving, serve_skipped, warnings
         warnings=warnings,
         details=details,
         device=cuda_label(index) if kind == "cuda" else f"cpu ({torch.get_num_threads()} threads)",
-        resolved_params={k: params[k] for k in ("depths", "concurrency", "step", "threads")},
+        resolved_params={k: params[k] for k in ("depths", "concurrency", "step", "threads")
+                         + (("int4_kernel",) if held.weight_only == "int4" else ())},
     )
 
 
@@ -455,8 +459,10 @@ BENCHMARK = Benchmark(
         Param("weights", "choice", "bf16", "The blocks' matmul weights: bf16 = not quantized (stored in "
               "`precision`); weight-only quantized, dequantised inside the product with BF16 activations and KV cache "
               "(precision=bf16), as gpt-fast does: fp8 = FP8 e4m3 and int8 = int8, each with a BF16 scale per output "
-              "channel; int4 = 4-bit groups of 128 with a BF16 scale and zero each (PyTorch's packed int4 matmul).",
+              "channel; int4 = 4-bit groups of 128 with a BF16 scale and zero each (held as int4_kernel says). A "
+              "prompt dequantises each layer to BF16 for cuBLAS (fp8: FP8 tensor cores where the GPU has them).",
               choices=WEIGHT_KINDS, added_later=True),
+        Param("int4_kernel", "choice", "auto", INT4_KERNEL_HELP, choices=("auto", *INT4_ROUTE_NAMES), added_later=True),
         Param("pp", "int", 512, "Prompt tokens processed at once (pp N).", minimum=1, maximum=65536),
         Param("tg", "int", 128, "Tokens generated one at a time (tg N).", minimum=1, maximum=65536),
         Param("depths", "int_list", [], "Context depths (positions in the KV cache before pp/tg); empty = "

@@ -96,6 +96,17 @@ class WeightBytes:
         return (arch.layers * layer_matmul_params(arch) + (head_params(arch) if head else 0),
                 arch.layers * layer_matmul_channels(arch) + (arch.vocab if head else 0))
 
+    def prompt_copy_bytes(self, arch: Architecture) -> int:
+        """Bytes of the transient BF16 copy of the largest matrix a weight-only layer dequantises for a prompt's
+        product (one layer at a time, :mod:`.weight_only`); 0 for weights that are not weight-only quantized
+        (those with an unquantized output projection)."""
+        if not self.quantized_head:
+            return 0
+        up = (2 if arch.mlp == "swiglu" else 1) * arch.intermediate
+        largest = max(arch.hidden * (arch.q_size + 2 * arch.kv_size), arch.q_size * arch.hidden, arch.hidden * up,
+                      0 if arch.tied_embeddings else head_params(arch))
+        return 2 * largest
+
     def _blocks(self, arch: Architecture) -> float:
         weights, channels = self._quantized(arch)
         return weights * (self.block_matmul + self.group_per_weight) + channels * self.scale_per_channel
@@ -233,13 +244,16 @@ def memory_plan(arch: Architecture, bytes_per_param: int, batch: int, cache_posi
     otherwise (FP8 block weights beside BF16 for the rest).
 
     Activations: the widest live tensors of one block at ``chunk_tokens`` (residual, normed input, q/k/v,
-    attention output, the MLP's gate, up and product) plus the logits. ``attention``: (queries, keys) of the
+    attention output, the MLP's gate, up and product) plus the logits, and with weight-only quantized weights the
+    BF16 copy of the largest matrix a prompt's product dequantises (:meth:`WeightBytes.prompt_copy_bytes`).
+    ``attention``: (queries, keys) of the
     largest prompt pass, whose mask :func:`attention_mask_bytes` counts; ``rope_positions``: the RoPE tables'
     rows. Every size is a Python int: a large but valid configuration is counted, never allocated."""
     weights = (weight_bytes or WeightBytes.uniform(bytes_per_param)).stored(arch)
     kv = int(kv_bytes_per_token(arch, bytes_per_param)) * batch * allocated_positions(cache_positions)
     widths = 3 * arch.hidden + arch.q_size + 2 * arch.kv_size + arch.q_size + 3 * arch.intermediate
-    activations = chunk_tokens * widths * bytes_per_param + batch * arch.vocab * (4 + bytes_per_param)
+    activations = chunk_tokens * widths * bytes_per_param + batch * arch.vocab * (4 + bytes_per_param) \
+        + (weight_bytes.prompt_copy_bytes(arch) if weight_bytes else 0)
     mask = attention_mask_bytes(arch, attention[0], attention[1], bytes_per_param) if attention[0] else 0
     return MemoryPlan(weights, kv, activations, WORKSPACE_MARGIN_BYTES,
                       mask + rope_table_bytes(arch, rope_positions))

@@ -101,11 +101,15 @@ class Stepper:
             torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
             # One block's step compiled once: the blocks share code and shapes, so the compilation (and in
             # step=fused the tuning of every kernel) is done for one block, not repeated for all of them.
-            layer = torch.compile(type(model.blocks[0]).decode, fullgraph=True, dynamic=False,
-                                  options=FUSED_INDUCTOR_OPTIONS if mode == "fused" else None)
+            options = FUSED_INDUCTOR_OPTIONS if mode == "fused" else None
+            layer = torch.compile(type(model.blocks[0]).decode, fullgraph=True, dynamic=False, options=options)
+            # A quantized output projection compiled too: eagerly its one-row product would convert the whole
+            # matrix (a quarter of an 8B model's weights) to BF16 at every token instead of reading it once.
+            head = torch.compile(type(model)._logits, fullgraph=True, dynamic=False, options=options) \
+                if model.head is not None and type(model.head) is not torch.nn.Linear else None
 
             def decode(tokens: Any, position: Any, cache: Any, split: bool) -> Any:
-                return model.decode(tokens, position, cache, split=split, layer=layer)
+                return model.decode(tokens, position, cache, split=split, layer=layer, logits=head)
 
             def body() -> None:
                 step(self.tokens, self.position, decode, mode == "fused")
@@ -141,19 +145,20 @@ class Stepper:
 
 def build_model(torch: Any, model_name: str, arch: Architecture, dtype: Any, device: str, positions: int,
                 fp8_blocks: bool = False, on_block: Callable[[int, int], None] | None = None,
-                weights: str = "bf16") -> Any:
+                weights: str = "bf16", int4_route: str = "packed") -> Any:
     """``model_name``'s decoder on ``device`` in ``dtype`` with RoPE tables for ``positions``: a built-in
     architecture with random weights (seed 0), or a Hugging Face folder's weights read through safetensors.
     ``fp8_blocks``: the blocks' matmul weights in FP8 (:mod:`.fp8`); ``weights``: "bf16", or a weight-only kind
-    (:mod:`.weight_only`). ``on_block(done, total)`` reports progress."""
+    (:mod:`.weight_only`), int4 held as ``int4_route`` says. ``on_block(done, total)`` reports progress."""
     from hwbench_gui.engine.models.llm import model as llm
 
     if model_name.strip().lower() in BUILT_IN:
         return llm.build(arch, dtype, device, rope_positions=positions, seed=0, fp8_blocks=fp8_blocks,
-                         weights=weights, on_block=on_block)
+                         weights=weights, int4_route=int4_route, on_block=on_block)
     from hwbench_gui.engine.models.llm import weights as loader
 
-    return loader.load(model_name, dtype, device, rope_positions=positions, fp8_blocks=fp8_blocks, weights=weights)
+    return loader.load(model_name, dtype, device, rope_positions=positions, fp8_blocks=fp8_blocks, weights=weights,
+                       int4_route=int4_route)
 
 
 def new_cache(model: Any, batch: int, positions: int) -> Any:

@@ -48,6 +48,7 @@ def depth_rows(torch: Any, model: Any, depth: int, params: dict[str, Any], held:
     say(f"depth {depth}: filling the cache and preparing the prompt pass")
     fill(torch, model, cache, depth, FILL_CHUNK["cpu" if device == "cpu" else "cuda"], batch)
     prompt = torch.randint(0, arch.vocab, (batch, pp), device=device)
+    prepared = time.perf_counter()
     # step=compile and fused: the prompt pass too runs each block compiled
     layer = compiled_prefill(torch, model) if step_mode in ("compile", "fused") else None
 
@@ -58,9 +59,13 @@ def depth_rows(torch: Any, model: Any, depth: int, params: dict[str, Any], held:
         # one graph of the whole pass: launching its ~30 kernels per layer from Python takes about as long as
         # a 512-token prompt's matmuls on a fast GPU
         process = capture(torch, process).replay
+    elif layer is not None:
+        process()  # compiles now, so that the preparation's time is known apart from the warm-up windows
+    prepared = time.perf_counter() - prepared
     seconds = windows(process, clock, params["repeats"], reporter, sync)
     pp_row = {"depth": depth, "tokens_per_s": [batch * pp / s for s in seconds], "window_seconds": seconds,
-              "work": ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch, "work_unit": "FLOP"}
+              "work": ar.forward_flops(arch, pp, depth, logit_tokens=1) * batch, "work_unit": "FLOP",
+              "prompt_build_s": prepared}
     say(f"depth {depth}: {'compiling' if step_mode in ('compile', 'fused') else 'preparing'} the one-token step "
         f"(step={step_mode})")
     built = time.perf_counter()

@@ -221,15 +221,29 @@ def _bytes(count: float) -> str:
     return f"{count / 1e9:.3f} GB" if count >= 1e9 else f"{count / 1e6:.3f} MB"
 
 
-def int4_product(held: Storage, device: str, warnings: list[str]) -> str | None:
-    """What multiplies int4 weights on ``device`` (None for other weights); a warning where PyTorch has no packed
-    int4 matmul for it and the weights are dequantised by PyTorch ops instead."""
+def int4_product(held: Storage, asked: str, device: str, step: str, warnings: list[str]
+                 ) -> tuple[str | None, str | None]:
+    """For int4 weights: the route ``int4_kernel`` = ``asked`` resolves to on ``device`` at decoding ``step``
+    (:func:`.weight_only.int4_route`) and what multiplies the weights, in words, with a warning where the route costs
+    the figures something (no packed kernel for the device, a GPU prompt through the packed kernel, nibbles decoded
+    outside torch.compile); (None, None) for other weights."""
     if held.weight_only != "int4":
-        return None
-    from hwbench_gui.engine.models.llm.weight_only import INT4_FALLBACK, int4_kernel
+        return None, None
+    from hwbench_gui.engine.models.llm.weight_only import INT4_FALLBACK, INT4_ROUTES, int4_route
 
-    found = int4_kernel(device)
-    if found is None:
+    kernel, route = int4_route(asked, device, step)
+    if kernel is not None:
+        if kernel == "cuda":
+            warnings.append("int4_kernel=packed: the prompt pass too goes through _weight_int4pack_mm, a kernel made "
+                            "for a few rows (the packed layout has no cheap way back to BF16 for cuBLAS); "
+                            "int4_kernel=compiled dequantises each layer for it instead")
+        return route, (f"torch.ops.aten._weight_int4pack_mm{'_for_cpu' if kernel == 'cpu' else ''} (packed int4, "
+                       "groups of 128) at every row count")
+    if asked == "packed":
         warnings.append(f"weights=int4: {INT4_FALLBACK}")
-        return INT4_FALLBACK
-    return f"torch.ops.aten._weight_int4pack_mm{'_for_cpu' if found == 'cpu' else ''} (packed int4, groups of 128)"
+        return route, INT4_FALLBACK
+    if step not in ("compile", "fused"):
+        warnings.append(f"int4_kernel=compiled with step={step}: the one-token expression is fused only under "
+                        "torch.compile, so each step dequantises every int4 layer to BF16 and reads more than the "
+                        "0.5 byte a weight the tg bound counts")
+    return route, INT4_ROUTES[route]

@@ -304,7 +304,7 @@ class Decoder(nn.Module):
         return self.embed.weight if self.head is None else self.head.weight
 
     def decode(self, tokens: torch.Tensor, position: torch.Tensor, cache: KVCache, split: bool = False,
-               layer=None) -> torch.Tensor:
+               layer=None, logits=None) -> torch.Tensor:
         """Logits ``[B, vocab]`` of one new token per sequence (``tokens`` ``[B, 1]``) at ``position`` (a
         0-d long tensor on the device, the same for every sequence). Attention reads the whole static cache
         with positions after ``position`` masked: shapes never change, so a CUDA graph can replay it.
@@ -314,7 +314,8 @@ class Decoder(nn.Module):
         one-row matmul a tuned Triton reduction with the add, the norm's scale and the activation fused in.
 
         ``layer``: what runs each block's step in place of :meth:`Block.decode` (same arguments), e.g. that
-        function compiled once: every block has the same shapes, so one compilation serves them all."""
+        function compiled once: every block has the same shapes, so one compilation serves them all. ``logits``:
+        what runs the final norm and output projection in place of :meth:`_logits` (same arguments)."""
         at = position.view(1)
         x = self._embed(tokens, at)
         cos, sin = self._rope(at)
@@ -324,21 +325,22 @@ class Decoder(nn.Module):
         step = Block.decode if layer is None else layer
         for index, block in enumerate(self.blocks):
             x = step(block, x, cos, sin, cache.k[index], cache.v[index], at, hidden_after, split)
-        return self._logits(x)[:, 0]
+        return (type(self)._logits if logits is None else logits)(self, x)[:, 0]
 
 
 def build(arch: Architecture, dtype: torch.dtype, device: torch.device | str, *, rope_positions: int | None = None,
-          seed: int | None = 0, fp8_blocks: bool = False, weights: str = "bf16",
+          seed: int | None = 0, fp8_blocks: bool = False, weights: str = "bf16", int4_route: str = "packed",
           on_block: Callable[[int, int], None] | None = None) -> Decoder:
     """The decoder made on ``meta``, materialised on ``device`` in ``dtype`` (never as FP32 first), its RoPE
     tables made, and random weights drawn when ``seed`` is not None (leave them empty for a loader).
     ``fp8_blocks``: every block's matmuls hold FP8 weights (:mod:`.fp8`); ``weights`` other than "bf16": they and
     the output projection hold weight-only quantized weights of that kind (:mod:`.weight_only`); either way
-    ``dtype`` must be BF16, the precision of everything else. ``on_block(done, total)``: called as each block's
-    random weights are drawn."""
+    ``dtype`` must be BF16, the precision of everything else. ``int4_route``: how int4 weights are held
+    (:data:`.weight_only.INT4_ROUTES`; packed where the device has no packed kernel = the nibbles).
+    ``on_block(done, total)``: called as each block's random weights are drawn."""
     if (fp8_blocks or weights != "bf16") and dtype != torch.bfloat16:
         raise ValueError("quantized block weights go with BF16 for the rest of the model")
-    int4 = weight_only.int4_kernel(device) if weights == "int4" else None
+    int4 = weight_only.int4_kernel(device) if weights == "int4" and int4_route == "packed" else None
     fp8_prompts = weights == "fp8" and weight_only.fp8_prompt_products(device)
     with torch.device("meta"):
         model = Decoder(arch, dtype, rope_positions)

@@ -16,6 +16,15 @@ PRECISIONS = (BF16, FP16, FP32, FP8)
 #: llm.infer's ``weights`` choices: bf16 = not quantized (every weight in the run's precision); the others
 #: weight-only quantized block matmul and output projection weights (:mod:`.weight_only`), BF16 activations.
 WEIGHT_KINDS = ("bf16", "fp8", "int8", "int4")
+#: llm.infer's ``int4_kernel`` routes besides "auto" (:data:`.weight_only.INT4_ROUTES` says what each is).
+INT4_ROUTE_NAMES = ("packed", "compiled")
+INT4_KERNEL_HELP = (
+    "weights=int4 only: packed = PyTorch's packed int4 layout and its _weight_int4pack_mm at every row count (a "
+    "prompt too: that layout cannot be turned back into BF16 cheaply without holding a second copy, and the kernel "
+    "is made for a few rows); compiled = plain nibbles, one token multiplied by an expression torch.compile fuses "
+    "into one reduction reading each byte once, a prompt dequantised to BF16 layer by layer for cuBLAS; auto = "
+    "compiled on a GPU with step=compile or fused, packed elsewhere (compiled where PyTorch has no packed kernel "
+    "for the device).")
 #: Bytes of a block matmul weight under each weight-only kind: (per weight, per output channel of BF16 scales,
 #: per weight of group-wise BF16 scales and zeros: int4 keeps 2 + 2 bytes for each group of 128).
 INT4_GROUP = 128

@@ -9,10 +9,12 @@ every linear layer) and PyTorch's packed int4 matmul do.
 - ``fp8``: the same with float8_e4m3fn weights (largest magnitude ÷ 448): no FP8 tensor cores needed, the
   product is BF16.
 - ``int4``: 4-bit unsigned values in groups of :data:`INT4_GROUP` along the input with a BF16 scale and zero per
-  group (w ≈ (q − 8) × scale + zero, gpt-fast's asymmetric scheme); multiplied by PyTorch's packed kernel
-  (``_weight_int4pack_mm`` after ``_convert_weight_to_int4pack`` on a GPU, their ``_for_cpu`` forms on the CPU)
-  where this PyTorch has it for the device, else dequantised to BF16 by PyTorch ops before ``F.linear``
-  (:data:`INT4_FALLBACK`, which reads a BF16 copy besides).
+  group (w ≈ (q − 8) × scale + zero, gpt-fast's asymmetric scheme), held in one of two layouts (never both):
+  :data:`INT4_ROUTES`.
+
+:data:`PROMPT_ROWS` rows or more (a prompt, a large batch) are a matmul, not a GEMV: each layer dequantises its
+weight to a transient BF16 matrix and multiplies by cuBLAS (``F.linear``), one layer at a time. That product is an
+opaque custom op (``hwbench::…_prompt_product``), so a compiled prompt pass neither compiles nor fuses it.
 
 torch is imported by the code that builds a model only.
 """
@@ -26,9 +28,19 @@ from torch import nn
 from hwbench_gui.engine.inventory.gpu_arch import FP8_MAX
 from hwbench_gui.engine.models.llm.storage import INT4_GROUP, INT4_INNER_K_TILES
 
-INT4_FALLBACK = ("dequantised to BF16 by PyTorch ops before F.linear (this PyTorch has no packed int4 matmul for "
-                 "the device)")
-#: Rows from which an FP8 layer with ``fp8_prompts`` multiplies on FP8 tensor cores (below: the one-token GEMV).
+#: llm.infer's ``int4_kernel`` choices besides "auto": how int4 weights are held and multiplied.
+INT4_ROUTES = {
+    "packed": "PyTorch's packed int4 matmul (_weight_int4pack_mm after _convert_weight_to_int4pack at load; their "
+              "_for_cpu forms on the CPU) at every row count: that layout has no cheap way back to BF16, so a "
+              "prompt too goes through the kernel (made for a few rows on a GPU)",
+    "compiled": "plain nibbles [out, in/2]: one row multiplied by a dequantise-in-the-product expression that "
+                "torch.compile makes one reduction reading each byte once; a prompt's rows by cuBLAS after "
+                "dequantising each layer to a transient BF16 matrix",
+}
+INT4_FALLBACK = ("plain nibbles (this PyTorch has no packed int4 matmul for the device): dequantised to a transient "
+                 "BF16 matrix before F.linear outside torch.compile")
+#: Rows from which a layer multiplies as a matmul: its weight dequantised to BF16 for cuBLAS (or, FP8 with
+#: ``fp8_prompts``, on FP8 tensor cores); below, the one-token GEMV reading the quantized bytes.
 PROMPT_ROWS = 16
 #: Rows of a weight quantised at once: the FP32 temporaries stay small whatever the matrix.
 QUANTIZE_ROWS = 4096
@@ -36,7 +48,7 @@ QUANTIZE_ROWS = 4096
 
 def int4_kernel(device: torch.device | str) -> str | None:
     """Which packed int4 matmul this PyTorch has for ``device`` ("cuda" or "cpu", tried on a 128×16 weight), or
-    None (then :data:`INT4_FALLBACK`)."""
+    None (then the nibbles of :data:`INT4_ROUTES` "compiled", :data:`INT4_FALLBACK`)."""
     where = torch.device(device)
     try:
         weight = Int4Linear(128, 16, False, "cuda" if where.type == "cuda" else "cpu", device=where)
@@ -45,6 +57,88 @@ def int4_kernel(device: torch.device | str) -> str | None:
     except (RuntimeError, NotImplementedError, AttributeError):
         return None
     return weight.kernel
+
+
+def int4_route(asked: str, device: torch.device | str, step: str) -> tuple[str | None, str]:
+    """``int4_kernel`` ``asked`` (auto, packed or compiled) on ``device`` for a run whose decoding ``step`` mode is
+    ``step``: the packed kernel to hold the weights for ("cuda", "cpu"), or None for the nibbles, and the route's
+    name. auto = compiled on a GPU whose step is compiled (the packed layout's prompt goes through a few-row
+    kernel), packed elsewhere (an eager step would dequantise the nibbles at every token); packed where this
+    PyTorch has no packed kernel for the device = the nibbles."""
+    compiled_step = torch.device(device).type == "cuda" and step in ("compile", "fused")
+    if asked == "compiled" or (asked == "auto" and compiled_step):
+        return None, "compiled"
+    kernel = int4_kernel(device)
+    return kernel, "packed" if kernel else "compiled"
+
+
+@torch.library.custom_op("hwbench::channel_prompt_product", mutates_args=())
+def channel_prompt_product(x: torch.Tensor, weight: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+    """``x`` ``[rows, in]`` times an int8 or FP8 ``weight`` ``[out, in]`` with a scale per output channel: the
+    weight converted to a transient BF16 matrix and multiplied by cuBLAS. A custom op, so that torch.compile
+    calls it as it is instead of compiling it into the block's graph."""
+    return F.linear(x, weight.to(x.dtype)) * scales
+
+
+@channel_prompt_product.register_fake
+def _channel_prompt_shape(x: torch.Tensor, weight: torch.Tensor, scales: torch.Tensor) -> torch.Tensor:
+    return x.new_empty(x.shape[0], weight.shape[0])
+
+
+@torch.library.custom_op("hwbench::int4_prompt_product", mutates_args=())
+def int4_prompt_product(x: torch.Tensor, nibbles: torch.Tensor, scales_and_zeros: torch.Tensor) -> torch.Tensor:
+    """``x`` ``[rows, in]`` times int4 ``nibbles`` ``[out, in/2]`` dequantised to a transient BF16 matrix
+    (:func:`dequantised_int4`; on a GPU with Triton, that function compiled: one pass reading 0.5 byte and
+    writing 2 bytes per weight) and multiplied by cuBLAS, outside any compiled graph (see
+    :func:`channel_prompt_product`)."""
+    dequantise = _compiled_dequantise() if x.is_cuda else dequantised_int4
+    return F.linear(x, dequantise(nibbles, scales_and_zeros).to(x.dtype))
+
+
+@int4_prompt_product.register_fake
+def _int4_prompt_shape(x: torch.Tensor, nibbles: torch.Tensor, scales_and_zeros: torch.Tensor) -> torch.Tensor:
+    return x.new_empty(x.shape[0], nibbles.shape[0])
+
+
+def dequantised_int4(nibbles: torch.Tensor, scales_and_zeros: torch.Tensor) -> torch.Tensor:
+    """int4 weights ``[out, in/2]`` (each byte: an even input's value in its high 4 bits, the next input's in its
+    low 4) with ``scales_and_zeros`` ``[in / INT4_GROUP, out, 2]`` as a BF16 matrix ``[out, in]``: (q − 8) × scale
+    + zero, computed in FP32 and rounded once."""
+    out = nibbles.shape[0]
+    q = torch.stack([nibbles >> 4, nibbles & 15], dim=-1).view(out, -1, INT4_GROUP).float()
+    sz = scales_and_zeros.transpose(0, 1).float()  # [out, groups, 2]
+    return torch.addcmul(sz[..., 1:], q - 8, sz[..., :1]).reshape(out, -1).to(torch.bfloat16)
+
+
+_COMPILED: dict[str, object] = {}
+
+
+def _compiled_dequantise():
+    """:func:`dequantised_int4` compiled once for every shape where this PyTorch has Triton (eager PyTorch makes
+    several passes over FP32 copies of the weight for it), else itself."""
+    if "dequantise" not in _COMPILED:
+        from torch.utils._triton import has_triton
+
+        _COMPILED["dequantise"] = torch.compile(dequantised_int4, dynamic=True) if has_triton() \
+            else dequantised_int4
+    return _COMPILED["dequantise"]
+
+
+def grouped_product(x: torch.Tensor, nibbles: torch.Tensor, scales_and_zeros: torch.Tensor) -> torch.Tensor:
+    """``x`` ``[rows, in]`` times the int4 weight of :func:`dequantised_int4`, written as one reduction for
+    torch.compile: each byte unpacked (>> 4 for the even input, & 15 for the odd), (q − 8) × scale + zero, times its
+    input, summed in FP32. Inductor makes it a single kernel (a tuned reduction under coordinate-descent tuning)
+    that reads each byte of the weight once and never writes a BF16 copy. Eagerly it would materialise
+    ``rows × out × in`` products: for small tests and compiled graphs only."""
+    rows, out, groups = x.shape[0], nibbles.shape[0], scales_and_zeros.shape[0]
+    pairs = x.float().reshape(rows, 1, groups, INT4_GROUP // 2, 2)
+    even, odd = pairs[..., 0], pairs[..., 1]
+    packed = nibbles.view(1, out, groups, INT4_GROUP // 2)
+    scale = scales_and_zeros[..., 0].t().float().reshape(1, out, groups, 1)
+    zero = scales_and_zeros[..., 1].t().float().reshape(1, out, groups, 1)
+    high = ((packed >> 4).float() - 8) * scale + zero
+    low = ((packed & 15).float() - 8) * scale + zero
+    return (even * high + odd * low).sum(dim=(2, 3)).to(x.dtype)
 
 
 class WeightOnlyLinear(nn.Module):
@@ -99,20 +193,25 @@ class ChannelLinear(WeightOnlyLinear):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        if self.fp8_prompts and x.numel() // shape[-1] >= PROMPT_ROWS:
+        if x.numel() // shape[-1] < PROMPT_ROWS:
+            return self._biased(F.linear(x, self.weight.to(dtype=x.dtype)) * self.scales)
+        rows = x.reshape(-1, shape[-1])
+        if self.fp8_prompts:
             from hwbench_gui.engine.models.llm.fp8 import quantize_rows
 
-            q, scale = quantize_rows(x.reshape(-1, shape[-1]))
+            q, scale = quantize_rows(rows)
             y = torch._scaled_mm(q, self.weight.t(), scale_a=scale, scale_b=self.scales.float().view(1, -1),
                                  out_dtype=torch.bfloat16)
-            return self._biased(y.view(*shape[:-1], self.out_features))
-        return self._biased(F.linear(x, self.weight.to(dtype=x.dtype)) * self.scales)
+        else:
+            y = channel_prompt_product(rows, self.weight, self.scales)
+        return self._biased(y.view(*shape[:-1], self.out_features))
 
 
 class Int4Linear(WeightOnlyLinear):
     """4-bit weights in groups of :data:`INT4_GROUP` with a BF16 scale and zero each (gpt-fast's
-    WeightOnlyInt4Linear), multiplied by PyTorch's packed kernel for ``kernel`` ("cuda", "cpu"), or (``kernel``
-    None) unpacked and dequantised by PyTorch ops."""
+    WeightOnlyInt4Linear), in PyTorch's packed layout for ``kernel`` ("cuda", "cpu") and multiplied by its kernel,
+    or (``kernel`` None) as plain nibbles ``[out, in/2]`` (:data:`INT4_ROUTES` "compiled"). Either way 0.5 byte a
+    weight: one layout is held, never both."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool, kernel: str | None, device=None):
         super().__init__(in_features, out_features, bias, device)
@@ -146,14 +245,7 @@ class Int4Linear(WeightOnlyLinear):
         if self.kernel is not None:
             eye = torch.eye(self.in_features, dtype=torch.bfloat16, device=self.scales_and_zeros.device)
             return self._packed(eye).float().t()
-        return self._unpacked().float()
-
-    def _unpacked(self) -> torch.Tensor:
-        q = torch.stack([self.weight >> 4, self.weight & 15], dim=-1).reshape(self.out_features, -1)
-        sz = self.scales_and_zeros.transpose(0, 1).float()  # [out, groups, 2]
-        groups = q.reshape(self.out_features, -1, INT4_GROUP).float()
-        w = (groups - 8) * sz[..., :1] + sz[..., 1:]
-        return w.reshape(self.out_features, self.in_features).to(torch.bfloat16)
+        return dequantised_int4(self.weight, self.scales_and_zeros).float()
 
     def _packed(self, x2: torch.Tensor) -> torch.Tensor:
         if self.kernel == "cuda":
@@ -161,10 +253,15 @@ class Int4Linear(WeightOnlyLinear):
         return torch.ops.aten._weight_int4pack_mm_for_cpu(x2, self.weight, INT4_GROUP, self.scales_and_zeros)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.kernel is None:
-            return self._biased(F.linear(x, self._unpacked().to(x.dtype)))
         shape = x.shape
-        y = self._packed(x.reshape(-1, shape[-1]).contiguous())
+        rows = x.reshape(-1, shape[-1])
+        if self.kernel is not None:
+            y = self._packed(rows.contiguous())
+        elif rows.shape[0] < PROMPT_ROWS and torch.compiler.is_compiling():
+            y = grouped_product(rows, self.weight, self.scales_and_zeros)
+        else:
+            # a prompt, or a token outside torch.compile (where the grouped product would be materialised)
+            y = int4_prompt_product(rows, self.weight, self.scales_and_zeros)
         return self._biased(y.view(*shape[:-1], self.out_features))
 
 
@@ -173,7 +270,7 @@ BLOCK_MATMULS = ("qkv", "out", "up", "down")
 
 def quantized(linear: nn.Linear, kind: str, int4: str | None = None, fp8_prompts: bool = False) -> WeightOnlyLinear:
     """An empty weight-only layer of ``kind`` of ``linear``'s shape on its device (``int4``: the packed kernel,
-    :func:`int4_kernel`; ``fp8_prompts``: :class:`ChannelLinear`'s)."""
+    or None for the nibbles, :func:`int4_route`; ``fp8_prompts``: :class:`ChannelLinear`'s)."""
     args = (linear.in_features, linear.out_features, linear.bias is not None)
     return Int4Linear(*args, int4, device=linear.weight.device) if kind == "int4" else \
         ChannelLinear(*args, kind, device=linear.weight.device, fp8_prompts=fp8_prompts)

@@ -241,7 +241,7 @@ def _read_tensor(torch, handle, path: str, tensor: Tensor):
 
 
 def load(folder: str, dtype, device, *, rope_positions: int | None = None, fp8_blocks: bool = False,
-         weights: str = "bf16"):
+         weights: str = "bf16", int4_route: str = "packed"):
     """The decoder of ``folder`` with its weights, in ``dtype`` on ``device``, checked first by
     :func:`check_folder`; each tensor is read, converted and copied in one at a time (with ``fp8_blocks``, or
     ``weights`` a weight-only kind, a block matmul's weight quantised as it arrives: the BF16 model never exists
@@ -256,7 +256,7 @@ def load(folder: str, dtype, device, *, rope_positions: int | None = None, fp8_b
     try:
         arch, plan, where = _check(folder, None, handles)
         model = build(arch, dtype, device, rope_positions=rope_positions, seed=None, fp8_blocks=fp8_blocks,
-                      weights=weights)
+                      weights=weights, int4_route=int4_route)
         params = dict(model.named_parameters())
         fp8_layers = {f"{name}.weight": module for name, module in model.named_modules()
                       if isinstance(module, (Fp8Linear, WeightOnlyLinear))}
