@@ -2,7 +2,8 @@
 # Every GPU figure the open work still needs, in one uninterrupted run, most needed first, while the deadline
 # allows (start it with gpu_box_detached.sh: it outlasts a device call). Each part writes under $KEEP/<part> as it
 # goes, so what a cut run leaves still comes back:
-#   gemv       scripts/llm_quant_gemv.py: one-row quantized products against the copy rate (about 1 minute)
+#   gemv       scripts/llm_quant_layers.py and llm_quant_gemv.py: each quantized layer alone (prompt TFLOP/s,
+#              one-token GB/s) and the FP8 conversion variants against the copy rate (about 3 minutes)
 #   diffusion  scripts/gpu_diffusion.sh: SDXL and Flux BF16 with diffusers' defaults and fast settings (FAST_MODE
 #              default: torch.compile's default mode, not max-autotune), then FP8
 #   speech     scripts/gpu_speech.sh: Whisper large-v3 and turbo beside transformers' generate
@@ -33,7 +34,7 @@ part() {  # part NAME BUDGET_S COMMAND...: run when BUDGET_S fit in what is left
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,power.limit --format=csv
 for name in $PARTS; do
   case $name in
-  gemv) part gemv 150 bash -c 'python3 scripts/llm_quant_gemv.py | tee "$0/gemv.txt"' ;;
+  gemv) part gemv 240 bash -c 'python3 scripts/llm_quant_layers.py | tee "$0/layers.txt"; python3 scripts/llm_quant_gemv.py | tee "$0/gemv.txt"' ;;
   diffusion) FAST_MODE=${FAST_MODE:-default} part diffusion 450 bash scripts/gpu_diffusion.sh ;;
   speech) part speech 290 bash scripts/gpu_speech.sh ;;
   quant) part quant 470 bash scripts/gpu_llm_quant.sh ;;

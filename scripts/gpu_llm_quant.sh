@@ -20,20 +20,8 @@ BUDGET_S=${BUDGET_S:-470}
 SUMMARY_S=15  # kept back for the summary
 START=$(date +%s)
 
-say() { echo "=== $* ($(date +%T), $(( $(date +%s) - START )) s in)" | tee -a "$LOG"; }
-allow() {
-  local left=$(( BUDGET_S - SUMMARY_S - ($(date +%s) - START) ))
-  (( left < $1 )) && echo "$left" || echo "$1"
-}
-bench() {
-  local limit; limit=$(allow "$1"); shift
-  if (( limit < 40 )); then say "skipped (budget spent): llm.infer $*"; return; fi
-  local args=()
-  for p in "$@"; do args+=(--param "$p"); done
-  say "llm.infer $* (at most $limit s)"
-  python3 -m hwbench_gui.cli run llm.infer "${args[@]}" --out "$DIR" --timeout "$limit" --quiet 2>&1 | tee -a "$LOG"
-  echo "exit ${PIPESTATUS[0]}" | tee -a "$LOG"
-}
+. scripts/gpu_lib.sh
+bench() { bench_run llm.infer "$1" 40 "${@:2}"; }
 peer() {
   local limit; limit=$(allow "$1"); shift
   if (( limit < 40 )); then say "skipped (budget spent): gpt-fast $*"; return; fi

@@ -19,12 +19,9 @@ MODEL=${MODEL:-llama-3.1-8b}
 PORT=${PORT:-8123}
 CONC=${CONC:-1,4,16,64}
 BUDGET_S=${BUDGET_S:-340}
+SUMMARY_S=10
 START=$(date +%s)
-say() { echo "=== $* ($(date +%T), $(( $(date +%s) - START )) s in)" | tee -a "$LOG"; }
-allow() {  # its cap, or what is left of the budget less 10 s for the summary
-  local left=$(( BUDGET_S - 10 - ($(date +%s) - START) ))
-  (( left < $1 )) && echo "$left" || echo "$1"
-}
+. scripts/gpu_lib.sh
 
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv | tee -a "$LOG"
 # hwbench serve and llm.endpoint need aiohttp (the serve extra); an offline box gets it from WHEELS, a folder of wheels

@@ -17,25 +17,15 @@ import os
 
 import torch
 
+from hwbench_gui.engine.measure.timing import time_cuda
 from hwbench_gui.engine.models.llm import weight_only as wo
 from hwbench_gui.engine.models.llm.architectures import builtin
 from hwbench_gui.engine.models.llm.generate import FUSED_INDUCTOR_OPTIONS, capture
 
 
 def _seconds(fn, repeats: int, inner: int = 1) -> float:
-    """Median seconds of one call of ``fn`` over ``repeats`` windows of ``inner`` calls each."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(inner):
-            fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / 1e3 / inner)
+    """Median seconds of one call of ``fn`` over ``repeats`` windows of ``inner`` calls each (CUDA events)."""
+    times = time_cuda(fn, repeats=repeats, inner=inner, warmup=3)
     return sorted(times)[len(times) // 2]
 
 
