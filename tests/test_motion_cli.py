@@ -23,12 +23,14 @@ def test_cli_writes_mp4_and_trace(cli_env, tmp_path):
                     "--trace", str(trace)], cli_env)
     assert proc.returncode == 0, proc.stderr
     assert "40 frames from drive.mp4 (40 with keypoints)" in proc.stdout and "frames/s end to end" in proc.stdout
+    assert "mouth opening, share of the face size" in proc.stdout  # the generated head talks
     cap = cv2.VideoCapture(str(out))
     assert int(cap.get(cv2.CAP_PROP_FRAME_COUNT)) == 40
     cap.release()
     doc = json.loads(trace.read_text())
     assert doc["roi"] == list(syn.patch_roi()) and len(doc["frames"]) == 40
     assert all(f["driver"] and len(f["target"]) == len(doc["target"]["labels"]) for f in doc["frames"])
+    assert doc["mouth"]["frames"] == 40 and doc["mouth"]["correlation"] > 0.8, doc["mouth"]
 
 
 def test_cli_bad_input(cli_env, tmp_path):

@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             stage_ms={k: v for k, v in timing.items() if k.endswith("_ms")},
             details={"source": source.description, "target": doc["target"]["name"], "frames_with_keypoints": tracked,
                      "keypoint_source": doc["keypoint_source"], "continuity": doc["continuity"],
-                     "framing": doc["framing"]},
+                     "framing": doc["framing"], "mouth": doc["mouth"]},
             telemetry=telemetry)
         try:
             result_file = save_demo_document(result, args.results_dir)
@@ -151,6 +151,12 @@ def run(args: argparse.Namespace) -> int:
           + (f"outline jitter while the driver was still ({f['still_frames']} frames): mean "
              f"{100 * jitter['mean']:.2f} %, p95 {100 * jitter['p95']:.2f} % of the target's face size"
              if jitter else "the driver was never still: no outline jitter measured"))
+    m = doc["mouth"]
+    if m["target_max"] is not None:
+        print(f"mouth opening, share of the face size, largest: driver {100 * m['driver_max']:.1f} %, target "
+              f"{100 * m['target_max']:.1f} %; the target's follows the driver's with correlation "
+              + ("n/a" if m["correlation"] is None else f"{m['correlation']:.2f}")
+              + ", gain " + ("n/a" if m["gain"] is None else f"{m['gain']:.2f}") + f" over {m['frames']} frames")
     if result_file:
         print(f"result → {result_file}")
     return 0

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from hwbench_gui.demos.motion.mouth import jaw_drop_from_points
+
 FACE_CASCADE = "haarcascade_frontalface_default.xml"
 
 
@@ -28,6 +30,8 @@ class DriverKeypoints:
     similarity: np.ndarray = field(default_factory=lambda: np.eye(2, 3, dtype=np.float64))
     #: Of the points tracked in the last frame, the fraction still tracked in this one (1 on a fresh start).
     kept_fraction: float = 1.0
+    #: The jaw's drop beyond neutral as a share of the neutral box's size (:mod:`.mouth`); None: unknown.
+    jaw_drop: float | None = None
 
     @property
     def box_corners(self) -> np.ndarray:
@@ -246,4 +250,5 @@ class LKKeypointSource:
     def _result(self) -> DriverKeypoints:
         return DriverKeypoints(points=self._pts.copy(), valid=np.ones(len(self._pts), bool),
                                neutral=self._neutral.copy(),
-                               neutral_box=self._box, similarity=self._sim.copy(), kept_fraction=self._kept)
+                               neutral_box=self._box, similarity=self._sim.copy(), kept_fraction=self._kept,
+                               jaw_drop=jaw_drop_from_points(self._pts, self._neutral, self._sim, self._box))

@@ -5,9 +5,12 @@ Two parts, both in the target's pixels:
 - global: the driver's similarity S (neutral → now: head translation, scale, roll) is conjugated by the
   alignment A that maps the driver's neutral box onto the target's face box, ``M = A·S·A⁻¹``; so the
   target moves as much, relative to its face, as the driver did relative to its own;
-- local: what each driver point moved beyond S (mouth opening, eyes, brows) is scaled by A and given to
+- local: what each driver point moved beyond S (eyes, brows, a smile) is scaled by A and given to
   the target keypoints near where that point lands after A (Gaussian weights), so the driver's mouth
-  moves the target's mouth.
+  moves the target's mouth;
+- the jaw: where the keypoint source gives the driver's jaw drop and the target names its mouth
+  keypoints, the lower lip and chin drop by it (:mod:`.mouth`) instead of by the blend above, which
+  gave the upper lip part of the jaw's drop and the lower lip too little.
 
 The result is smoothed over time with a One Euro filter (Casiez et al., CHI 2012): little lag on fast
 motion, little jitter when still.
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints, apply_affine, similarity_params
+from hwbench_gui.demos.motion.mouth import apply_jaw_drop, jaw_shares
 from hwbench_gui.demos.motion.targets import Target
 
 
@@ -95,6 +99,7 @@ class MotionMapper:
         self._filter = OneEuroFilter(s.min_cutoff_hz, s.beta)
         _, _, tw, th = target.face_box
         self._target_size = math.sqrt(tw * th)
+        self._jaw_shares = jaw_shares(target.labels)
 
     def reset(self) -> None:
         """Forget the smoothing history (after a new neutral pose or a new target)."""
@@ -110,11 +115,22 @@ class MotionMapper:
             m = (A @ S @ np.linalg.inv(A))[:2]
             raw = apply_affine(m, rest)
             local = self._local(kp, A)
+            if kp.jaw_drop is not None and self._jaw_shares is not None and len(local):
+                local = self._jaw(local, kp.jaw_drop, m)
             local_max = float(np.linalg.norm(local, axis=1).max()) if len(local) else 0.0
             raw = raw + local
             params = similarity_params(kp.similarity)
         points = self._filter(raw, t_s) if self.settings.smoothing else raw
         return MappedPose(points, m, params, local_max)
+
+    def _jaw(self, local: np.ndarray, jaw_drop: float, m: np.ndarray) -> np.ndarray:
+        """``local`` with the mouth keypoints dropped by the driver's jaw, along the face's down now (``m``
+        turns and scales the target's face), clipped as any local motion is."""
+        s = self.settings
+        down = m[:, :2] @ np.array([0.0, 1.0])
+        scale = float(np.linalg.norm(down)) or 1.0
+        drop_px = s.local_gain * min(jaw_drop, s.local_clip_frac) * self._target_size * scale
+        return apply_jaw_drop(local, self._jaw_shares, down / scale, drop_px)
 
     def _local(self, kp: DriverKeypoints, A: np.ndarray) -> np.ndarray:
         s = self.settings

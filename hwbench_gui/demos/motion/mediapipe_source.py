@@ -23,6 +23,7 @@ import cv2
 import numpy as np
 
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints, estimate_similarity
+from hwbench_gui.demos.motion.mouth import jaw_drop_from_lips
 
 #: A subset of the 468 FaceMesh landmarks: face oval, brows, eyes, nose, lips.
 LANDMARKS = (
@@ -33,6 +34,8 @@ LANDMARKS = (
     1, 4, 6, 168,  # nose
     61, 291, 0, 17, 13, 14, 78, 308, 81, 311, 178, 402,  # lips
 )
+#: Positions in LANDMARKS of the upper lip's middle (outer 0, inner 13) and the lower lip's (17, 14).
+UPPER_LIP, LOWER_LIP = (LANDMARKS.index(0), LANDMARKS.index(13)), (LANDMARKS.index(17), LANDMARKS.index(14))
 
 
 def unavailable_reason(model_path: str | os.PathLike | None = None) -> str | None:
@@ -117,4 +120,5 @@ class MediaPipeKeypointSource:
             return None
         self.status = f"MediaPipe: {len(pts)} landmarks"
         return DriverKeypoints(points=pts, valid=np.ones(len(pts), bool), neutral=self._neutral.copy(),
-                               neutral_box=self._box, similarity=sim)
+                               neutral_box=self._box, similarity=sim,
+                               jaw_drop=jaw_drop_from_lips(pts, self._neutral, sim, self._box, UPPER_LIP, LOWER_LIP))

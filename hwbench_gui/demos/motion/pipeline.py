@@ -30,13 +30,15 @@ from hwbench_gui.demos.motion.fold import KeypointMesh
 from hwbench_gui.demos.motion.framing import OutlineStability, keep_inside, outside_px
 from hwbench_gui.demos.motion.keypoints import DriverKeypoints, LKKeypointSource
 from hwbench_gui.demos.motion.mapping import MappedPose, MappingSettings, MotionMapper
+from hwbench_gui.demos.motion.mouth import MouthFollow
 from hwbench_gui.demos.motion.targets import Target
 from hwbench_gui.demos.motion.warp import ThinPlateWarp
 from hwbench_gui.demos.video import FrameSource, Mp4Writer
 
 #: 2: frames say when the target was held and what the fold bounds took; 3: how far the keypoints were
-#: pushed back into the target image, the outline's step and whether the driver was still
-TRACE_SCHEMA_VERSION = 3
+#: pushed back into the target image, the outline's step and whether the driver was still; 4: the mouth's
+#: opening, the driver's and the target's
+TRACE_SCHEMA_VERSION = 4
 STAGES = ("read", "keypoints", "map", "warp")
 
 
@@ -60,6 +62,8 @@ class FrameResult:
     #: reached outside the image before they were moved back, and by how much, the outline's step since
     #: the last frame (share of the target's face size) and whether the driver was still.
     framing: dict | None = None
+    #: The driver's jaw drop and the target's mouth opening, as shares of their face sizes (:mod:`.mouth`).
+    mouth: dict | None = None
 
 
 def roi_problem(roi: tuple[int, int, int, int] | None, frame_wh: tuple[int, int] | None) -> str | None:
@@ -109,6 +113,7 @@ class MotionPipeline:
             self.warp = ThinPlateWarp(w, h)
         self.mesh = KeypointMesh(self.target.keypoints)
         self.stability = OutlineStability(self.target.face_box)
+        self.mouth = MouthFollow(self.target.keypoints, self.target.labels, self.target.face_box)
 
     def _later(self, fn: Callable[[], None]) -> None:
         with self._lock:
@@ -171,6 +176,8 @@ class MotionPipeline:
         outside = outside_px(bounded.points, self.target.size)
         pose.points, pushed = keep_inside(bounded.points, self.target.size)
         step, still = self.stability.add(pose.points, kp if hold is None else None)
+        driver_drop = kp.jaw_drop if kp is not None and hold is None else None
+        opening = self.mouth.add(pose.points, pose.global_matrix, driver_drop)
         t.append(time.perf_counter())
         output = self.warp(self.target.image, self.target.keypoints, pose.points)
         t.append(time.perf_counter())
@@ -182,8 +189,10 @@ class MotionPipeline:
         framing = {"outside_px": round(outside, 2), "pushed_px": round(pushed, 2),
                    "outside_after_px": round(outside_px(pose.points, self.target.size), 2),
                    "outline_step": None if step is None else round(step, 5), "driver_still": still}
+        mouth = {"driver": None if driver_drop is None else round(driver_drop, 5),
+                 "target": None if opening is None else round(opening, 5)}
         result = FrameResult(self.index, t_s, frame, kp, pose, output, timing, status, hold,
-                             reacquired=self._held and hold is None, fold=fold, framing=framing)
+                             reacquired=self._held and hold is None, fold=fold, framing=framing, mouth=mouth)
         self._held = hold is not None
         self.index += 1
         return result
@@ -231,6 +240,7 @@ def trace_record(result: FrameResult) -> dict:
         "reacquired": result.reacquired,
         "fold": result.fold,
         "framing": result.framing,
+        "mouth": result.mouth,
         "timing_ms": {k: round(v, 3) for k, v in result.timing_ms.items()},
     }
 
@@ -332,6 +342,7 @@ def run_to_files(pipeline: MotionPipeline, out_path=None, trace_path=None, *, ma
         "timing": summarize_timing(records, wall_s),
         "continuity": summarize_holds(records),
         "framing": summarize_framing(records, pipeline.stability),
+        "mouth": pipeline.mouth.summary(),
         "frames": records,
     }
     if trace_path is not None:

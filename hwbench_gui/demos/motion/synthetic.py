@@ -16,6 +16,10 @@ import numpy as np
 
 from hwbench_gui.demos.video import Mp4Writer
 
+#: How far the jaw of a 200 px face patch drops with the mouth wide open (pixels, below the mouth's
+#: middle; the drop thins out towards the cheeks).
+JAW_DROP_PX_AT_200 = 24.0
+
 
 @dataclass(frozen=True)
 class Pose:
@@ -69,6 +73,21 @@ def leaving_clip(n_frames: int = 70, step_px: float = 12.0) -> list[Pose]:
     return [Pose(tx_px=step_px * min(i, n_frames - i)) for i in range(n_frames)]
 
 
+def mouth_clip(n_frames: int = 60, fps: float = 30.0) -> list[Pose]:
+    """A still head that opens its mouth and closes it again about once a second, each time as far as
+    the next of 1, 0.45 and 0.8 (wide, a little, most of the way), closed between."""
+    t = np.arange(n_frames) / fps
+    widths = (1.0, 0.45, 0.8)
+    return [Pose(mouth_open=float(widths[int(s) % 3] * np.sin(np.pi * (s % 1.0) / 0.7)) if s % 1.0 < 0.7
+                 else 0.0) for s in t]
+
+
+def jaw_drop_px(pose: Pose, patch_px: int = 200) -> float:
+    """How far the jaw drops under the mouth's middle in frame pixels, in ``pose``: the truth the driver's
+    jaw drop is measured against."""
+    return JAW_DROP_PX_AT_200 * patch_px / 200 * pose.mouth_open * pose.scale
+
+
 def face_patch(size_px: int = 200, mouth_open: float = 0.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A textured cartoon face (BGR) and its mask; the texture gives Lucas–Kanade corners to hold on to."""
     rng = np.random.default_rng(seed)
@@ -88,7 +107,7 @@ def face_patch(size_px: int = 200, mouth_open: float = 0.0, seed: int = 0) -> tu
     if mouth_open > 0:
         # The jaw drops: skin below the mouth line slides down (texture and all, as on a real face), and
         # the gap shows the mouth's inside.
-        drop = 24 * s * mouth_open
+        drop = JAW_DROP_PX_AT_200 * s * mouth_open
         ys, xs = np.mgrid[0:size_px, 0:size_px].astype(np.float32)
         shift = drop * np.clip((ys - mouth_y) / (6 * s), 0, 1) * np.clip(1 - np.abs(xs - c) / (70 * s), 0, 1) ** 0.5
         src_y = (ys - shift).astype(np.float32)
