@@ -195,3 +195,39 @@ def test_without_keeping_it_the_standing_figure_melts_into_the_background():
     gts, reports = _track(_stopping_scene(), keep_still=False)
     _, shown, covered = _standing_frames(gts, reports)
     assert covered < 0.6 * shown
+
+
+def _near_figure_stopping() -> synthetic.SequenceSpec:
+    """A figure close to the camera (50 × 200 px in a 320 × 240 frame) walks in from the left, 120 px:
+    less than its own height, more than its width; then stands 150 frames (6 s) and walks on."""
+    colors = synthetic._figure_colors(np.random.default_rng(3), 1)
+    figure = synthetic.FigureSpec(1, 50, 200, 1, -50.0, 20.0, 4.0, 0.0, colors, pause_after=30, pause_frames=150)
+    return synthetic.SequenceSpec(W, H, 200, [figure], [], seed=3)
+
+
+def test_a_figure_close_to_the_camera_that_stops_keeps_its_track():
+    # It walked less than its height into view: counted by pixels walked against its height it never
+    # "stopped after walking", was not kept out of the background and melted within still_learnt_s.
+    gts, reports = _track(_near_figure_stopping())
+    ids, shown, covered = set(), 0, 0
+    for n, (gt, tracks) in enumerate(zip(gts, reports), start=1):
+        if 50 <= n <= 175:
+            ids_n, _, c = _ids_on([gt], [tracks], 1)
+            ids |= ids_n
+            shown, covered = shown + 1, covered + c
+    assert len(ids) == 1 and covered == shown
+
+
+def test_a_track_standing_still_is_judged_by_its_own_size():
+    """A person 300 px tall who shifts their weight moves their box's centre 3 px a frame: standing still
+    for someone that tall (at most 0.015 of their height a frame), walking for someone 60 px tall."""
+    def still_after(height: float) -> int:
+        tracker = Tracker(n_init=1, occlusion_aware=True)
+        width = height / 2.5
+        for k in range(40):
+            x = min(k, 20) * width / 10 + 3.0 * max(0, k - 20)  # walks 2 widths, then creeps
+            _walk(tracker, [(x, 10, x + width, 10 + height)], frame_wh=(1000, 1000))
+        return len(tracker.still_boxes(max_speed=1.25, max_speed_heights=0.015))
+
+    assert still_after(300.0) == 1
+    assert still_after(60.0) == 0

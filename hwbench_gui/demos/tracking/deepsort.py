@@ -428,14 +428,18 @@ class Tracker:
         self._tentative_id -= 1
         self.tracks.append(Track(mean, cov, self._tentative_id, self.n_init, self.max_age, detection))
 
-    def still_boxes(self, max_speed: float) -> np.ndarray:
+    def still_boxes(self, max_speed: float, max_speed_heights: float = 0.0) -> np.ndarray:
         """(N, 4) xyxy boxes of the confirmed tracks seen or held this frame that move slower than
-        ``max_speed`` pixels per frame (:meth:`Track.recent_speed`) after walking at least their own
-        height: objects that stopped. (A track that never moved may sit on a false detection the
-        background model would let fade; keeping it would keep the detection alive.)"""
+        ``max_speed`` pixels per frame, or ``max_speed_heights`` of their own height per frame
+        (:meth:`Track.recent_speed`), after walking at least their own width: objects that stopped.
+        (A track that never moved may sit on a false detection the background model would let fade;
+        keeping it would keep the detection alive.) Width and height, not pixels: someone close to the
+        camera is hundreds of pixels tall, walks less than their height into view and, standing, moves
+        their box's centre by pixels a frame as they turn a page."""
         boxes = [t.last_box if t.held_box is None else t.held_box for t in self.tracks
                  if t.is_confirmed() and (t.time_since_update == 0 or t.held_box is not None)
-                 and t.travelled >= t.mean[3] and t.recent_speed() < max_speed]
+                 and t.travelled >= t.mean[2] * t.mean[3]
+                 and t.recent_speed() < max(max_speed, max_speed_heights * t.mean[3])]
         return np.array(boxes, np.float64).reshape(-1, 4)
 
     def active_tracks(self) -> list[Track]:
