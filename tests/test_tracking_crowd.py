@@ -231,3 +231,36 @@ def test_a_track_standing_still_is_judged_by_its_own_size():
 
     assert still_after(300.0) == 1
     assert still_after(60.0) == 0
+
+
+def test_a_person_close_to_the_camera_whom_the_top_edge_cuts_is_not_walking_out_of_it():
+    """Walking in from the bottom edge towards a table, their head soon above the top edge: the box
+    touches the top and its centre moves up, but it reaches from the top past the middle: one missed
+    frame does not end it."""
+    tracker = Tracker(occlusion_aware=True)
+    for k in range(12):
+        _walk(tracker, [(100, max(0, 150 - 15 * k), 160, H if k < 10 else H - 4 * (k - 9))])
+    track = tracker.tracks[0]
+    assert track.is_confirmed()
+    _walk(tracker, [])
+    assert track.state != DELETED and track in tracker.tracks
+
+
+def test_the_rest_of_a_person_walking_out_starts_no_track():
+    """A track walks out at the right edge; its trailing leg, still in view at that edge, is no one new
+    for exit_frames (1 s at 25 fps); a figure there a second later is."""
+    tracker = Tracker(occlusion_aware=True)
+    x_exit = W - 24 - 2
+    for k in range(20, -1, -1):
+        _walk(tracker, [(x_exit - 4 * k, 100, x_exit - 4 * k + 24, 152)])
+    _walk(tracker, [])
+    assert not tracker.tracks and len(tracker.exits) == 1
+    leg = (W - 10, 130, W, 152)
+    for _ in range(5):
+        _walk(tracker, [leg])
+    assert not tracker.tracks
+    for _ in range(tracker.exit_frames):
+        _walk(tracker, [])
+    for _ in range(3):
+        _walk(tracker, [leg])
+    assert tracker.tracks
