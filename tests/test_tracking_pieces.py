@@ -37,11 +37,17 @@ def test_pieces_taller_together_than_a_person_are_two_people():
     assert len(person_groups([behind, front], _heights())) == 2
 
 
-def test_most_of_a_person_is_left_as_it_is():
-    # A box 80 % of a person tall and their feet apart below it: the box is the person the tracker
-    # follows; joined, a bad cut or a stray blob below would change a good box.
-    body, feet = (104, 100, 136, 180), (110, 180, 130, 200)
-    assert len(person_groups([body, feet], _heights())) == 2
+def test_a_blob_cut_into_most_of_a_person_and_a_foot_stays_cut():
+    # One blob cut at a dip in its outline into a box 80 % of a person tall and a foot below it: the
+    # large part is the box the tracker follows.
+    body, foot = (104, 100, 136, 180), (110, 180, 130, 200)
+    assert len(person_groups([body, foot], _heights(), blobs=[1, 1])) == 2
+
+
+def test_a_head_apart_from_most_of_a_person_joins_them():
+    # Two blobs: the head, and the body below a collar taken for shadow (a gap of 8 px between them).
+    head, body = (110, 100, 130, 118), (104, 126, 136, 200)
+    assert [sorted(g) for g in person_groups([body, head], _heights(), blobs=[1, 2])] == [[0, 1]]
 
 
 def test_nothing_is_joined_before_the_heights_are_known():

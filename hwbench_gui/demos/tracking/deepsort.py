@@ -137,6 +137,10 @@ class Tracker:
             d.part = d.blob is not None and per_blob[d.blob] > 1
         held, free_dets, taken = self._split_merged(detections) if self.occlusion_aware else ({}, None, [])
         matches, unmatched_tracks, unmatched_dets = self._match(detections, set(held), free_dets)
+        # Each confirmed track matched to a part of a cut blob, by blob, with its last full view (its box
+        # before the blob was cut, as it is seen whole again the view moves on).
+        before = [(detections[di].blob, self.tracks[ti].full_view[1]) for ti, di in matches
+                  if detections[di].part and self.tracks[ti].is_confirmed() and self.tracks[ti].full_view is not None]
         if matches:
             matched = [self.tracks[ti] for ti, _ in matches]
             means, covs = self.kf.update(np.stack([t.mean for t in matched]), np.stack([t.covariance for t in matched]),
@@ -182,6 +186,12 @@ class Tracker:
             if len(shown) and _coverage(detections[di].box[None], shown).max() >= self.part_inside:
                 continue
             if frame_wh is not None and self._walking_out(detections[di].box, frame_wh):
+                continue
+            # A part cut from the blob whose other part a person's track took, inside that person's last
+            # full view: the blob was them, cut at the waist or between the legs as they set off.
+            d = detections[di]
+            if d.part and any(blob == d.blob and _coverage(d.box[None], box[None])[0, 0] >= self.part_inside
+                              for blob, box in before):
                 continue
             self._initiate(detections[di])
         self.tracks = [t for t in self.tracks if not t.is_deleted()]

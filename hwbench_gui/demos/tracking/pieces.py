@@ -21,14 +21,15 @@ def _union(a: Box, b: Box) -> Box:
     return min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])
 
 
-def person_groups(boxes: list[Box], heights: PersonHeights, max_ratio: float = 1.15, min_aspect: float = 1.6,
-                  max_piece: float = 0.6) -> list[list[int]]:
+def person_groups(boxes: list[Box], heights: PersonHeights, blobs: list[int] | None = None, max_ratio: float = 1.15,
+                  min_aspect: float = 1.6, max_piece: float = 0.6) -> list[list[int]]:
     """Indices of ``boxes`` (xyxy, in the pixels ``heights`` was learnt in) grouped into the people they are
     pieces of, each group led by its largest box; every box alone while no heights are known. A box joins a
-    group when it and the group's largest box are both shorter than ``max_piece`` of a person standing on
-    the bottom row of the group with it, and the group with it is no taller than ``max_ratio`` of that
-    person and at least ``min_aspect`` times as tall as wide. A box that is most of a person is left as it
-    is: it is the box the tracker follows, and a stray blob beside it would only change a good box."""
+    group when it is shorter than ``max_piece`` of a person standing on the bottom row of the group with it,
+    and the group with it is no taller than ``max_ratio`` of that person and at least ``min_aspect`` times
+    as tall as wide. ``blobs``: the blob each box was cut from. A part of the lead's own blob joins only a
+    lead shorter than ``max_piece`` too: a blob cut into most of a person and a foot was cut at a dip in
+    its outline, and the box the tracker follows is the large part."""
     order = sorted(range(len(boxes)), key=lambda i: -(boxes[i][2] - boxes[i][0]) * (boxes[i][3] - boxes[i][1]))
     taken: set[int] = set()
     groups = []
@@ -44,7 +45,9 @@ def person_groups(boxes: list[Box], heights: PersonHeights, max_ratio: float = 1
                 if i in taken:
                     continue
                 joined = _union(box, boxes[i])
-                if _one_person(joined, (boxes[lead], boxes[i]), heights, max_ratio, min_aspect, max_piece):
+                same_blob = blobs is not None and blobs[i] == blobs[lead]
+                pieces = (boxes[lead], boxes[i]) if same_blob else (boxes[i],)
+                if _one_person(joined, pieces, heights, max_ratio, min_aspect, max_piece):
                     group.append(i)
                     taken.add(i)
                     box, grew = joined, True
@@ -52,7 +55,7 @@ def person_groups(boxes: list[Box], heights: PersonHeights, max_ratio: float = 1
     return groups
 
 
-def _one_person(joined: Box, pieces: tuple[Box, Box], heights: PersonHeights, max_ratio: float, min_aspect: float,
+def _one_person(joined: Box, pieces: tuple[Box, ...], heights: PersonHeights, max_ratio: float, min_aspect: float,
                 max_piece: float) -> bool:
     expected = heights.expected(joined[3])
     if expected is None:
