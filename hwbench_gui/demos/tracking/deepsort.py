@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from hwbench_gui.demos.tracking.boxes import coverage as _coverage
+from hwbench_gui.demos.tracking.boxes import stacked
 from hwbench_gui.demos.tracking.boxes import iou_matrix, xyah_to_xyxy  # noqa: F401 (re-exported)
 from hwbench_gui.demos.tracking.boxes import xyxy_to_xyah  # noqa: F401 (re-exported)
 from hwbench_gui.demos.tracking.kalman import CHI2INV95, KalmanFilter
@@ -139,7 +140,7 @@ class Tracker:
         matches, unmatched_tracks, unmatched_dets = self._match(detections, set(held), free_dets)
         # Each confirmed track matched to a part of a cut blob, by blob, with its last full view (its box
         # before the blob was cut, as it is seen whole again the view moves on).
-        before = [(detections[di].blob, self.tracks[ti].full_view[1]) for ti, di in matches
+        before = [(detections[di].blob, detections[di].box, self.tracks[ti].full_view[1]) for ti, di in matches
                   if detections[di].part and self.tracks[ti].is_confirmed() and self.tracks[ti].full_view is not None]
         if matches:
             matched = [self.tracks[ti] for ti, _ in matches]
@@ -187,11 +188,13 @@ class Tracker:
                 continue
             if frame_wh is not None and self._walking_out(detections[di].box, frame_wh):
                 continue
-            # A part cut from the blob whose other part a person's track took, inside that person's last
-            # full view: the blob was them, cut at the waist or between the legs as they set off.
+            # A part cut from the blob whose other part a person's track took, above or below that part and
+            # inside the person's last full view: the blob was them, cut at the waist as they set off.
+            # (Parts side by side are people walking together more often than one person's legs.)
             d = detections[di]
-            if d.part and any(blob == d.blob and _coverage(d.box[None], box[None])[0, 0] >= self.part_inside
-                              for blob, box in before):
+            if d.part and any(blob == d.blob and stacked(d.box, taken_box) and
+                              _coverage(d.box[None], box[None])[0, 0] >= self.part_inside
+                              for blob, taken_box, box in before):
                 continue
             self._initiate(detections[di])
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
