@@ -53,3 +53,9 @@ def coverage(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
 def area(box: np.ndarray) -> float:
     return float(max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1]))
 
+
+
+def stacked(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether boxes ``a`` and ``b`` (xyxy) lie one above the other: their columns overlap by at least half
+    the narrower one's width."""
+    return min(a[2], b[2]) - max(a[0], b[0]) >= 0.5 * min(a[2] - a[0], b[2] - b[0])

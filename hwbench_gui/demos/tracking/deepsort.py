@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from hwbench_gui.demos.tracking.boxes import coverage as _coverage
+from hwbench_gui.demos.tracking.boxes import stacked
 from hwbench_gui.demos.tracking.boxes import iou_matrix, xyah_to_xyxy  # noqa: F401 (re-exported)
 from hwbench_gui.demos.tracking.boxes import xyxy_to_xyah  # noqa: F401 (re-exported)
 from hwbench_gui.demos.tracking.kalman import CHI2INV95, KalmanFilter
@@ -51,6 +52,8 @@ class Tracker:
     box on one already reported, of a track that looks alike, is the same person, not shown twice
     (:meth:`reported_tracks`); an unmatched detection lying ``part_inside`` or more inside a
     reported box is a piece of that person and starts no track (occlusion-aware only; 0 turns it off).
+    A track that walked out of the frame is deleted at once (the next person in gets a new id); for
+    ``exit_frames`` a detection at that edge on its last box starts no track (:meth:`_walking_out`).
 
     Ages are given in frames at ``fps`` (25: the rate they were tuned at) and mean seconds: what
     decides whether a person hidden behind a post comes back under their id is how long they were
@@ -67,16 +70,18 @@ class Tracker:
                  border_px: float = 8.0, split_iou: float = 0.3, rejoin_frames: int = 125,
                  rejoin_cosine: float = 0.25, rejoin_radius: float = 0.6, reid_growth: float = 0.1,
                  rejoin_growth: float = 0.03, held_reach: float = 1.0, held_height: float = 1.25,
-                 same_person_iou: float = 0.6, part_inside: float = 0.7, fps: float = 25.0) -> None:
+                 same_person_iou: float = 0.6, part_inside: float = 0.7, exit_frames: int = 25,
+                 fps: float = 25.0) -> None:
         if not fps > 0:
             raise ValueError(f"fps must be > 0, got {fps}")
         self.fps = float(fps)
         # What the frame counts and per-frame growths mean, in seconds (see the class's doc).
         self._per_s = {"max_age": max_age / fps, "max_age_held": max_age_held / fps,
-                       "rejoin_frames": rejoin_frames / fps}
+                       "rejoin_frames": rejoin_frames / fps, "exit_frames": exit_frames / fps}
         self._growth_per_s = {"reid_growth": reid_growth * fps, "rejoin_growth": rejoin_growth * fps}
         self.rejoin_cosine, self.rejoin_radius = rejoin_cosine, rejoin_radius
         self.lost: list[LostTrack] = []
+        self.exits: list[tuple[int, np.ndarray]] = []  # (frame, last box) of tracks that walked out of the frame
         self.frame_count = 0
         self.cut_ratio, self.border_px = cut_ratio, border_px
         self.same_person_iou, self.part_inside = same_person_iou, part_inside
@@ -98,8 +103,8 @@ class Tracker:
         if not fps > 0:
             raise ValueError(f"fps must be > 0, got {fps}")
         self.fps = float(fps)
-        self.max_age, self.max_age_held, self.rejoin_frames = (int(round(self._per_s[k] * fps)) for k in
-                                                               ("max_age", "max_age_held", "rejoin_frames"))
+        self.max_age, self.max_age_held, self.rejoin_frames, self.exit_frames = (
+            int(round(self._per_s[k] * fps)) for k in ("max_age", "max_age_held", "rejoin_frames", "exit_frames"))
         self.reid_growth, self.rejoin_growth = (self._growth_per_s[k] / fps for k in ("reid_growth", "rejoin_growth"))
         for t in self.tracks:
             t.max_age = self.max_age
@@ -107,7 +112,7 @@ class Tracker:
     def reset(self) -> None:
         self.tracks, self._next_id, self._tentative_id = [], 1, 0
         self.metric.samples.clear()
-        self.lost, self.frame_count = [], 0
+        self.lost, self.exits, self.frame_count = [], [], 0
 
     def predict(self) -> None:
         if not self.tracks:
@@ -133,6 +138,10 @@ class Tracker:
             d.part = d.blob is not None and per_blob[d.blob] > 1
         held, free_dets, taken = self._split_merged(detections) if self.occlusion_aware else ({}, None, [])
         matches, unmatched_tracks, unmatched_dets = self._match(detections, set(held), free_dets)
+        # Each confirmed track matched to a part of a cut blob, by blob, with its last full view (its box
+        # before the blob was cut, as it is seen whole again the view moves on).
+        before = [(detections[di].blob, detections[di].box, self.tracks[ti].full_view[1]) for ti, di in matches
+                  if detections[di].part and self.tracks[ti].is_confirmed() and self.tracks[ti].full_view is not None]
         if matches:
             matched = [self.tracks[ti] for ti, _ in matches]
             means, covs = self.kf.update(np.stack([t.mean for t in matched]), np.stack([t.covariance for t in matched]),
@@ -151,6 +160,7 @@ class Tracker:
             t.mark_missed(self.max_age_held if self.occlusion_aware else None)
             if self.occlusion_aware and frame_wh is not None and self._left_the_frame(t, frame_wh):
                 t.state = DELETED
+                self.exits.append((self.frame_count, t.last_box.copy()))
             elif rejoining and t.is_deleted() and t.hits > t.n_init and t.full_view is not None:
                 seen_at, box, velocity = t.full_view
                 self.lost.append(LostTrack(t.track_id, box, velocity, seen_at, self.frame_count - t.time_since_update,
@@ -170,10 +180,21 @@ class Tracker:
                 t.track_id, self._next_id = self._next_id, self._next_id + 1
         shown = np.array([box for _, box in self.reported_tracks()]).reshape(-1, 4) \
             if self.occlusion_aware and self.part_inside > 0 and unmatched_dets else np.zeros((0, 4))
+        self.exits = [(n, box) for n, box in self.exits if self.frame_count - n <= self.exit_frames]
         for di in unmatched_dets:
             # A piece of someone already tracked (an arm that moves while the rest stands still, a part
             # cut from their blob) starts no track: it would be a second box and a second id on them.
             if len(shown) and _coverage(detections[di].box[None], shown).max() >= self.part_inside:
+                continue
+            if frame_wh is not None and self._walking_out(detections[di].box, frame_wh):
+                continue
+            # A part cut from the blob whose other part a person's track took, above or below that part and
+            # inside the person's last full view: the blob was them, cut at the waist as they set off.
+            # (Parts side by side are people walking together more often than one person's legs.)
+            d = detections[di]
+            if d.part and any(blob == d.blob and stacked(d.box, taken_box) and
+                              _coverage(d.box[None], box[None])[0, 0] >= self.part_inside
+                              for blob, taken_box, box in before):
                 continue
             self._initiate(detections[di])
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
@@ -234,12 +255,27 @@ class Tracker:
     def _left_the_frame(self, track: Track, frame_wh: tuple[int, int]) -> bool:
         """Whether ``track``, unmatched, was last seen at the frame's edge walking out of it: its
         predicted box reaches past the edge its last box touched. It is gone, not hidden: kept, it
-        would take the id of the next figure to enter there."""
+        would take the id of the next figure to enter there. A box that reaches from an edge past the
+        frame's middle is someone close to the camera whom that edge cuts (their head, above a table
+        they walk to), not someone walking out of it."""
         x1, y1, x2, y2 = track.last_box
         px1, py1, px2, py2 = track.box
         m, (w, h) = self.border_px, frame_wh
-        return bool((x1 <= m and px1 < 0 and track.mean[4] < 0) or (y1 <= m and py1 < 0 and track.mean[5] < 0) or
-                    (x2 >= w - m and px2 > w and track.mean[4] > 0) or (y2 >= h - m and py2 > h and track.mean[5] > 0))
+        across, down = x2 - x1 < w / 2, y2 - y1 < h / 2
+        return bool((across and x1 <= m and px1 < 0 and track.mean[4] < 0) or
+                    (down and y1 <= m and py1 < 0 and track.mean[5] < 0) or
+                    (across and x2 >= w - m and px2 > w and track.mean[4] > 0) or
+                    (down and y2 >= h - m and py2 > h and track.mean[5] > 0))
+
+    def _walking_out(self, box: np.ndarray, frame_wh: tuple[int, int]) -> bool:
+        """Whether ``box`` touches the frame's edge on the last box of a track that walked out there
+        within ``exit_frames``: the rest of that person (a trailing leg, an arm) still in view. Its own
+        track would live a few frames under an id of its own."""
+        m, (w, h) = self.border_px, frame_wh
+        x1, y1, x2, y2 = box
+        if not (x1 <= m or y1 <= m or x2 >= w - m or y2 >= h - m):
+            return False
+        return any(min(x2, b[2]) > max(x1, b[0]) and min(y2, b[3]) > max(y1, b[1]) for _, b in self.exits)
 
     def _cut_in_mid_frame(self, track: Track, frame_wh: tuple[int, int]) -> bool:
         """Whether ``track``, unmatched for the first time, was last seen away from the frame's edges
@@ -428,14 +464,18 @@ class Tracker:
         self._tentative_id -= 1
         self.tracks.append(Track(mean, cov, self._tentative_id, self.n_init, self.max_age, detection))
 
-    def still_boxes(self, max_speed: float) -> np.ndarray:
+    def still_boxes(self, max_speed: float, max_speed_heights: float = 0.0) -> np.ndarray:
         """(N, 4) xyxy boxes of the confirmed tracks seen or held this frame that move slower than
-        ``max_speed`` pixels per frame (:meth:`Track.recent_speed`) after walking at least their own
-        height: objects that stopped. (A track that never moved may sit on a false detection the
-        background model would let fade; keeping it would keep the detection alive.)"""
+        ``max_speed`` pixels per frame, or ``max_speed_heights`` of their own height per frame
+        (:meth:`Track.recent_speed`), after walking at least their own width: objects that stopped.
+        (A track that never moved may sit on a false detection the background model would let fade;
+        keeping it would keep the detection alive.) Width and height, not pixels: someone close to the
+        camera is hundreds of pixels tall, walks less than their height into view and, standing, moves
+        their box's centre by pixels a frame as they turn a page."""
         boxes = [t.last_box if t.held_box is None else t.held_box for t in self.tracks
                  if t.is_confirmed() and (t.time_since_update == 0 or t.held_box is not None)
-                 and t.travelled >= t.mean[3] and t.recent_speed() < max_speed]
+                 and t.travelled >= t.mean[2] * t.mean[3]
+                 and t.recent_speed() < max(max_speed, max_speed_heights * t.mean[3])]
         return np.array(boxes, np.float64).reshape(-1, 4)
 
     def active_tracks(self) -> list[Track]:

@@ -17,6 +17,7 @@ from hwbench_gui.demos.tracking.blobs import (
     split_stacked,
 )
 from hwbench_gui.demos.tracking.detection import Detections, nms_numpy
+from hwbench_gui.demos.tracking.pieces import person_groups
 
 BACKGROUNDS = ("median", "mog2")
 MOG2_BACKGROUND_RATIO = 0.9  # OpenCV's default, which the detector keeps
@@ -43,7 +44,9 @@ class MotionDetector:
     learnt from blobs shaped like one person). ``keep_boxes`` given to :meth:`detect` (tracks that stopped)
     are kept out of the learning (``keep_still``), so a person who stops is not learnt into the background.
     A blob shorter than ``min_person_share`` of a person standing on its bottom row is a speck, not a
-    figure, once those heights are known (0 turns this off).
+    figure, once those heights are known (0 turns this off). ``join_pieces``: blobs and parts that are
+    pieces of one person (a head, legs and an arm, the clothes between them as pale as the wall behind)
+    are joined into one box (:func:`~.pieces.person_groups`).
 
     Score is the fraction of the box covered by foreground; ``conf_threshold`` filters on it. The model
     runs on the frame scaled by ``scale``. Frame 1 yields no detections. Why each default, and what it
@@ -65,7 +68,8 @@ class MotionDetector:
                  keep_still: bool = True, keep_diff: float = 25.0, split_max_dip: float = 0.6,
                  split_min_aspect: float = 1.3, split_stacked: bool = True, stack_ratio: float = 1.35,
                  split_colour: bool = True, colour_distance: float = 0.3, split_depth: bool = True,
-                 colour_min_width: float = NARROWEST_PERSON, min_person_share: float = 0.25) -> None:
+                 colour_min_width: float = NARROWEST_PERSON, min_person_share: float = 0.25,
+                 join_pieces: bool = True) -> None:
         if background not in BACKGROUNDS:
             raise ValueError(f"background must be one of {', '.join(BACKGROUNDS)}, got {background!r}")
         self.background = background
@@ -79,6 +83,7 @@ class MotionDetector:
         self.split_depth = split_depth
         self.colour_min_width = colour_min_width
         self.min_person_share = min_person_share
+        self.join_pieces = join_pieces
         self.heights = PersonHeights()  # in the model's pixels (the frame scaled by ``scale``)
         self.var_threshold, self.scale = var_threshold, scale
         self.still_learnt_s = still_learnt_s
@@ -123,7 +128,7 @@ class MotionDetector:
         if self._mog is not None and self.shadows:
             self._mog.setShadowThreshold(self.shadow_threshold)
         self._background_image: np.ndarray | None = None
-        self.gain = 1.0  # this frame's brightness against the background model's (light_compensation)
+        self.gain, self.offset = 1.0, 0.0  # this frame's brightness against the background model's (light_compensation)
         self._frames = 0
         self._samples: list[np.ndarray] = []
         self._oldest = 0  # index in _samples replaced next, once there are ``samples`` of them
@@ -150,7 +155,9 @@ class MotionDetector:
         else:
             mask = self._mog.apply(frame, learningRate=self.learning_rate) if self._mog is not None \
                 else self._foreground(frame)
+        shadow = None
         if self.shadows and self._mog is not None:  # MOG2 marks shadow pixels 127: they are background
+            shadow = mask == 127
             mask = cv2.threshold(mask, 200, 255, cv2.THRESH_BINARY)[1]
         if kept is not None:
             diff = cv2.absdiff(frame, self._background_image).max(axis=2)
@@ -166,7 +173,7 @@ class MotionDetector:
             self._learn(frame, (n, labels, stats))
         if self._mog is not None and (self.light_compensation or kept is not None or (self.drop_ghosts and n > 1)):
             self._background_image = self._mog.getBackgroundImage()
-        ghost = self._ghosts(frame, labels, np.ones(n, bool), n, self._background_image) \
+        ghost = self._ghosts(frame, labels, np.ones(n, bool), n, self._background_image, self._beside(shadow, n)) \
             if self._mog is not None and self.drop_ghosts and n > 1 else np.zeros(n, bool)
         boxes, scores, blobs = [], [], []
         min_area = self.min_area_px * self.scale * self.scale
@@ -197,12 +204,24 @@ class MotionDetector:
                 boxes.append((x + px1, y + py1, x + px2, y + py2))
                 scores.append(fill)
                 blobs.append(i)
+        if self.join_pieces and len(boxes) > 1:
+            boxes, scores, blobs = self._joined(boxes, scores, blobs)
         if not boxes:
             return Detections()
         boxes_a, scores_a = np.asarray(boxes, np.float32) / self.scale, np.asarray(scores, np.float32)
         keep = nms_numpy(boxes_a, scores_a, self.nms_threshold)
         return Detections(boxes_a[keep], scores_a[keep], np.zeros(len(keep), np.int64),
                           np.asarray(blobs, np.int64)[keep] if self.split_figures else None)
+
+    def _joined(self, boxes: list, scores: list, blobs: list) -> tuple[list, list, list]:
+        """The pieces of one person joined into one box (:func:`~.pieces.person_groups`), with the best
+        score and the blob number of the largest piece."""
+        groups = person_groups(boxes, self.heights, blobs)
+        if len(groups) == len(boxes):
+            return boxes, scores, blobs
+        joined = [(min(boxes[i][0] for i in g), min(boxes[i][1] for i in g),
+                   max(boxes[i][2] for i in g), max(boxes[i][3] for i in g)) for g in groups]
+        return joined, [max(scores[i] for i in g) for g in groups], [blobs[g[0]] for g in groups]
 
     def _by_colour(self, frame: np.ndarray, blob: np.ndarray, x: int, y: int, part) -> list[tuple[int, int, int, int]]:
         """``part`` of a blob, or the people side by side in it told apart by colour
@@ -251,17 +270,34 @@ class MotionDetector:
         return kept if kept.any() else None
 
     def _compensate(self, frame: np.ndarray, background: np.ndarray) -> np.ndarray:
-        """``frame`` scaled to the background model's brightness: the median ratio of the two over a
-        grid of pixels (robust to the figures and shadows on less than half of them)."""
+        """``frame`` brought to the background model's brightness: ``gain`` and ``offset`` of the line
+        frame = gain · background + offset through a grid of pixels, fitted to those within three median
+        deviations of the line through the median ratio (robust to the figures and shadows on less
+        than half of them). A
+        light turned up scales every pixel; a camera's automatic exposure, when someone dark walks
+        in, lifts dark and bright ones alike (a dark window by 30 %, a white wall by 8 %): one ratio
+        for both left the window a figure for seconds."""
         f = frame[::4, ::4].astype(np.float32).sum(axis=2)
         b = background[::4, ::4].astype(np.float32).sum(axis=2)
-        ok = b > 60
+        ok = (b > 60) & (b < 735) & (f < 735)  # not clipped at white, where the line bends
         if ok.sum() < 100:
             return frame
-        self.gain = float(np.median(f[ok] / b[ok]))
-        if abs(self.gain - 1.0) < 0.01:
+        f, b = f[ok], b[ok]
+        ratio = float(np.median(f / b))
+        # The pixels near the line through the median ratio, within three median deviations: the
+        # figures and shadows are off it; the background's levels, far enough apart, fix the line.
+        residual = f - ratio * b
+        residual -= np.median(residual)
+        near = np.abs(residual) <= 3.0 * float(np.median(np.abs(residual))) + 3.0
+        gain, offset = ratio, 0.0
+        if near.sum() >= 100 and np.ptp(b[near]) > 60:
+            gain, offset = np.polyfit(b[near], f[near], 1)
+        self.gain, self.offset = float(gain), float(offset) / 3.0  # offset per channel
+        if not 0.5 < self.gain < 2.0:  # no line through the model: one ratio
+            self.gain, self.offset = ratio, 0.0
+        if abs(self.gain - 1.0) < 0.01 and abs(self.offset) < 1.0:
             return frame
-        return cv2.convertScaleAbs(frame, alpha=1.0 / self.gain)
+        return cv2.convertScaleAbs(frame, alpha=1.0 / self.gain, beta=-self.offset / self.gain)
 
     def _difference(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
         """Largest channel difference per pixel, and the threshold above which it is a change."""
@@ -307,18 +343,31 @@ class MotionDetector:
         stack = np.stack(self._samples)
         self._model = np.partition(stack, len(stack) // 2, axis=0)[len(stack) // 2]
 
+    def _beside(self, shadow: np.ndarray | None, n: int) -> np.ndarray | None:
+        """Pixels next to what MOG2 took for shadow (None when there is none): where a blob meets a
+        shadow its outline is no border with the background (a grey shirt taken for the wall's shadow
+        between a person's head and legs)."""
+        if shadow is None or n < 2 or not shadow.any():
+            return None
+        return cv2.dilate(shadow.astype(np.uint8), None, iterations=2) > 0
+
     def _ghosts(self, frame: np.ndarray, labels: np.ndarray, static: np.ndarray, n: int,
-                model: np.ndarray | None = None) -> np.ndarray:
+                model: np.ndarray | None = None, beside: np.ndarray | None = None) -> np.ndarray:
         """(n,) bool: which static blobs are ghosts, the place something stood before it left.
 
         A ghost's outline is an edge in the background model (the object that was there) and not
-        in the frame; a stopped object's outline is an edge in the frame, not in the model."""
+        in the frame; a stopped object's outline is an edge in the frame, not in the model. Only
+        the outline where a blob meets the background counts, not where it meets ``beside``: the
+        edge between a person's legs and their shirt taken for shadow runs along the wall's
+        baseboard, an edge of the background that the legs' own edges do not outweigh."""
         static = static.copy()
         static[0] = False
         if not static.any():
             return static
         blobs = static[labels].astype(np.uint8)
         outline = (blobs > 0) & (cv2.erode(blobs, None) == 0)
+        if beside is not None:
+            outline &= ~beside
         def edges(img):
             gray = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY) if img.ndim == 3 else img
             return cv2.magnitude(cv2.Sobel(gray, cv2.CV_32F, 1, 0), cv2.Sobel(gray, cv2.CV_32F, 0, 1))

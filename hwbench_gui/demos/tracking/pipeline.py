@@ -102,7 +102,8 @@ class TrackingPipeline:
         self.stats = TimingStats()
         self.frame_index = 0
         self.fps = 25.0  # the source's frames per second (set_frame_rate)
-        self.still_speed_px_s = 12.5  # a confirmed track slower than this (px per second) stands still
+        self.still_speed_px_s = 12.5  # a confirmed track slower than this (px per second) stands still,
+        self.still_heights_s = 0.15  # or slower than this many of its own heights per second (walking is ~0.8)
         self._still: dict[int, np.ndarray] = {}  # frame index → boxes of the tracks standing still after it
         self._threadpools = ThreadpoolController()
 
@@ -183,7 +184,7 @@ class TrackingPipeline:
                                        None if blobs is None else int(blobs[i])) for i in range(len(dets))],
                             frame_wh=(frame.shape[1], frame.shape[0]))
         if getattr(self.detector, "keeps_still_objects", False):
-            self._still[self.frame_index] = self.tracker.still_boxes(self.still_speed)
+            self._still[self.frame_index] = self.tracker.still_boxes(self.still_speed, self.still_heights_s / self.fps)
             self._still.pop(self.frame_index - 3, None)
         tracks = [TrackBox(t.track_id, np.array(box, np.float64), float(t.score), int(t.class_id), list(t.trail),
                            t.held_box is not None)
