@@ -79,7 +79,8 @@ class BarWithBound(pg.PlotWidget):
         super().__init__()
         self.setBackground("w")
         self.setTitle(title, color="k", size="9pt")
-        self.setLabel("left", unit)
+        # seconds in SI steps (ms, µs) as pyqtgraph scales them; a rate's unit as written
+        self.setLabel("left", "", units=unit) if unit == "s" else self.setLabel("left", unit)
         self.getAxis("bottom").setTicks([[]])
         self.setMouseEnabled(False, False)
         self.setMinimumHeight(PLOT_MIN_HEIGHT_PX)
@@ -94,7 +95,7 @@ class BarWithBound(pg.PlotWidget):
             self.addItem(pg.InfiniteLine(pos=bound, angle=0, pen=pg.mkPen(color, width=2, style=Qt.PenStyle.DashLine)))
             top = max(top, bound)
         self.setXRange(-1, 1)
-        self.setYRange(0, top * 1.15)
+        self.setYRange(0, top * 1.15, padding=0)
 
 
 class DiffusionView(QWidget):
@@ -139,7 +140,7 @@ class DiffusionView(QWidget):
         self.per_minute.draw(float(value) if describe.is_number(value) else None, per_minute)
         self.per_minute_key.setText(key_text("images per minute", {k: c for k, (_, c) in per_minute.items()}))
         colors = {"measured matmul rate": BOUND_COLOR, "datasheet peak": SHEET_COLOR}
-        step = {f"least at the {k}": (v, colors[k]) for k, v in step_bounds(document).items()}
+        step = {f"bound: the step's FLOPs at the {k}": (v, colors[k]) for k, v in step_bounds(document).items()}
         self.step.draw(_number(document, "step_time"), step)
         self.step_key.setText(key_text("seconds per step", {k: c for k, (_, c) in step.items()}))
 
