@@ -243,7 +243,7 @@ def test_the_image_generation_page_draws_a_result(small_document, qtbot):
     assert bounds["measured matmul rate"] == pytest.approx(flops / small_document["figures"]["matmul_tflops"]["value"])
     assert len(view.step.listDataItems()) == 1 and len(view.per_minute.listDataItems()) == 1
     # the bounds are named in the key above each chart, never on the line, where the name ran under the bar
-    assert "least at the measured matmul rate" in view.step_key.text()
+    assert "bound: the step’s FLOPs at the measured matmul rate" in view.step_key.text()
     assert "bound: every step at the measured matmul rate" in view.per_minute_key.text()
     import pyqtgraph as pg
 

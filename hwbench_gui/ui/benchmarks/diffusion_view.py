@@ -140,7 +140,7 @@ class DiffusionView(QWidget):
         self.per_minute.draw(float(value) if describe.is_number(value) else None, per_minute)
         self.per_minute_key.setText(key_text("images per minute", {k: c for k, (_, c) in per_minute.items()}))
         colors = {"measured matmul rate": BOUND_COLOR, "datasheet peak": SHEET_COLOR}
-        step = {f"bound: the step's FLOPs at the {k}": (v, colors[k]) for k, v in step_bounds(document).items()}
+        step = {f"bound: the step’s FLOPs at the {k}": (v, colors[k]) for k, v in step_bounds(document).items()}
         self.step.draw(_number(document, "step_time"), step)
         self.step_key.setText(key_text("seconds per step", {k: c for k, (_, c) in step.items()}))
 
