@@ -33,3 +33,21 @@ def test_the_8b_lora_rows_are_paired_with_each_sides_chosen_micro_batch():
     text = comparison_text.format_table(comparison)
     line = next(ln for ln in text.splitlines() if "llama-3.1-8b LoRA" in ln and "micro_batch=0" in ln)
     assert "[compile true, micro_batch 5]" in line and "micro_batch 10]" in line
+
+
+def test_published_references_beside_the_two_gpus_keep_the_composite_over_what_the_measured_sides_share():
+    """A published source gives one to four figures: counted in the common set, it shrank the two machines'
+    composite to "0 benchmark(s) every side has". It now stands beside them with its own ratio to the baseline."""
+    found = library.scan([library.reference_dir() / "h100", library.reference_dir() / "h200"])
+    published = library.scan([library.reference_dir()], recursive=False)
+    sides = compare.sides_by(found.docs + [d for d in published.docs if d.get("status") == "published"], "machine")
+    assert sum(s.published for s in sides) >= 5
+    comparison = compare.compare(sides, 0)
+    alone = _comparison().summaries[1]
+    h200 = next(s for side, s in zip(comparison.sides, comparison.summaries) if side.name.endswith("NVIDIA H200"))
+    assert (h200.n_geomean, h200.geomean) == (alone.n_geomean, alone.geomean)
+    for side, summary in zip(comparison.sides, comparison.summaries):
+        if side.published:
+            assert summary.geomean is None and summary.n_pair <= 4
+    text = comparison_text.format_table(comparison)
+    assert f"over the {alone.n_geomean} benchmark(s) every measured side has" in text

@@ -184,6 +184,13 @@ class Comparison:
     def baseline_name(self) -> str:
         return self.sides[self.baseline].name
 
+    @property
+    def composite_scope(self) -> str:
+        """Which sides the composite's benchmarks are common to (:func:`_composite_sides`), in words."""
+        if len(_composite_sides(self.sides, self.baseline)) == len(self.sides):
+            return "every side has"
+        return "every measured side has (a published reference: its ratio over what it shares with the baseline)"
+
 
 # -- building the comparison -----------------------------------------------------------------------
 
@@ -432,12 +439,21 @@ def _no_baseline(row: Row, metric: Metric, baseline: int, rows: Sequence[Row]) -
     return MARK_NOT_COMPARABLE, f"the baseline ran it with other settings: {detail}"
 
 
+def _composite_sides(sides: list[Side], baseline: int) -> list[int]:
+    """The sides whose benchmarks decide the composite's common set: every side, except that published references
+    (a source's few figures) are left out when two measured sides or more are compared, else the composite of
+    two machines would shrink to nothing beside a reference with one figure."""
+    measured = [i for i, side in enumerate(sides) if i == baseline or not side.published]
+    return measured if len(measured) >= 2 else list(range(len(sides)))
+
+
 def _summaries(comparison: Comparison) -> list[SideSummary]:
     """Per side: the geometric mean over headline rows, and the marks of every row shown (the rows of
     the table, so the counts and the table agree with or without "all figures")."""
     headline = [r for r in comparison.rows if r.headline]
-    common = [r for r in headline if all(c.metric is not None and not c.metric.failed for c in r.cells)
-              and all(c.ratio is not None for i, c in enumerate(r.cells) if i != comparison.baseline)]
+    counted = _composite_sides(comparison.sides, comparison.baseline)
+    common = [r for r in headline if all(r.cells[i].metric is not None and not r.cells[i].metric.failed for i in counted)
+              and all(r.cells[i].ratio is not None for i in counted if i != comparison.baseline)]
     out = []
     for index, side in enumerate(comparison.sides):
         cells = [r.cells[index] for r in comparison.rows]
@@ -445,6 +461,9 @@ def _summaries(comparison: Comparison) -> list[SideSummary]:
         if index == comparison.baseline:
             geomean = 1.0 if common else None
             pair = [1.0] * len(common)
+        elif index not in counted:  # a published reference: its ratio over what it shares with the baseline only
+            geomean = None
+            pair = [r.cells[index].ratio for r in headline if r.cells[index].ratio is not None]
         else:
             geomean = geometric_mean([r.cells[index].ratio for r in common])
             pair = [r.cells[index].ratio for r in headline if r.cells[index].ratio is not None]

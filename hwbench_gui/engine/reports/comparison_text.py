@@ -141,7 +141,8 @@ def format_table(comparison: Comparison) -> str:
         lines += ["", "To make runs comparable:"] + suggestions
     lines.append("")
     lines.append(f"Composite (geometric mean of headline ratios, lower-is-better inverted) over the "
-                 f"{comparison.summaries[0].n_geomean if comparison.summaries else 0} benchmark(s) every side has:")
+                 f"{comparison.summaries[0].n_geomean if comparison.summaries else 0} benchmark(s) "
+                 f"{comparison.composite_scope}:")
     for i, s in enumerate(comparison.summaries):
         geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"
         role = " (baseline)" if i == comparison.baseline else ""
