@@ -452,7 +452,8 @@ def _summaries(comparison: Comparison) -> list[SideSummary]:
     the table, so the counts and the table agree with or without "all figures")."""
     headline = [r for r in comparison.rows if r.headline]
     counted = _composite_sides(comparison.sides, comparison.baseline)
-    common = [r for r in headline if all(r.cells[i].metric is not None and not r.cells[i].metric.failed for i in counted)
+    common = [r for r in headline
+              if all(r.cells[i].metric is not None and not r.cells[i].metric.failed for i in counted)
               and all(r.cells[i].ratio is not None for i in counted if i != comparison.baseline)]
     out = []
     for index, side in enumerate(comparison.sides):
