@@ -54,13 +54,17 @@ class Tracker:
     reported box is a piece of that person and starts no track (occlusion-aware only; 0 turns it off).
     A track that walked out of the frame is deleted at once (the next person in gets a new id); for
     ``exit_frames`` a detection at that edge on its last box starts no track (:meth:`_walking_out`).
+    A track started on a part of a blob whose other part a confirmed track took shows no box and takes no
+    id until it walks apart from that track, that track is gone, or ``beside_frames`` have passed
+    (:meth:`_held_back`; occlusion-aware only, as only the motion detector cuts blobs into parts).
 
     Ages are given in frames at ``fps`` (25: the rate they were tuned at) and mean seconds: what
     decides whether a person hidden behind a post comes back under their id is how long they were
     hidden, not how many frames the camera took meanwhile. :meth:`set_frame_rate` (the pipeline
-    calls it with the source's rate) keeps ``max_age``, ``max_age_held`` and ``rejoin_frames`` at
-    the same seconds, and the gates that grow with every frame unseen (``reid_growth`` and
-    ``rejoin_growth`` heights a frame at ``fps``) at the same growth per second.
+    calls it with the source's rate) keeps ``max_age``, ``max_age_held``, ``rejoin_frames``,
+    ``exit_frames`` and ``beside_frames`` at the same seconds, and the gates that grow with every
+    frame unseen (``reid_growth`` and ``rejoin_growth`` heights a frame at ``fps``) at the same growth
+    per second.
     """
 
     def __init__(self, max_cosine_distance: float = 0.3, nn_budget: int | None = 30, max_iou_distance: float = 0.7,
@@ -71,13 +75,14 @@ class Tracker:
                  rejoin_cosine: float = 0.25, rejoin_radius: float = 0.6, reid_growth: float = 0.1,
                  rejoin_growth: float = 0.03, held_reach: float = 1.0, held_height: float = 1.25,
                  same_person_iou: float = 0.6, part_inside: float = 0.7, exit_frames: int = 25,
-                 fps: float = 25.0) -> None:
+                 beside_frames: int = 10, fps: float = 25.0) -> None:
         if not fps > 0:
             raise ValueError(f"fps must be > 0, got {fps}")
         self.fps = float(fps)
         # What the frame counts and per-frame growths mean, in seconds (see the class's doc).
         self._per_s = {"max_age": max_age / fps, "max_age_held": max_age_held / fps,
-                       "rejoin_frames": rejoin_frames / fps, "exit_frames": exit_frames / fps}
+                       "rejoin_frames": rejoin_frames / fps, "exit_frames": exit_frames / fps,
+                       "beside_frames": beside_frames / fps}
         self._growth_per_s = {"reid_growth": reid_growth * fps, "rejoin_growth": rejoin_growth * fps}
         self.rejoin_cosine, self.rejoin_radius = rejoin_cosine, rejoin_radius
         self.lost: list[LostTrack] = []
@@ -103,8 +108,9 @@ class Tracker:
         if not fps > 0:
             raise ValueError(f"fps must be > 0, got {fps}")
         self.fps = float(fps)
-        self.max_age, self.max_age_held, self.rejoin_frames, self.exit_frames = (
-            int(round(self._per_s[k] * fps)) for k in ("max_age", "max_age_held", "rejoin_frames", "exit_frames"))
+        self.max_age, self.max_age_held, self.rejoin_frames, self.exit_frames, self.beside_frames = (
+            int(round(self._per_s[k] * fps))
+            for k in ("max_age", "max_age_held", "rejoin_frames", "exit_frames", "beside_frames"))
         self.reid_growth, self.rejoin_growth = (self._growth_per_s[k] / fps for k in ("reid_growth", "rejoin_growth"))
         for t in self.tracks:
             t.max_age = self.max_age
@@ -142,6 +148,15 @@ class Tracker:
         # before the blob was cut, as it is seen whole again the view moves on).
         before = [(detections[di].blob, detections[di].box, self.tracks[ti].full_view[1]) for ti, di in matches
                   if detections[di].part and self.tracks[ti].is_confirmed() and self.tracks[ti].full_view is not None]
+        # The confirmed tracks that took a part of each cut blob (before this frame's matches confirm others).
+        blob_owners: dict[int, list[Track]] = {}
+        for ti, di in matches:
+            if detections[di].part and self.tracks[ti].is_confirmed():
+                blob_owners.setdefault(detections[di].blob, []).append(self.tracks[ti])
+        tentative = {ti for ti, _ in matches if self.tracks[ti].is_tentative()}
+        seen = {self.tracks[ti] for ti, _ in matches}  # a Track hashes by identity
+        for ti, di in matches:
+            self._held_back(self.tracks[ti], detections[di], seen, frame_wh, blob_owners)
         if matches:
             matched = [self.tracks[ti] for ti, _ in matches]
             means, covs = self.kf.update(np.stack([t.mean for t in matched]), np.stack([t.covariance for t in matched]),
@@ -161,7 +176,7 @@ class Tracker:
             if self.occlusion_aware and frame_wh is not None and self._left_the_frame(t, frame_wh):
                 t.state = DELETED
                 self.exits.append((self.frame_count, t.last_box.copy()))
-            elif rejoining and t.is_deleted() and t.hits > t.n_init and t.full_view is not None:
+            elif rejoining and t.is_deleted() and t.hits > t.n_init and t.full_view is not None and t.track_id > 0:
                 seen_at, box, velocity = t.full_view
                 self.lost.append(LostTrack(t.track_id, box, velocity, seen_at, self.frame_count - t.time_since_update,
                                            self.metric.samples.get(t.track_id)))
@@ -172,12 +187,15 @@ class Tracker:
             self.lost = [lt for lt in self.lost if self.frame_count - lt.lost_at <= self.rejoin_frames]
             for ti, _ in matches:
                 t = self.tracks[ti]
-                if t.is_confirmed() and t.hits == t.n_init:
+                if t.is_confirmed() and ti in tentative:
                     self._rejoin(t)
         for ti, _ in matches:
             t = self.tracks[ti]
-            if t.is_confirmed() and t.track_id < 0:  # confirmed now and not rejoined: its shown id
+            if t.is_confirmed() and t.track_id < 0 and t.beside is None:  # shown from now, not rejoined: its id
+                gallery = self.metric.samples.pop(t.track_id, None)  # gathered while it was held back
                 t.track_id, self._next_id = self._next_id, self._next_id + 1
+                if gallery is not None:
+                    self.metric.samples[t.track_id] = gallery
         shown = np.array([box for _, box in self.reported_tracks()]).reshape(-1, 4) \
             if self.occlusion_aware and self.part_inside > 0 and unmatched_dets else np.zeros((0, 4))
         self.exits = [(n, box) for n, box in self.exits if self.frame_count - n <= self.exit_frames]
@@ -196,7 +214,7 @@ class Tracker:
                               _coverage(d.box[None], box[None])[0, 0] >= self.part_inside
                               for blob, taken_box, box in before):
                 continue
-            self._initiate(detections[di])
+            self._initiate(detections[di], blob_owners[d.blob][0] if d.part and d.blob in blob_owners else None)
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
         confirmed = [t for t in self.tracks if t.is_confirmed()]
         features, targets = [], []
@@ -223,7 +241,8 @@ class Tracker:
                       for lt in self.lost]
         candidates += [(t.track_id, t.full_view[1], t.full_view[2], self.frame_count - t.full_view[0],
                         self.metric.samples.get(t.track_id), t) for t in self.tracks
-                       if t is not track and t.is_confirmed() and t.unseen >= track.age and t.full_view is not None]
+                       if t is not track and t.is_confirmed() and t.unseen >= track.age and t.full_view is not None
+                       and t.track_id > 0]
         best, best_cost = None, self.rejoin_cosine
         for track_id, box, velocity, gap, gallery, alive in candidates:
             if gallery is None or not len(gallery):
@@ -456,13 +475,38 @@ class Tracker:
         cost[area_d[None, :] < self.reid_min_area * area_t[:, None]] = INFTY_COST
         return min_cost_matching(cost, self.max_cosine_distance, track_indices, detection_indices)
 
-    def _initiate(self, detection: Detection) -> None:
+    def _initiate(self, detection: Detection, beside: Track | None = None) -> None:
         """A tentative track under a provisional negative id: ids from 1 go to tracks as they are
         confirmed, so the ids a viewer sees run 1, 2, 3… and the largest is how many were shown, not
-        how many detections once started a track that died tentative."""
+        how many detections once started a track that died tentative. ``beside``: the confirmed track
+        that took another part of ``detection``'s blob (:meth:`_held_back`)."""
         mean, cov = self.kf.initiate(detection.xyah)
         self._tentative_id -= 1
-        self.tracks.append(Track(mean, cov, self._tentative_id, self.n_init, self.max_age, detection))
+        track = Track(mean, cov, self._tentative_id, self.n_init, self.max_age, detection)
+        track.beside = beside if self.beside_frames > 0 else None
+        self.tracks.append(track)
+
+    def _held_back(self, track: Track, detection: Detection, seen: set[Track],
+                   frame_wh: tuple[int, int] | None, blob_owners: dict[int, list[Track]]) -> None:
+        """Let ``track``, started on a part of a confirmed track's blob, be shown (take an id, be
+        reported) once it shows it is someone else: that track took a detection of its own this frame
+        and ``detection`` is not a part of the same blob (they walked apart), that track is gone (but
+        for the rest of a person walking out where they did), or ``track`` has been seen for
+        ``beside_frames`` detections (someone walking with them). Until then it is tracked as any other
+        (confirmed after ``n_init`` hits, kept out of the background model while it stands) but shows no
+        box and takes no id: a person setting off from where they stood is cut into parts side by side
+        for a few frames, and each part that started a track was an id of its own (docs/demos-tuning.md).
+        Held back, not dropped: dropping such parts lost people walking side by side for as long as they
+        stayed one blob. ``seen``: the tracks matched this frame;
+        ``blob_owners``: the confirmed tracks that took a part of each cut blob this frame."""
+        owner = track.beside
+        if owner is None:
+            return
+        if owner.is_deleted() and frame_wh is not None and self._walking_out(detection.box, frame_wh):
+            return
+        apart = owner in seen and not (detection.part and owner in blob_owners.get(detection.blob, []))
+        if apart or owner.is_deleted() or track.hits + 1 >= self.beside_frames:
+            track.beside = None
 
     def still_boxes(self, max_speed: float, max_speed_heights: float = 0.0) -> np.ndarray:
         """(N, 4) xyxy boxes of the confirmed tracks seen or held this frame that move slower than
@@ -479,8 +523,9 @@ class Tracker:
         return np.array(boxes, np.float64).reshape(-1, 4)
 
     def active_tracks(self) -> list[Track]:
-        """Confirmed tracks matched to a detection this frame (what Deep SORT reports)."""
-        return [t for t in self.tracks if t.is_confirmed() and t.time_since_update == 0]
+        """Confirmed tracks matched to a detection this frame (what Deep SORT reports), but for those not
+        shown yet (:meth:`_held_back`)."""
+        return [t for t in self.tracks if t.is_confirmed() and t.time_since_update == 0 and t.track_id > 0]
 
     def reported_tracks(self) -> list[tuple[Track, np.ndarray]]:
         """(track, xyxy box) to show for this frame, one per person: :meth:`active_tracks` with their
@@ -492,7 +537,8 @@ class Tracker:
         twice (a second track that grew on them, a prediction that drifted onto them) and is left out:
         seen tracks first, then held ones from the oldest id."""
         shown = [(t, t.last_box) for t in self.active_tracks()]
-        held = sorted(((t, t.held_box) for t in self.tracks if t.is_confirmed() and t.held_box is not None),
+        held = sorted(((t, t.held_box) for t in self.tracks
+                       if t.is_confirmed() and t.held_box is not None and t.track_id > 0),
                       key=lambda pair: pair[0].track_id)
         for t, box in held:
             if not any(self._same_person(t, box, other, other_box) for other, other_box in shown):

@@ -57,6 +57,9 @@ class Track:
         # velocity px/frame) when its box was last near the largest of its recent ones. The boxes
         # just before it is lost are often cut by what hides it, and shrinking boxes skew velocity.
         self.full_view: tuple[int, np.ndarray, np.ndarray] | None = None
+        # The confirmed track whose blob it was cut from when it started, until it shows it is someone
+        # else: till then it takes no id and is not reported (Tracker._held_back).
+        self.beside: Track | None = None
 
     def _add_trail_point(self) -> None:
         x1, y1, x2, y2 = self.last_box
