@@ -340,7 +340,8 @@ def test_slow_model_on_few_images_is_compute_bound_twice(tmp_path):
         assert details["limiting_stage"] == "compute", details["verdict"]
         if not _busy(doc):
             assert details["bottleneck"] == "compute", details["verdict"]
-        assert any(a["action"] == "Train on a GPU" for a in details["advice"])
+        if details["bottleneck"] == "compute":  # stages found interfering get the interference's advice instead
+            assert any(a["action"] == "Train on a GPU" for a in details["advice"])
         # On the CPU the worker counts come first: all of the 2 CPUs (the default is half).
         (first, *rest) = details["tried"]
         assert first["key"] == "workers_2" and first["rate_images_per_s"] > 0
