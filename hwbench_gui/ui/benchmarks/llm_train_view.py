@@ -11,10 +11,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -22,6 +19,7 @@ from PySide6.QtWidgets import (
 from hwbench_gui.engine.reports.llm_train_section import TRAIN_ID, configuration
 from hwbench_gui.engine.results import document_check
 from hwbench_gui.engine.results.formatting import figure_text, shown_lines
+from hwbench_gui.ui.benchmarks import fit_table_view
 from hwbench_gui.ui.benchmarks.family_page import FamilyPage
 from hwbench_gui.ui.scrolled_page import scroll_page
 from hwbench_gui.ui.text_label import text_label
@@ -72,11 +70,8 @@ class TrainingView(QWidget):
         self.memory.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.fits_title = QLabel()
         self.fits_title.setWordWrap(True)
-        self.fits = QTableWidget(0, len(FIT_COLUMNS))
-        self.fits.setHorizontalHeaderLabels(FIT_COLUMNS)
-        self.fits.verticalHeader().setVisible(False)
-        self.fits.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.fits.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.fits = fit_table_view.new_table()
+        fit_table_view.fill(self.fits, FIT_COLUMNS, [])
         self.fits.horizontalHeader().setStretchLastSection(True)
         right = QVBoxLayout()
         right.addWidget(self.fits_title)
@@ -114,18 +109,15 @@ class TrainingView(QWidget):
         self.fits_title.setText("<b>Largest micro-batch</b> at each sequence length (0: does not fit; "
                                 "'checkpointed': fits only with checkpointing=true)")
         headers = ["Model", "Method", "Parameters"] + [f"seq {seq}" for seq in FIT_SEQS]
-        self.fits.setColumnCount(len(headers))
-        self.fits.setHorizontalHeaderLabels(headers)
-        rows = fit_table(memory_bytes)
-        self.fits.setRowCount(len(rows))
-        for i, row in enumerate(rows):
-            cells = [row["model"], row["method"], f"{row['params'] / 1e9:.2f} B"]
+        cells = []
+        for row in fit_table(memory_bytes):
+            line = [row["model"], row["method"], f"{row['params'] / 1e9:.2f} B"]
             for seq in FIT_SEQS:
                 fit = row["by_seq"][seq]
-                cells.append(str(fit["largest_micro_batch"]) if fit["largest_micro_batch"] else
-                             ("checkpointed" if fit["checkpointing"] else "does not fit"))
-            for j, text in enumerate(cells):
-                self.fits.setItem(i, j, QTableWidgetItem(text))
+                line.append(str(fit["largest_micro_batch"]) if fit["largest_micro_batch"] else
+                            ("checkpointed" if fit["checkpointing"] else "does not fit"))
+            cells.append(line)
+        fit_table_view.fill(self.fits, headers, cells)
 
     def set_document(self, document: dict[str, Any]) -> None:
         self.document = document
@@ -154,16 +146,10 @@ class TrainingView(QWidget):
         summary = [line for line in details.get("summary") or [] if isinstance(line, str)]
         self.fits_title.setText(f"<b>What trains here</b>: {summary[0]}" if summary else
                                 "What trains here: no GPU memory to hold it against (a CPU run).")
-        self.fits.setColumnCount(len(FIT_COLUMNS))
-        self.fits.setHorizontalHeaderLabels(FIT_COLUMNS)
-        self.fits.setRowCount(len(rows))
-        for i, row in enumerate(rows):
-            params = row.get("params")
-            cells = (str(row.get("model")), str(row.get("method")), str(row.get("verdict")),
-                     f"{params / 1e9:.2f} B" if isinstance(params, (int, float)) else "—",
-                     _gib(row.get("peak_gib_micro_batch_1")), _gib(row.get("peak_gib_checkpointed")))
-            for j, text in enumerate(cells):
-                self.fits.setItem(i, j, QTableWidgetItem(text))
+        cells = [[str(row.get("model")), str(row.get("method")), str(row.get("verdict")),
+                  f"{params / 1e9:.2f} B" if isinstance(params := row.get("params"), (int, float)) else "—",
+                  _gib(row.get("peak_gib_micro_batch_1")), _gib(row.get("peak_gib_checkpointed"))] for row in rows]
+        fit_table_view.fill(self.fits, FIT_COLUMNS, cells)
 
 
 def _show_machine(page: TrainingView) -> None:
