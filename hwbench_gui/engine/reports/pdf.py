@@ -51,7 +51,8 @@ def _header_lines(report: Report) -> list[str]:
         if i != c.baseline and summary.n_pair != summary.n_geomean and summary.pair_geomean is not None:
             geo += f" (×{summary.pair_geomean:.3f} over the {summary.n_pair} shared with the baseline)"
         tag = " [published]" if side.published and not side.name.endswith("(published)") else ""
-        lines.append(f"[{i + 1}] {side.name}{tag}: geometric mean {geo} over {summary.n_geomean}; "
+        over = f" over {summary.n_geomean}" if summary.geomean is not None else ""
+        lines.append(f"[{i + 1}] {side.name}{tag}: geometric mean {geo}{over}; "
                      f"{summary.counts_text()}")
     if report.errors:
         lines.append(f"{len(report.errors)} file(s) skipped: " +

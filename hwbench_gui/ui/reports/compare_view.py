@@ -192,7 +192,8 @@ class CompareView(QWidget):
             if i != c.baseline and s.n_pair != s.n_geomean:
                 geo += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} shared with the baseline)"
                         if s.pair_geomean is not None else " (nothing shared with the baseline)")
-            lines.append(f"[{i + 1}] {side.name}{tag}{role}: geometric mean {geo} over {s.n_geomean}; "
+            over = f" over {s.n_geomean}" if s.geomean is not None else ""
+            lines.append(f"[{i + 1}] {side.name}{tag}{role}: geometric mean {geo}{over}; "
                          f"{s.counts_text()}")
             if side.grouping:
                 lines.append(f"      {side.grouping}")
