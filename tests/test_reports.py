@@ -673,7 +673,8 @@ def test_charts_of_many_runs_summarise_instead_of_one_legend_entry_per_run():
     sides = compare.sides_by_run(docs)
     drawn = {c.key: c for c in charts.build_charts(sides, compare.compare(sides))}
     relative = drawn["relative"].figure.axes[0]
-    assert "relative to the baseline" in relative.get_title() and "12 sides" in relative.get_title()
+    # the title counts the sides with a ratio: the model document's side has none
+    assert "relative to the baseline" in relative.get_title() and "11 sides" in relative.get_title()
     assert len(relative.get_yticklabels()) == 1  # one box for t.rate, not twelve bars
     legends = [text.get_text() for legend in drawn["throughput"].figure.legends for text in legend.get_texts()]
     assert len(legends) <= 3  # one series per machine, never one per run
@@ -714,3 +715,17 @@ def test_a_figure_per_gpu_watt_only_where_the_gpu_did_the_work():
     panels = [ax.get_title(loc="left") for ax in chart.figure.axes]  # one panel per benchmark and precision
     assert len(panels) == 1 and "model.resnet50" in panels[0]
     assert charts.perf_per_watt_chart(compare.sides_by_machine([membw, pcie])) is None
+
+
+def test_sides_that_share_no_headline_with_the_baseline_do_not_turn_the_bars_into_boxes():
+    """Two machines beside nine published-like sides that ran something else: one ratio a row, drawn as a
+    bar with its value, not as a box of one ratio among 10 sides."""
+    base = make_doc("t.rate", [100.0, 101.0, 99.0, 100.5, 99.5])
+    docs = [base, on_other_machine(base, "b", "B", scale=1.25)]
+    docs += [on_other_machine(make_doc(f"t.only{i}", minutes=i + 1), f"h{i}", f"G{i}") for i in range(9)]
+    sides = compare.sides_by_machine(docs)
+    result = compare.compare(sides)
+    assert len(result.sides) == 11
+    relative = {c.key: c for c in charts.build_charts(sides, result)}["relative"].figure.axes[0]
+    assert relative.get_title() == "Headline figures relative to the baseline"
+    assert any(t.get_text().startswith("×1.25") for t in relative.texts)

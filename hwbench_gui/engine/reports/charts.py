@@ -73,8 +73,9 @@ def build_charts(sides: Sequence[Side], comparison: Comparison | None = None) ->
         left_out = {id(doc) for doc in not_drawable(comparison)}
         sides = [Side(s.name, [d for d in s.docs if id(d) not in left_out], s.grouping) for s in sides]
     if comparison is not None and len(comparison.sides) > 1:
+        # Bars while few sides have a ratio: published sides beside two machines mostly hold none of their rows.
         charts += _drawable("relative", lambda: _optional(relative_chart(comparison)
-                                                          if len(comparison.sides) <= MAX_CHART_SIDES
+                                                          if len(_sides_with_ratios(comparison)) < MAX_CHART_SIDES
                                                           else relative_spread_chart(comparison)))
     if len(sides) > MAX_CHART_SIDES:
         from hwbench_gui.engine.reports.compare import sides_by_machine
@@ -148,14 +149,19 @@ def _mode_word(doc: dict[str, Any]) -> str:
 
 # -- comparison ------------------------------------------------------------------------------------
 
+def _sides_with_ratios(comparison: Comparison) -> list[int]:
+    """The sides, baseline apart, with a ratio to the baseline in at least one headline row."""
+    return [i for i in range(len(comparison.sides)) if i != comparison.baseline
+            and any(r.headline and r.cells[i].ratio is not None for r in comparison.rows)]
+
+
 def relative_chart(comparison: Comparison) -> Chart | None:
     rows = [r for r in comparison.rows if r.headline
             and any(c.ratio is not None for i, c in enumerate(r.cells) if i != comparison.baseline)]
     if not rows:
         return None
     labels = [f"{r.benchmark_id} · {r.figure_name} ({r.precision})" for r in rows]
-    others = [i for i in range(len(comparison.sides)) if i != comparison.baseline
-              and any(r.cells[i].ratio is not None for r in rows)]
+    others = _sides_with_ratios(comparison)
     height = max(2.5, 0.35 * len(rows) * max(1, len(others)) + 1.2)
     figure, ax = new_figure(8.5, height)
     bar_h = 0.8 / len(others)
@@ -211,7 +217,8 @@ def relative_spread_chart(comparison: Comparison) -> Chart | None:
         ax.set_xscale("log")
     ax.set_xlabel(f"times the baseline ({short(comparison.baseline_name, 50)}); > 1 is better")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(f"Headline figures of {len(comparison.sides) - 1} sides relative to the baseline", fontsize=10)
+    ax.set_title(f"Headline figures of {len(_sides_with_ratios(comparison))} sides relative to the baseline",
+                 fontsize=10)
     return Chart("relative", "Each headline figure relative to the baseline, summarised over the sides", figure,
                  "Box: the middle half of the sides' ratios and their median; whiskers: the lowest and highest "
                  "ratio. Each side's figure and mark are in the table.")
