@@ -23,7 +23,7 @@ from typing import Any
 
 GOLDEN = Path(__file__).resolve().parent / "fixtures" / "reference_derivations.json"
 #: A number as the evaluation text writes it: "1,608", "0.796", "1.2e-05"; not the digits inside a word ("H100").
-_NUMBER = re.compile(r"(?<![\w.])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?\d(?:[\d,]*\d)?(?:\.\d+)?(?:e[-+]?\d+)?")
 #: The CSV row's cells that are the headline, its stats and what the flags make of them.
 _CSV_CELLS = ("figure_name", "value", "unit", "median", "p5", "p95", "n", "gpu_power_mean_w", "busy", "few_repeats",
               "inconsistent")
