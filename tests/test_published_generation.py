@@ -148,3 +148,18 @@ def test_the_image_generation_section_says_who_published_a_figure(published):
                                       "published by NVIDIA (MLPerf Inference v4.1)"}
     assert {r.images_per_minute for r in rows} == {"23.81 images/min", "18.13 images/min", "122.6 images/min",
                                                    "130.6 images/min"}
+
+
+def test_each_published_figure_stands_in_its_familys_section_of_the_evaluation(published):
+    """A published figure is its own machine's evaluation: its family's section shows the headline with who
+    published it, in the text and the HTML, never a report of one result that shows none."""
+    from hwbench_gui.engine.reports import evaluation
+
+    for doc in published:
+        report = evaluation.build_evaluation([doc], with_charts=False)
+        text, html = evaluation.format_evaluation(report), evaluation.render_evaluation_html(report)
+        publisher = doc["reference"]["publisher"]
+        shown = f"{doc['figure']['value']:,.1f}" if doc["benchmark"]["id"] == "speech.transcribe" else \
+            f"{doc['figure']['value']:.4g}"
+        assert shown in text and f"published by {publisher}" in text, (doc["id"], text)
+        assert shown in html, doc["id"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from hwbench_gui.engine.measure.stats import median, percentile
-from hwbench_gui.engine.reports.family import Family, PdfTable
+from hwbench_gui.engine.reports.family import Family, PdfTable, has_figures
 from hwbench_gui.engine.results import describe
 from hwbench_gui.engine.spec.precision import of_document as precision_of
 
@@ -76,8 +76,11 @@ def batch_rows(doc: dict[str, Any]) -> list[BatchRow]:
 def configuration(doc: dict[str, Any]) -> str:
     """``"large-v3 · BF16 · 128 tokens per 30 s window · step=graph"``: what decides comparability but the batch."""
     p = doc.get("params") or {}
-    return (f"{p.get('model')} · {precision_of(doc)} · {p.get('tokens')} tokens per 30 s window · "
-            f"step={p.get('step')}")
+    tokens = p.get("tokens")
+    # a published figure states its decoding in words ("as the speech gives (beam search, 5 beams)") and no step
+    window = f"{tokens} tokens per 30 s window" if isinstance(tokens, int) else f"tokens {tokens}"
+    step = f" · step={p['step']}" if p.get("step") is not None else ""
+    return f"{p.get('model')} · {precision_of(doc)} · {window}{step}"
 
 
 def _newest(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -121,9 +124,21 @@ def _text_row(doc: dict[str, Any], row: BatchRow) -> SpeechRow:
                      encoder, decoding, str(doc.get("device") or ""), describe.date_text(doc))
 
 
+def _published_row(doc: dict[str, Any]) -> SpeechRow:
+    """A published figure that states only its real-time factor: that headline, and who published it where a run
+    would give its date (its split, encoder and decoding are not published: a dash, never a made-up number)."""
+    date = describe.date_text(doc)
+    publisher = str((doc.get("reference") or {}).get("publisher") or "its source")
+    return SpeechRow(configuration(doc), "—", f"{float(doc['figure']['value']):,.1f}× real time", "—", "—", "—",
+                     str(doc.get("device") or ""), f"published by {publisher}" + (f", {date}" if date else ""))
+
+
 def build(docs: Sequence[dict[str, Any]]) -> list[SpeechRow]:
-    """The section's rows: every batch of the newest good run of each configuration; [] without any."""
-    return [_text_row(doc, row) for doc in _newest(docs) for row in batch_rows(doc)]
+    """The section's rows: every batch of the newest good run of each configuration, then each published figure
+    that gives no batch rows (its headline alone); [] without any."""
+    published = [d for d in docs if is_speech(d) and describe.is_published(d) and has_figures(d) and not batch_rows(d)]
+    return [_text_row(doc, row) for doc in _newest(docs) for row in batch_rows(doc)] + \
+        [_published_row(doc) for doc in published]
 
 
 def lines(rows: Sequence[SpeechRow]) -> list[str]:
