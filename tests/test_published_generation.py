@@ -163,3 +163,23 @@ def test_each_published_figure_stands_in_its_familys_section_of_the_evaluation(p
             f"{doc['figure']['value']:.4g}"
         assert shown in text and f"published by {publisher}" in text, (doc["id"], text)
         assert shown in html, doc["id"]
+
+
+def test_every_shipped_published_figure_shows_its_value_and_publisher_in_the_evaluation():
+    """Every published document of the shipped references, whatever its family (a training matrix cell, a
+    language-model section, image generation, speech), shows its headline and who published it in the
+    evaluation's text, and never a parameter it does not hold ("batch None") or an empty device ("()")."""
+    from hwbench_gui.engine.reports import evaluation
+    from hwbench_gui.engine.results import formatting
+
+    found = library.scan([library.reference_dir()], recursive=False)
+    every = [d for d in found.docs if d.get("provenance") == "published"]
+    assert len(every) >= 10
+    for doc in every:
+        text = evaluation.format_evaluation(evaluation.build_evaluation([doc], with_charts=False))
+        value = doc["figure"]["value"]
+        # the speech section gives a real-time factor to one decimal, the others hwbench's figure format
+        shown = {formatting.format_value(value, doc["figure"]["unit"]).split()[0], f"{value:,.1f}×"}
+        assert any(v in text for v in shown), (doc["id"], text)
+        assert f"published by {doc['reference']['publisher']}" in text, (doc["id"], text)
+        assert "Not measured" not in text and "None" not in text and "()" not in text, (doc["id"], text)

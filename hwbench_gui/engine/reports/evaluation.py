@@ -81,8 +81,11 @@ class MatrixCell:
             return [f"not measured [{self.reason_index + 1}]"] if self.reason_index is not None else ["—"]
         doc = self.doc
         figure = doc.get("figure") or {}
-        out = [formatting.format_value(figure.get("value"), str(figure.get("unit") or "")),
-               formatting.spread_text(doc.get("stats"))]
+        value = formatting.format_value(figure.get("value"), str(figure.get("unit") or ""))
+        if describe.is_published(doc):  # a stated figure: no spread, telemetry or repeats to show
+            publisher = (doc.get("reference") or {}).get("publisher") or "its source"
+            return [value, f"published by {publisher}"] + ([self.configuration] if self.configuration else [])
+        out = [value, formatting.spread_text(doc.get("stats"))]
         util = _seed(doc, "gpu_util_percent", "mean")
         vram = _seed(doc, "gpu_vram_used_bytes", "max")
         power = power_charts.mean_gpu_power_w(doc)
@@ -214,6 +217,12 @@ def _newest_first(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(docs, key=lambda d: str(d.get("started_at") or ""), reverse=True)
 
 
+def _shown(doc: dict[str, Any]) -> bool:
+    """A cell shows a run that measured, or a published figure (which states a value and was not run here)."""
+    return doc.get("status") == "ok" or (describe.is_published(doc) and
+                                          describe.is_number((doc.get("figure") or {}).get("value")))
+
+
 def _clean_first(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Clean runs before the others, each newest first (the sort is stable)."""
     return sorted(_newest_first(docs), key=lambda d: bool(unclean_marks(d)))
@@ -261,7 +270,7 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
         column = Column(str(_param(doc, "framework", "")), str(_param(doc, "mode", "")), precision_of(doc))
         by_cell.setdefault((_model_title(doc), _configuration(doc), column), []).append(doc)
     measured_columns = {col for (_, _, col), cell_docs in by_cell.items()
-                        if any(d.get("status") == "ok" for d in cell_docs)}
+                        if any(_shown(d) for d in cell_docs)}
     columns = sorted(measured_columns, key=lambda c: (_rank(c.framework, FRAMEWORK_ORDER), _rank(c.mode, MODE_ORDER),
                                                       _rank(c.precision, PRECISION_ORDER), c.framework, c.mode,
                                                       c.precision))
@@ -278,7 +287,7 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
             cells = []
             for column in columns:
                 cell_docs = by_cell.get((model, configuration, column), [])
-                ok = _clean_first([d for d in cell_docs if d.get("status") == "ok"])
+                ok = _clean_first([d for d in cell_docs if _shown(d)])
                 if ok:
                     cells.append(MatrixCell(ok[0], other_runs=len(ok) - 1))
                 elif cell_docs:
@@ -297,7 +306,7 @@ def build_evaluation(docs: Sequence[dict[str, Any]], errors: Sequence[ResultFile
             rows.append(MatrixRow(row_title, cells))
     # Every run that did not measure, counted once per cell, whether its column is shown or not.
     for (model, _configuration_key, column), cell_docs in by_cell.items():
-        if any(d.get("status") == "ok" for d in cell_docs):
+        if any(_shown(d) for d in cell_docs):
             continue
         reason = _reason(_newest_first(cell_docs)[0])
         if reason not in reason_order:
@@ -332,7 +341,7 @@ def _model_configurations(model: str, by_cell: dict[tuple[str, tuple, Column], l
     for (title, configuration, _column), cell_docs in by_cell.items():
         if title != model:
             continue
-        measured[configuration] += any(d.get("status") == "ok" for d in cell_docs)
+        measured[configuration] += any(_shown(d) for d in cell_docs)
         starts = [str(d.get("started_at") or "") for d in cell_docs]
         newest[configuration] = max([newest.get(configuration, ""), *starts])
     by_newest = sorted(measured, key=lambda c: newest[c], reverse=True)

@@ -95,8 +95,12 @@ def depth_tick(depth: float) -> str:
 def subject(doc: dict[str, Any]) -> str:
     """What a run measured, in one line: model, precision, batch, step kind and device."""
     params = doc.get("params") or {}
-    return (f"{params.get('model')} · {precision_of(doc)}{weights_text(doc)} · batch {params.get('batch')} · "
-            f"step {params.get('step')} · {doc.get('device') or 'device not recorded'}")
+    # a published figure states its load in words and has no step: only what the document holds is named
+    parts = [f"batch {params['batch']}" if params.get("batch") is not None else "",
+             f"step {params['step']}" if params.get("step") is not None else "",
+             str(params["concurrency"]) if describe.is_published(doc) and params.get("concurrency") else ""]
+    return " · ".join(filter(None, [f"{params.get('model')}", f"{precision_of(doc)}{weights_text(doc)}", *parts,
+                                    str(doc.get("device") or "device not recorded")]))
 
 
 def weights_text(doc: dict[str, Any]) -> str:
@@ -263,7 +267,22 @@ class LlmRun:
     disagreements: list[str] = field(default_factory=list)
 
 
+def _published_run(doc: dict[str, Any]) -> LlmRun:
+    """A published figure: its stated figures and who published them; no bound and no share (the source states
+    none, and this machine's limits are not the source's)."""
+    reference = doc.get("reference") if isinstance(doc.get("reference"), dict) else {}
+    named = [(str(doc["figure"].get("name")), doc["figure"])] + [
+        (str(name), figure) for name, figure in (doc.get("figures") or {}).items() if isinstance(figure, dict)]
+    figures = [(name, formatting.format_value(figure.get("value"), str(figure.get("unit") or "")), "", "")
+               for name, figure in named if describe.is_number(figure.get("value"))]
+    date = describe.date_text(doc) or "date not stated"
+    return LlmRun(subject(doc), "none (a published figure: the source states no bound)", figures, [], "", "",
+                  f"published by {reference.get('publisher') or 'its source'}, {date}")
+
+
 def _run(doc: dict[str, Any]) -> LlmRun:
+    if describe.is_published(doc) and isinstance(doc.get("figure"), dict):
+        return _published_run(doc)
     details = doc["details"]
     params = doc.get("params") or {}
     limits = details.get("limits") if isinstance(details.get("limits"), dict) else {}
@@ -370,7 +389,8 @@ def lines(runs: Sequence[LlmRun]) -> list[str]:
     out = ["", "Language models (tokens/s against this machine's own measured limits):"]
     for run in runs:
         out += [f"  {run.title} ({run.date})", f"    limits: {run.limits}"]
-        out += [f"    {name}: {value} {spread}  {fraction} (bound)" for name, value, spread, fraction in run.figures]
+        out += [f"    {name}: {value}" + (f" {spread}" if spread else "")
+                + (f"  {fraction} (bound)" if fraction else "") for name, value, spread, fraction in run.figures]
         out += [f"    serving {c} seq: {rate}, TTFT p50/p99 {ttft}, TPOT p50/p99 {tpot}" + _missed(ok)
                 for c, rate, ttft, tpot, ok in run.serving]
         out += [f"    {text}" for text in (run.largest, run.memory, run.fits, run.reduced) if text]
@@ -389,7 +409,8 @@ def table(run: LlmRun) -> tuple[str, tuple[str, ...], list[list[str]]]:
         heading += f" Serving: {run.largest}."
     if run.fits:
         heading += f" {run.fits}."
-    rows = [[name, value, spread, f"{fraction} (bound)"] for name, value, spread, fraction in run.figures]
+    rows = [[name, value, spread, f"{fraction} (bound)" if fraction else "—"]
+            for name, value, spread, fraction in run.figures]
     rows += [[f"serving {c} sequences", rate, f"TTFT p50 / p99 {ttft}", f"TPOT p50 / p99 {tpot}" + _missed(ok)]
              for c, rate, ttft, tpot, ok in run.serving]
     heading += "".join(f" {text}." for text in [run.reduced] + [f"Inconsistent: {t}" for t in run.disagreements]
