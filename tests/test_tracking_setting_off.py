@@ -68,3 +68,49 @@ def test_someone_who_walks_away_from_a_person_gets_an_id_at_once():
                      [1, 1]) == {1}
     assert _step(tracker, [[40.0 + 3 * 13, 40, 80 + 3 * 13, 200], [82.0 + 6 * 13, 40, 122 + 6 * 13, 200]],
                  [1, 2]) == {1, 2}
+
+
+def test_a_frame_without_the_person_starts_the_count_again():
+    """A person stands; a part beside them is cut from their blob for six frames, then for five the
+    part's track takes the only detection while the person's track goes unseen (their blob as one box,
+    nearer the part's prediction), then both are seen again for five. Only frames in a row in which the
+    person's track was seen too count towards the ``beside_frames`` that show the part as someone walking
+    with them: counted all together (eleven), such tracks gave people setting off and walking out on the
+    pedestrian clip ids of their own (docs/demos-tuning.md)."""
+    tracker = Tracker(occlusion_aware=True)
+    ids: set[int] = set()
+    for k in range(10):  # walks in and stands
+        ids |= _step(tracker, [[70.0 + 3 * min(k, 5), 40, 110 + 3 * min(k, 5), 200]], [1])
+    for k in range(1, 7):
+        ids |= _step(tracker, [[85.0, 40, 125, 200], [125.0 + 3 * k, 60, 150 + 3 * k, 200]], [1, 1])
+    for k in range(7, 12):
+        ids |= _step(tracker, [[125.0 + 3 * k, 60, 150 + 3 * k, 200]], [1])
+    for k in range(12, 17):
+        ids |= _step(tracker, [[85.0, 40, 125, 200], [125.0 + 3 * k, 60, 150 + 3 * k, 200]], [1, 1])
+    assert tracker.beside_frames == 10 and ids == {1}
+    assert any(t.is_confirmed() and t.track_id < 0 for t in tracker.tracks)  # the part: tracked, held back
+
+
+def test_the_legs_cut_from_a_person_never_seen_whole_join_their_box():
+    """A person's torso is tracked (their legs, as pale as the floor, not seen), then their legs show, cut
+    from the torso at the waist (the outline dips there) as a part of the same blob: their track never saw
+    them whole, so the legs are not inside its last full view (as the first person on the pedestrian clip,
+    docs/demos-tuning.md). The two halves of one person (:func:`~.boxes.one_figure`) are one person: the
+    legs start no track and join the torso's box. Two people one above the other, each a whole figure,
+    stay two."""
+    tracker = Tracker(occlusion_aware=True)
+    ids: set[int] = set()
+    for k in range(20):
+        x = 40.0 + 3 * k
+        legs = [[x + 1, 100, x + 39, 172]] if k >= 6 else []
+        ids |= _step(tracker, [[x, 30, x + 40, 100]] + legs, [1] * (1 + len(legs)))
+    assert ids == {1}
+    (track, box), = tracker.reported_tracks()
+    np.testing.assert_allclose(box, [97, 30, 137, 172])  # torso and legs
+    two = Tracker(occlusion_aware=True)
+    ids = set()
+    for k in range(20):  # a near person, then a far one whose feet touch the near one's head
+        x = 40.0 + 3 * k
+        far = [[x + 5, 20, x + 35, 90]] if k >= 6 else []
+        ids |= _step(two, [[x, 90, x + 40, 200]] + far, [1] * (1 + len(far)))
+    assert ids == {1, 2}

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hwbench_gui.demos.tracking.boxes import UPRIGHT_ASPECT
+
 
 def _tight(mask: np.ndarray) -> tuple[int, int, int, int] | None:
     """x1, y1, x2, y2 (exclusive) of the set pixels of ``mask``, None if there are none."""
@@ -106,7 +108,7 @@ class PersonHeights:
     line exceeds ``max_spread`` (people of heights far apart on the same rows; adults differ by
     about ±10 %)."""
 
-    def __init__(self, capacity: int = 400, min_samples: int = 40, aspect: tuple[float, float] = (1.9, 3.6),
+    def __init__(self, capacity: int = 400, min_samples: int = 40, aspect: tuple[float, float] = UPRIGHT_ASPECT,
                  max_residual: float = 0.2, refit_every: int = 20, max_spread: float = 0.1) -> None:
         self.capacity, self.min_samples, self.aspect = capacity, min_samples, aspect
         self.max_residual, self.refit_every, self.max_spread = max_residual, refit_every, max_spread
@@ -195,8 +197,8 @@ def split_stacked(mask: np.ndarray, x: int, y: int, heights: PersonHeights, stac
 
 
 # Width / height of the narrowest upright person: :class:`PersonHeights` takes people to be 1.9-3.6
-# times as tall as wide.
-NARROWEST_PERSON = 1 / 3.6
+# times as tall as wide (``UPRIGHT_ASPECT``).
+NARROWEST_PERSON = 1 / UPRIGHT_ASPECT[1]
 
 
 def colour_bins(frame_hsv: np.ndarray, hue_bins: int = 16, sat_bins: int = 4, min_value: int = 40) -> np.ndarray:

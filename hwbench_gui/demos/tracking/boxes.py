@@ -59,3 +59,22 @@ def stacked(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether boxes ``a`` and ``b`` (xyxy) lie one above the other: their columns overlap by at least half
     the narrower one's width."""
     return min(a[2], b[2]) - max(a[0], b[0]) >= 0.5 * min(a[2] - a[0], b[2] - b[0])
+
+
+UPRIGHT_ASPECT = (1.9, 3.6)  # height / width of the box of one person standing, seen whole
+
+
+def one_figure(part: np.ndarray, body: np.ndarray, max_gap: float = 0.1, min_overlap: float = 0.7) -> bool:
+    """Whether ``part`` and ``body`` (xyxy), one above the other, are the upper and lower half of one person:
+    each squatter than a person seen whole, the two in one column (their columns overlap by ``min_overlap``
+    of the wider one's width), at most ``max_gap`` of their union's height apart, and their union shaped like
+    one person standing (``UPRIGHT_ASPECT``). A person whose outline dips at the waist is cut there into a
+    torso and legs; of two people one behind the other, each is a whole figure, and a head or a hand
+    above someone is far narrower than they are."""
+    x1, y1, x2, y2 = min(part[0], body[0]), min(part[1], body[1]), max(part[2], body[2]), max(part[3], body[3])
+    low, high = UPRIGHT_ASPECT
+    overlap = min(part[2], body[2]) - max(part[0], body[0])
+    gap = max(part[1], body[1]) - min(part[3], body[3])
+    return bool(all(b[3] - b[1] < low * (b[2] - b[0]) for b in (part, body))
+                and overlap >= min_overlap * max(part[2] - part[0], body[2] - body[0])
+                and gap <= max_gap * (y2 - y1) and low * (x2 - x1) <= y2 - y1 <= high * (x2 - x1))

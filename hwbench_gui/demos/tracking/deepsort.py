@@ -16,7 +16,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from hwbench_gui.demos.tracking.boxes import coverage as _coverage
-from hwbench_gui.demos.tracking.boxes import stacked
+from hwbench_gui.demos.tracking.boxes import one_figure, stacked
 from hwbench_gui.demos.tracking.boxes import iou_matrix, xyah_to_xyxy  # noqa: F401 (re-exported)
 from hwbench_gui.demos.tracking.boxes import xyxy_to_xyah  # noqa: F401 (re-exported)
 from hwbench_gui.demos.tracking.kalman import CHI2INV95, KalmanFilter
@@ -55,8 +55,10 @@ class Tracker:
     A track that walked out of the frame is deleted at once (the next person in gets a new id); for
     ``exit_frames`` a detection at that edge on its last box starts no track (:meth:`_walking_out`).
     A track started on a part of a blob whose other part a confirmed track took shows no box and takes no
-    id until it walks apart from that track, that track is gone, or ``beside_frames`` have passed
-    (:meth:`_held_back`; occlusion-aware only, as only the motion detector cuts blobs into parts).
+    id until it walks apart from that track, that track is gone, or both have been seen in ``beside_frames``
+    frames in a row (:meth:`_held_back`; occlusion-aware only, as only the motion detector cuts blobs into
+    parts). A part above or below a track's part of its blob, the two halves of one person
+    (:func:`~.boxes.one_figure`), starts no track: it joins that track's box.
 
     Ages are given in frames at ``fps`` (25: the rate they were tuned at) and mean seconds: what
     decides whether a person hidden behind a post comes back under their id is how long they were
@@ -146,7 +148,7 @@ class Tracker:
         matches, unmatched_tracks, unmatched_dets = self._match(detections, set(held), free_dets)
         # Each confirmed track matched to a part of a cut blob, by blob, with its last full view (its box
         # before the blob was cut, as it is seen whole again the view moves on).
-        before = [(detections[di].blob, detections[di].box, self.tracks[ti].full_view[1]) for ti, di in matches
+        before = [(detections[di].blob, detections[di].box, self.tracks[ti]) for ti, di in matches
                   if detections[di].part and self.tracks[ti].is_confirmed() and self.tracks[ti].full_view is not None]
         # The confirmed tracks that took a part of each cut blob (before this frame's matches confirm others).
         blob_owners: dict[int, list[Track]] = {}
@@ -208,11 +210,20 @@ class Tracker:
                 continue
             # A part cut from the blob whose other part a person's track took, above or below that part and
             # inside the person's last full view: the blob was them, cut at the waist as they set off.
-            # (Parts side by side are people walking together more often than one person's legs.)
+            # (Parts side by side are people walking together more often than one person's legs.) Or
+            # the two halves of one person, the track's part too squat to be them whole: their legs cut
+            # off before it ever saw them whole. Those join its box: it is what keeps them out of the
+            # background model while they stand (Tracker.still_boxes).
             d = detections[di]
             if d.part and any(blob == d.blob and stacked(d.box, taken_box) and
-                              _coverage(d.box[None], box[None])[0, 0] >= self.part_inside
-                              for blob, taken_box, box in before):
+                              _coverage(d.box[None], t.full_view[1][None])[0, 0] >= self.part_inside
+                              for blob, taken_box, t in before):
+                continue
+            halves = [t for blob, taken_box, t in before if blob == d.blob and one_figure(d.box, taken_box)] \
+                if d.part else []
+            if halves:
+                halves[0].last_box = np.concatenate([np.minimum(halves[0].last_box[:2], d.box[:2]),
+                                                     np.maximum(halves[0].last_box[2:], d.box[2:])])
                 continue
             self._initiate(detections[di], blob_owners[d.blob][0] if d.part and d.blob in blob_owners else None)
         self.tracks = [t for t in self.tracks if not t.is_deleted()]
@@ -491,8 +502,13 @@ class Tracker:
         """Let ``track``, started on a part of a confirmed track's blob, be shown (take an id, be
         reported) once it shows it is someone else: that track took a detection of its own this frame
         and ``detection`` is not a part of the same blob (they walked apart), that track is gone (but
-        for the rest of a person walking out where they did), or ``track`` has been seen for
-        ``beside_frames`` detections (someone walking with them). Until then it is tracked as any other
+        for the rest of a person walking out where they did), or ``track`` has been seen beside that track,
+        both matched, in ``beside_frames`` frames in a row (someone walking with them). A frame in which
+        ``track`` was seen and that track not starts the count again: ``track`` took what may have been
+        the person (their blob whole, or the part they were), and must show anew that it is someone else
+        (counted, such tracks gave people setting off on the pedestrian clip ids of their own:
+        docs/demos-tuning.md).
+        Until then it is tracked as any other
         (confirmed after ``n_init`` hits, kept out of the background model while it stands) but shows no
         box and takes no id: a person setting off from where they stood is cut into parts side by side
         for a few frames, and each part that started a track was an id of its own (docs/demos-tuning.md).
@@ -504,8 +520,9 @@ class Tracker:
             return
         if owner.is_deleted() and frame_wh is not None and self._walking_out(detection.box, frame_wh):
             return
+        track.beside_seen = track.beside_seen + 1 if owner in seen else 0
         apart = owner in seen and not (detection.part and owner in blob_owners.get(detection.blob, []))
-        if apart or owner.is_deleted() or track.hits + 1 >= self.beside_frames:
+        if apart or owner.is_deleted() or track.beside_seen >= self.beside_frames:
             track.beside = None
 
     def still_boxes(self, max_speed: float, max_speed_heights: float = 0.0) -> np.ndarray:

@@ -60,6 +60,7 @@ class Track:
         # The confirmed track whose blob it was cut from when it started, until it shows it is someone
         # else: till then it takes no id and is not reported (Tracker._held_back).
         self.beside: Track | None = None
+        self.beside_seen = 1  # frames in a row it was seen while that track was seen too (as when it started)
 
     def _add_trail_point(self) -> None:
         x1, y1, x2, y2 = self.last_box
