@@ -76,6 +76,28 @@ def test_yolov3_tiny_with_a_weights_file_runs_on_cpu(video, tmp_path, cli_env):
     assert '"frames": 5' in proc.stdout and '"precision": "FP32"' in proc.stdout
 
 
+def test_a_yolov3_result_records_what_decides_its_speed_so_a_graph_run_never_pairs_with_an_eager_one(
+        video, tmp_path, cli_env):
+    import json
+
+    from hwbench_gui.engine.reports import comparability
+
+    tiny = darknet.parse_cfg(darknet.shipped_cfg("yolov3-tiny"))
+    weights = darknet.write_weights(tmp_path / "tiny.weights", darknet.random_weights(tiny, seed=0))
+    results = tmp_path / "results"
+    proc = run_cli(["demo", "track", "--source", str(video), "--detector", "yolov3", "--cfg",
+                    str(darknet.shipped_cfg("yolov3-tiny")), "--weights", str(weights), "--size", "128",
+                    "--conf", "0.25", "--max-det", "20", "--max-frames", "40", "--out", str(tmp_path / "t.txt"),
+                    "--results-dir", str(results)], cli_env)
+    assert proc.returncode == 0, proc.stderr
+    (doc_path,) = results.glob("*.json")
+    doc = json.loads(doc_path.read_text())
+    assert {k: doc["params"][k] for k in ("cuda_graph", "conf", "max_det")} == \
+        {"cuda_graph": False, "conf": 0.25, "max_det": 20}
+    graph = {**doc, "params": {**doc["params"], "cuda_graph": True}}
+    assert comparability.comparability_key(graph) != comparability.comparability_key(doc)
+
+
 def test_missing_video_is_an_error(tmp_path, cli_env):
     proc = run_cli(["demo", "track", "--source", str(tmp_path / "none.mp4"), "--out", str(tmp_path / "t.txt")],
                    cli_env)

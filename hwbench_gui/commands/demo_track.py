@@ -237,7 +237,7 @@ def _save_result(args, detector, summary: dict, stamps: list[float], start: floa
     params = {"detector": args.detector, "device": summary["device"], "precision": summary["precision"] or "n/a",
               "size": args.size if yolo else None, "frame_wh": frame_size or None,
               "appearance": not args.no_appearance, "overlap": not args.no_overlap,
-              "random_weights": summary["random_weights"]}
+              "random_weights": summary["random_weights"], **(detector.run_params() if yolo else {})}
     warnings = ["YOLOv3 ran with RANDOM weights: timing is real, detections are noise"] if summary["random_weights"] \
         else []
     doc = demo_document(
