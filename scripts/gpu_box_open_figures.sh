@@ -10,7 +10,8 @@
 #   quant      scripts/gpu_llm_quant.sh: llama-3.1-8b weights bf16/int8/int4/fp8 beside gpt-fast
 #   tracking   scripts/gpu_box_tracking_fps.sh: YOLOv3-416 + Deep SORT frames per second
 #   burnin     the shipped H100 burn-ins (one minute, with and without the result check) run --like here, so
-#              the reference folder of this GPU kind holds a burn-in beside its other runs (about 2.5 minutes)
+#              the reference folder of this GPU kind holds a burn-in beside its other runs (about 2.5 minutes;
+#              --like takes only what decides comparability, and the length does not: it is given again)
 #   serve      scripts/gpu_llm_serve.sh: the serving sweep over HTTP against in-process
 # diffusers must travel as a wheel (see gpu_diffusion.sh's header): name .whl in the call's carry.
 #   bash scripts/gpu_box_detached.sh start open bash scripts/gpu_box_open_figures.sh [DEADLINE_S [PARTS]]
@@ -42,7 +43,7 @@ for name in $PARTS; do
   quant) part quant 470 bash scripts/gpu_llm_quant.sh ;;
   tracking) part tracking 150 bash -c 'OUT="$0" bash scripts/gpu_box_tracking_fps.sh' ;;
   burnin) part burnin 170 bash -c 'for like in resources/reference/h100/health-2026-12-05/*health.burnin*.json; do
-      HWBENCH_DATA_DIR=/tmp/hwbench-data HWBENCH_RESULTS_DIR="$0" PYTHONPATH=. python3 -m hwbench_gui.cli run --like "$like"
+      HWBENCH_DATA_DIR=/tmp/hwbench-data HWBENCH_RESULTS_DIR="$0" PYTHONPATH=. python3 -m hwbench_gui.cli run --like "$like" -p minutes=1
     done' ;;
   serve) part serve 340 bash scripts/gpu_llm_serve.sh ;;
   *) echo "=== unknown part $name (gemv diffusion speech quant tracking burnin serve)" ;;
