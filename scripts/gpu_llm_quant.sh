@@ -43,7 +43,7 @@ int8|int4|fp8)
 int4-packed)
   bench 100 "${COMMON[@]}" weights=int4 int4_kernel=packed ;;
 gptfast-bf16|gptfast-int8)
-  peer 90 --weights "${group#gptfast-}" --max-new-tokens 128 ;;
+  peer 150 --weights "${group#gptfast-}" --max-new-tokens 128 ;;
 summary)
   say summary
   python3 - "$DIR" 2>&1 <<'PY' | tee -a "$LOG" | tee "$DIR/quant_summary.txt"
