@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Weight-only quantized decoding on a GPU box, through hwbench's own CLI, beside gpt-fast: llm.infer on
-# llama-3.1-8b with weights bf16, int8, int4 (int4_kernel=auto: compiled; int4-packed: PyTorch's packed kernel)
+# llama-3.1-8b with weights bf16, int8, int4 (int4_kernel=auto: packed; int4-compiled: the nibbles torch.compile fuses)
 # and fp8 (tg128 at depth 0, batch 1, and pp512; step=auto: fused),
 # each of bf16 and int8 followed by gpt-fast's generate.py --compile on random weights of the same kind
 # (scripts/peers/gpt-fast), then a summary against the targets. One call of at most BUDGET_S seconds (default 470:
 # under 8 minutes); each group gets what is left of it, capped, so the summary always runs:
-#   bash scripts/gpu_llm_quant.sh [FOLDER]   (groups: bf16 gptfast-bf16 int8 gptfast-int8 int4 int4-packed fp8 summary)
-#   QUANT_GROUPS="int4 int4-packed summary" bash scripts/gpu_llm_quant.sh     (some of them: both int4 routes)
+#   bash scripts/gpu_llm_quant.sh [FOLDER]   (groups: bf16 gptfast-bf16 int8 gptfast-int8 int4 int4-compiled fp8 summary)
+#   QUANT_GROUPS="int4 int4-compiled summary" bash scripts/gpu_llm_quant.sh     (some of them: both int4 routes)
 # Documents go to FOLDER (default $OUT, else /tmp/hwbench-llm-quant) as they come, with the log and summary.
 set -u
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ peer() {
 }
 
 COMMON=(model="$MODEL" precision=bf16 depths=0 batch=1 tg=128 pp=512 serve=false)
-for group in ${QUANT_GROUPS:-bf16 gptfast-bf16 int8 gptfast-int8 int4 int4-packed fp8 summary}; do
+for group in ${QUANT_GROUPS:-bf16 gptfast-bf16 int8 gptfast-int8 int4 int4-compiled fp8 summary}; do
 case $group in
 bf16)
   nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv | tee -a "$LOG"
@@ -40,8 +40,8 @@ bf16)
   bench 100 "${COMMON[@]}" weights=bf16 ;;
 int8|int4|fp8)
   bench 100 "${COMMON[@]}" weights="$group" ;;
-int4-packed)
-  bench 100 "${COMMON[@]}" weights=int4 int4_kernel=packed ;;
+int4-compiled)
+  bench 100 "${COMMON[@]}" weights=int4 int4_kernel=compiled ;;
 gptfast-bf16|gptfast-int8)
   peer 150 --weights "${group#gptfast-}" --max-new-tokens 128 ;;
 summary)

