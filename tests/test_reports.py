@@ -729,3 +729,21 @@ def test_sides_that_share_no_headline_with_the_baseline_do_not_turn_the_bars_int
     relative = {c.key: c for c in charts.build_charts(sides, result)}["relative"].figure.axes[0]
     assert relative.get_title() == "Headline figures relative to the baseline"
     assert any(t.get_text().startswith("×1.25") for t in relative.texts)
+
+
+def test_a_row_centres_the_bars_of_the_sides_it_holds_on_its_label():
+    """Three sides against the baseline, only one of them with a figure in the second row: that bar sits on its
+    row's label, the first row's three bars around theirs."""
+    base, other = make_doc("t.rate", [100.0, 101.0, 99.0, 100.5, 99.5]), make_doc("t.other", [50.0, 51.0, 49.0])
+    docs = [base, other, on_other_machine(base, "b", "B", 1.2), on_other_machine(other, "b", "B", 0.8),
+            on_other_machine(base, "c", "C", 0.9), on_other_machine(base, "d", "D", 1.1)]
+    sides = compare.sides_by_machine(docs)
+    result = compare.compare(sides)
+    relative = {c.key: c for c in charts.build_charts(sides, result)}["relative"].figure.axes[0]
+    labels = [t.get_text() for t in relative.get_yticklabels()]
+    centres = sorted(round(bar.get_y() + bar.get_height() / 2, 6) for bar in relative.patches)
+    other_row = next(i for i, label in enumerate(labels) if "t.other" in label)
+    rate_row = 1 - other_row
+    assert centres.count(float(other_row)) == 1
+    assert sorted(c for c in centres if abs(c - rate_row) < 0.5) == \
+        pytest.approx([rate_row - 0.8 / 3, rate_row, rate_row + 0.8 / 3])

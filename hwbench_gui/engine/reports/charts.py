@@ -162,13 +162,17 @@ def relative_chart(comparison: Comparison) -> Chart | None:
         return None
     labels = [f"{r.benchmark_id} · {r.figure_name} ({r.precision})" for r in rows]
     others = _sides_with_ratios(comparison)
-    height = max(2.5, 0.35 * len(rows) * max(1, len(others)) + 1.2)
+    # A row holds a bar only for the sides with a ratio in it, centred on its label: a published side with a figure
+    # in one row leaves no gap in the others.
+    in_row = [[i for i in others if r.cells[i].ratio is not None] for r in rows]
+    widest = max(len(sides) for sides in in_row)
+    height = max(2.5, 0.35 * len(rows) * widest + 1.2)
     figure, ax = new_figure(8.5, height)
-    bar_h = 0.8 / len(others)
-    for n, side_index in enumerate(others):
-        ys = [y + (n - (len(others) - 1) / 2) * bar_h for y in range(len(rows))]
-        ratios = [r.cells[side_index].ratio for r in rows]
-        present = [(y, v, r.cells[side_index].mark) for y, v, r in zip(ys, ratios, rows) if v is not None]
+    bar_h = 0.8 / widest
+    for side_index in others:
+        present = [(y + (sides.index(side_index) - (len(sides) - 1) / 2) * bar_h, r.cells[side_index].ratio,
+                    r.cells[side_index].mark)
+                   for y, (r, sides) in enumerate(zip(rows, in_row)) if side_index in sides]
         # Bars grow from 1 (the baseline) towards the ratio, so a loss points left of the line.
         ax.barh([y for y, _, _ in present], [v - 1.0 for _, v, _ in present], bar_h * 0.95, left=1.0,
                 label=short(comparison.sides[side_index].name, 60))
