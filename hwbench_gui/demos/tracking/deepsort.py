@@ -507,11 +507,10 @@ class Tracker:
         ``track`` was seen and that track not starts the count again: ``track`` took what may have been
         the person (their blob whole, or the part they were), and must show anew that it is someone else
         (counted, such tracks gave people setting off on the pedestrian clip ids of their own:
-        docs/demos-tuning.md).
-        Until then it is tracked as any other
-        (confirmed after ``n_init`` hits, kept out of the background model while it stands) but shows no
-        box and takes no id: a person setting off from where they stood is cut into parts side by side
-        for a few frames, and each part that started a track was an id of its own (docs/demos-tuning.md).
+        docs/demos-tuning.md). Until then it is tracked as any other (confirmed after ``n_init`` hits, kept
+        out of the background model while it stands) but shows no box and takes no id: a person setting off
+        from where they stood is cut into parts side by side for a few frames, and each part that started a
+        track was an id of its own (docs/demos-tuning.md).
         Held back, not dropped: dropping such parts lost people walking side by side for as long as they
         stayed one blob. ``seen``: the tracks matched this frame;
         ``blob_owners``: the confirmed tracks that took a part of each cut blob this frame."""
