@@ -92,6 +92,21 @@ def row_label(row: Row) -> str:
     return label
 
 
+def side_summary(comparison: Comparison, index: int) -> str:
+    """``"vm · NVIDIA H200: geometric mean ×1.036 over 29; better 16, …"``: side ``index``'s composite and marks,
+    as the PDF's header and the Compare page give them (a published side: its ratio over what it shares with the
+    baseline)."""
+    side, summary = comparison.sides[index], comparison.summaries[index]
+    geo = "—" if summary.geomean is None else f"×{summary.geomean:.3f}"
+    if index != comparison.baseline and summary.n_pair != summary.n_geomean:
+        geo += (f" (×{summary.pair_geomean:.3f} over the {summary.n_pair} shared with the baseline)"
+                if summary.pair_geomean is not None else " (nothing shared with the baseline)")
+    tag = " (published)" if side.published and not side.name.endswith("(published)") else ""
+    role = " — baseline" if index == comparison.baseline else ""
+    over = f" over {summary.n_geomean}" if summary.geomean is not None else ""
+    return f"{side.name}{tag}{role}: geometric mean {geo}{over}; {summary.counts_text()}"
+
+
 def format_table(comparison: Comparison) -> str:
     """The comparison as plain text: sides; per benchmark a line with the parameters all its rows
     share, then one line per row with the parameters that differ in full; notes (one line per

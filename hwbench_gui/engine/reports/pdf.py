@@ -46,14 +46,8 @@ def _header_lines(report: Report) -> list[str]:
     if _long_layout(report):
         lines.append(f"{len(c.sides)} sides: each is named, with its marks, in the table of sides below; the "
                      f"side-by-side table has one line per side that has the row.")
-    for i, (side, summary) in enumerate([] if _long_layout(report) else zip(c.sides, c.summaries)):
-        geo = "—" if summary.geomean is None else f"×{summary.geomean:.3f}"
-        if i != c.baseline and summary.n_pair != summary.n_geomean and summary.pair_geomean is not None:
-            geo += f" (×{summary.pair_geomean:.3f} over the {summary.n_pair} shared with the baseline)"
-        tag = " [published]" if side.published and not side.name.endswith("(published)") else ""
-        over = f" over {summary.n_geomean}" if summary.geomean is not None else ""
-        lines.append(f"[{i + 1}] {side.name}{tag}: geometric mean {geo}{over}; "
-                     f"{summary.counts_text()}")
+    if not _long_layout(report):
+        lines += [f"[{i + 1}] {comparison_text.side_summary(c, i)}" for i in range(len(c.summaries))]
     if report.errors:
         lines.append(f"{len(report.errors)} file(s) skipped: " +
                      "; ".join(f"{e.path.name} ({e.reason})" for e in report.errors[:3]) +

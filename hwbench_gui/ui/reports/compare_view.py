@@ -185,16 +185,8 @@ class CompareView(QWidget):
             return
         lines = []
         to_match = compare.runs_to_match(c)
-        for i, (side, s) in enumerate(zip(c.sides, c.summaries)):
-            geo = "—" if s.geomean is None else f"×{s.geomean:.3f}"
-            tag = " (published)" if side.published and not side.name.endswith("(published)") else ""
-            role = " — baseline" if i == c.baseline else ""
-            if i != c.baseline and s.n_pair != s.n_geomean:
-                geo += (f" (×{s.pair_geomean:.3f} over the {s.n_pair} shared with the baseline)"
-                        if s.pair_geomean is not None else " (nothing shared with the baseline)")
-            over = f" over {s.n_geomean}" if s.geomean is not None else ""
-            lines.append(f"[{i + 1}] {side.name}{tag}{role}: geometric mean {geo}{over}; "
-                         f"{s.counts_text()}")
+        for i, side in enumerate(c.sides):
+            lines.append(f"[{i + 1}] {comparison_text.side_summary(c, i)}")
             if side.grouping:
                 lines.append(f"      {side.grouping}")
             if i in to_match:
